@@ -1,0 +1,282 @@
+//! Builds the browser extension and assembles it in `dist/extension/`.
+//!
+//! The extension crate must be compiled for `wasm32-unknown-unknown`, which the
+//! host's toolchain may not have, so this script runs a nested cargo with
+//! whichever wasm toolchain exists (rustup's target, or Debian's `rustc-web`
+//! with `-Zbuild-std`), then runs wasm-bindgen (as a library, so its version
+//! always matches the crate's) and binaryen's wasm2js for pages whose CSP
+//! forbids WebAssembly. It reruns only when the extension, the shared protocol
+//! or the manifest change: host-only edits never rebuild the wasm.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+const CRATE: &str = "itinero_extension";
+const TARGET: &str = "wasm32-unknown-unknown";
+const DEBIAN_INSTALL: &str = "sudo apt-get install -y rustc-web cargo-web rust-web-src lld-19";
+const RUSTUP_INSTALL: &str = "rustup target add wasm32-unknown-unknown";
+
+fn main() {
+    if let Err(e) = run() {
+        // One clear message, not a backtrace: cargo prints this under "build script failed".
+        eprintln!("\nerror: could not build the itinero browser extension:\n  {e:#}\n");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<()> {
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
+    for path in ["extension/src", "extension/static", "extension/Cargo.toml", "shared/src", "shared/Cargo.toml", "manifest.json"] {
+        println!("cargo:rerun-if-changed={path}");
+    }
+    for var in ["ITINERO_WASM_TOOLCHAIN", "ITINERO_BINARYEN_BIN"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    let wasm = compile_extension(&root)?;
+    let dist = root.join("dist/extension");
+    let staging = root.join("target/extension-staging");
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).context("cannot clear the staging directory")?;
+    }
+    std::fs::create_dir_all(&staging)?;
+    bindgen(&wasm, &staging.join("pkg"), Flavor::Web)?;
+    let binaryen = Binaryen::find(&root)?;
+    wasm2js_fallback(&wasm, &staging.join("pkg-js"), &binaryen)?;
+    copy_static(&root, &staging)?;
+    if dist.exists() {
+        std::fs::remove_dir_all(&dist).context("cannot replace dist/extension")?;
+    }
+    std::fs::create_dir_all(dist.parent().unwrap())?;
+    std::fs::rename(&staging, &dist).context("cannot move the extension into dist/extension")?;
+    Ok(())
+}
+
+/// Which compiler builds the wasm.
+enum Toolchain {
+    /// rustup with the wasm32 target installed: the normal developer machine.
+    Rustup { cargo: PathBuf },
+    /// Debian's rustc-web: builds std from source with `-Zbuild-std`.
+    Debian,
+}
+
+fn rustup_has_target() -> Option<PathBuf> {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(&rustc).args(["--print", "sysroot"]).output().ok()?;
+    let sysroot = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+    sysroot
+        .join("lib/rustlib")
+        .join(TARGET)
+        .join("lib")
+        .is_dir()
+        .then(|| PathBuf::from(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())))
+}
+
+fn debian_wasm_linker() -> Option<&'static str> {
+    ["/usr/bin/wasm-ld-19", "/usr/bin/wasm-ld"].into_iter().find(|p| Path::new(p).exists())
+}
+
+fn has_debian_toolchain() -> bool {
+    Path::new("/usr/bin/rustc").exists()
+        && Path::new("/usr/bin/cargo").exists()
+        && Path::new("/usr/lib/rustlib/src/rust/library").is_dir()
+        && debian_wasm_linker().is_some()
+}
+
+fn pick_toolchain() -> Result<Toolchain> {
+    let forced = std::env::var("ITINERO_WASM_TOOLCHAIN").ok();
+    match forced.as_deref() {
+        Some("debian") => return Ok(Toolchain::Debian),
+        Some("rustup") => {
+            return Ok(Toolchain::Rustup {
+                cargo: PathBuf::from(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())),
+            })
+        }
+        _ => {}
+    }
+    if let Some(cargo) = rustup_has_target() {
+        return Ok(Toolchain::Rustup { cargo });
+    }
+    if has_debian_toolchain() {
+        return Ok(Toolchain::Debian);
+    }
+    bail!(
+        "no Rust toolchain for {TARGET} was found. Install one:\n    {RUSTUP_INSTALL}\n  or, on Debian/Ubuntu where rustup cannot download it:\n    {DEBIAN_INSTALL}"
+    )
+}
+
+/// Runs the nested cargo and returns the raw wasm it produced.
+fn compile_extension(root: &Path) -> Result<PathBuf> {
+    let toolchain = pick_toolchain()?;
+    let target_dir = root.join("target/wasm");
+    let mut cmd = match &toolchain {
+        Toolchain::Rustup { cargo } => Command::new(cargo),
+        Toolchain::Debian => Command::new("/usr/bin/cargo"),
+    };
+    // The outer cargo's settings (target dir, rustc, flags for the host) must not leak in.
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy().into_owned();
+        let keep = key == "CARGO_HOME" || key == "CARGO_MAKEFLAGS" || key == "CARGO_NET_OFFLINE";
+        if (key.starts_with("CARGO_") && !keep) || key.starts_with("RUSTC") || key == "RUSTFLAGS" || key == "RUSTDOCFLAGS" {
+            cmd.env_remove(&key);
+        }
+    }
+    cmd.current_dir(root)
+        .args(["build", "--release", "--target", TARGET, "-p", "itinero-extension"])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .args(["--config", "profile.release.panic=\"abort\""])
+        .args(["--config", "profile.release.lto=true"])
+        .args(["--config", "profile.release.codegen-units=1"])
+        // MVP features keep the module translatable by wasm2js (no reference types, no multivalue).
+        .env("RUSTFLAGS", "-Ctarget-cpu=mvp -Ctarget-feature=+mutable-globals");
+    if let Toolchain::Debian = toolchain {
+        cmd.env("RUSTC", "/usr/bin/rustc")
+            .env("RUSTC_BOOTSTRAP", "1")
+            .env(
+                "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER",
+                debian_wasm_linker().expect("checked by has_debian_toolchain"),
+            )
+            .args(["-Zbuild-std=std,panic_abort"]);
+    }
+    let status = cmd.status().context("cannot run cargo for the extension")?;
+    if !status.success() {
+        bail!("compiling the extension for {TARGET} failed (see the errors above)");
+    }
+    Ok(target_dir.join(TARGET).join("release").join(format!("{CRATE}.wasm")))
+}
+
+enum Flavor {
+    /// ES module glue that fetches the `.wasm` itself: background, side panel, content script.
+    Web,
+    /// Glue that imports the module's exports; used with wasm2js, whose output is such a module.
+    Bundler,
+}
+
+fn bindgen(wasm: &Path, out: &Path, flavor: Flavor) -> Result<()> {
+    let mut b = wasm_bindgen_cli_support::Bindgen::new();
+    b.input_path(wasm).typescript(false);
+    b.remove_name_section(true).remove_producers_section(true);
+    match flavor {
+        Flavor::Web => b.web(true)?,
+        Flavor::Bundler => b.bundler(true)?,
+    };
+    b.generate(out)
+        .with_context(|| format!("wasm-bindgen failed on {}", wasm.display()))
+}
+
+/// binaryen's tools from npm (Debian's binaryen is too old: its -Oz output is broken).
+struct Binaryen {
+    wasm_opt: PathBuf,
+    wasm2js: PathBuf,
+}
+
+impl Binaryen {
+    fn find(root: &Path) -> Result<Self> {
+        let dir = std::env::var_os("ITINERO_BINARYEN_BIN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("tools/node_modules/.bin"));
+        let tools = Self {
+            wasm_opt: dir.join("wasm-opt"),
+            wasm2js: dir.join("wasm2js"),
+        };
+        if !tools.wasm2js.exists() || !tools.wasm_opt.exists() {
+            bail!(
+                "binaryen's wasm2js and wasm-opt were not found in {}. Install them with:\n    npm ci --prefix {}",
+                dir.display(),
+                root.join("tools").display()
+            );
+        }
+        Ok(tools)
+    }
+}
+
+fn run_tool(program: &Path, args: &[&std::ffi::OsStr]) -> Result<()> {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .with_context(|| format!("cannot run {}", program.display()))?;
+    if !out.status.success() {
+        bail!(
+            "{} failed: {}",
+            program.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(())
+}
+
+/// Builds `pkg-js/`: the same module as JavaScript, for pages whose CSP forbids WebAssembly.
+fn wasm2js_fallback(wasm: &Path, out: &Path, binaryen: &Binaryen) -> Result<()> {
+    bindgen(wasm, out, Flavor::Bundler)?;
+    let bg_wasm = out.join(format!("{CRATE}_bg.wasm"));
+    let lowered = out.join("lowered.wasm");
+    run_tool(
+        &binaryen.wasm_opt,
+        &[
+            bg_wasm.as_os_str(),
+            "--llvm-nontrapping-fptoint-lowering".as_ref(),
+            "-Oz".as_ref(),
+            "-o".as_ref(),
+            lowered.as_os_str(),
+        ],
+    )?;
+    let js = out.join(format!("{CRATE}_bg.wasm.js"));
+    run_tool(
+        &binaryen.wasm2js,
+        &[lowered.as_os_str(), "-Oz".as_ref(), "-o".as_ref(), js.as_os_str()],
+    )?;
+    std::fs::remove_file(&lowered)?;
+    std::fs::remove_file(&bg_wasm)?;
+    // The glue imports the .wasm file directly (a bundler would resolve it); point it at the JS module.
+    let entry = out.join(format!("{CRATE}.js"));
+    let glue = std::fs::read_to_string(&entry)?;
+    let wasm_import = format!("\"./{CRATE}_bg.wasm\"");
+    if !glue.contains(&wasm_import) {
+        bail!("wasm-bindgen's bundler glue no longer imports {wasm_import}; update build.rs");
+    }
+    std::fs::write(&entry, glue.replace(&wasm_import, &format!("\"./{CRATE}_bg.wasm.js\"")))?;
+    // wasm2js memory is a plain ArrayBuffer that is replaced, not detached, when it grows:
+    // the glue's "byteLength === 0" staleness check never fires, so compare buffers instead.
+    let bg_js = out.join(format!("{CRATE}_bg.js"));
+    let text = std::fs::read_to_string(&bg_js)?;
+    let patched = patch_memory_views(&text);
+    std::fs::write(&bg_js, patched)?;
+    Ok(())
+}
+
+fn patch_memory_views(glue: &str) -> String {
+    let mut out = String::with_capacity(glue.len());
+    for line in glue.lines() {
+        let mut line = line.to_owned();
+        if let Some(start) = line.find("cached") {
+            if let Some(pos) = line[start..].find(".byteLength === 0") {
+                let var_end = start + pos;
+                let var = line[start..var_end].to_owned();
+                if var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    line = line.replacen(
+                        &format!("{var}.byteLength === 0"),
+                        &format!("{var}.buffer !== wasm.memory.buffer"),
+                        1,
+                    );
+                }
+            }
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+fn copy_static(root: &Path, dist: &Path) -> Result<()> {
+    std::fs::copy(root.join("manifest.json"), dist.join("manifest.json"))
+        .context("cannot copy manifest.json")?;
+    for entry in std::fs::read_dir(root.join("extension/static"))? {
+        let entry = entry?;
+        if entry.file_type()?.is_file() {
+            std::fs::copy(entry.path(), dist.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,317 @@
+//! The background service worker: owner of the one port to the native host.
+//!
+//! Panels and content scripts come and go; the host connection outlives them.
+//! The background rewrites request ids so replies find the panel that asked,
+//! reconnects with backoff when the host dies, and tells every panel the state.
+
+mod backoff;
+mod router;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use itinero_shared::envelope::Envelope;
+use itinero_shared::messages::Hello;
+use itinero_shared::{ToBrowser, ToHost, HOST_NAME, PROTOCOL_VERSION};
+use wasm_bindgen::prelude::*;
+
+use crate::chrome::{self, Port};
+use crate::panel_protocol::{ConnectionState, FromPanel, HostStatus, ToPanel, PANEL_PORT};
+use backoff::Backoff;
+use router::Router;
+
+struct Background {
+    host: Option<Port>,
+    /// Bumped on every connection so callbacks of a dead port are ignored.
+    generation: u32,
+    status: HostStatus,
+    backoff: Backoff,
+    panels: Vec<(u32, Port)>,
+    next_panel: u32,
+    router: Router,
+    retry_pending: bool,
+}
+
+thread_local! {
+    static STATE: RefCell<Option<Rc<RefCell<Background>>>> = const { RefCell::new(None) };
+}
+
+fn state() -> Rc<RefCell<Background>> {
+    STATE.with(|s| {
+        s.borrow_mut()
+            .get_or_insert_with(|| {
+                Rc::new(RefCell::new(Background {
+                    host: None,
+                    generation: 0,
+                    status: HostStatus {
+                        state: ConnectionState::Connecting,
+                        host_version: None,
+                        pid: None,
+                        capabilities: Vec::new(),
+                        error: None,
+                        retry_in_ms: None,
+                        attempts: 0,
+                    },
+                    backoff: Backoff::default(),
+                    panels: Vec::new(),
+                    next_panel: 1,
+                    router: Router::default(),
+                    retry_pending: false,
+                }))
+            })
+            .clone()
+    })
+}
+
+pub fn start() {
+    let st = state();
+    if st.borrow().host.is_none() && st.borrow().generation == 0 {
+        connect(&st);
+    }
+}
+
+fn broadcast(bg: &Background, msg: &ToPanel) {
+    let js = chrome::to_js(msg);
+    for (_, port) in &bg.panels {
+        let _ = port.post_message(&js);
+    }
+}
+
+fn set_status(st: &Rc<RefCell<Background>>, update: impl FnOnce(&mut HostStatus)) {
+    let mut bg = st.borrow_mut();
+    update(&mut bg.status);
+    let msg = ToPanel::Status {
+        status: bg.status.clone(),
+    };
+    broadcast(&bg, &msg);
+}
+
+fn send_to_host(bg: &Background, env: &Envelope<ToHost>) -> Result<(), String> {
+    let port = bg.host.as_ref().ok_or("the native host is not connected")?;
+    let text = String::from_utf8(env.to_json()).map_err(|e| e.to_string())?;
+    let value = js_sys::JSON::parse(&text).map_err(|e| format!("{e:?}"))?;
+    port.post_message(&value)
+        .map_err(|e| format!("could not send to the host: {e:?}"))
+}
+
+fn connect(st: &Rc<RefCell<Background>>) {
+    let generation = {
+        let mut bg = st.borrow_mut();
+        bg.generation += 1;
+        bg.retry_pending = false;
+        bg.status.attempts += 1;
+        bg.generation
+    };
+    set_status(st, |s| {
+        s.state = ConnectionState::Connecting;
+        s.retry_in_ms = None;
+    });
+    let port = match chrome::connect_native(HOST_NAME) {
+        Ok(port) => port,
+        Err(e) => {
+            on_host_gone(st, generation, format!("{e:?}"));
+            return;
+        }
+    };
+    {
+        let st2 = st.clone();
+        chrome::listen(&port.on_message(), move |msg| on_host_message(&st2, generation, msg));
+        let st3 = st.clone();
+        chrome::listen(&port.on_disconnect(), move |_| {
+            let why = chrome::last_error().unwrap_or_else(|| "the native host closed the connection".into());
+            on_host_gone(&st3, generation, why);
+        });
+    }
+    let hello = Envelope::new(
+        0,
+        ToHost::Hello(Hello {
+            protocol: PROTOCOL_VERSION,
+            extension_version: chrome::extension_version(),
+            browser: user_agent(),
+        }),
+    );
+    let mut bg = st.borrow_mut();
+    bg.host = Some(port);
+    if let Err(e) = send_to_host(&bg, &hello) {
+        chrome::log(&format!("itinero: hello failed: {e}"));
+    }
+}
+
+fn user_agent() -> String {
+    js_sys::Reflect::get(&js_sys::global(), &"navigator".into())
+        .and_then(|n| js_sys::Reflect::get(&n, &"userAgent".into()))
+        .ok()
+        .and_then(|u| u.as_string())
+        .unwrap_or_default()
+}
+
+fn on_host_message(st: &Rc<RefCell<Background>>, generation: u32, msg: JsValue) {
+    if st.borrow().generation != generation {
+        return;
+    }
+    let text = js_sys::JSON::stringify(&msg)
+        .ok()
+        .and_then(|s| s.as_string())
+        .unwrap_or_default();
+    let env = match Envelope::<ToBrowser>::from_json(text.as_bytes()) {
+        Ok(env) => env,
+        Err((_, e)) => {
+            chrome::log(&format!("itinero: unreadable message from the host: {e}"));
+            return;
+        }
+    };
+    if let ToBrowser::HelloAck(ack) = &env.msg {
+        st.borrow_mut().backoff.reset();
+        let ack = ack.clone();
+        set_status(st, |s| {
+            s.state = ConnectionState::Connected;
+            s.host_version = Some(ack.host_version);
+            s.pid = Some(ack.pid);
+            s.capabilities = ack.capabilities;
+            s.error = None;
+            s.retry_in_ms = None;
+        });
+        return;
+    }
+    let routed = st.borrow_mut().router.take(env.id);
+    let bg = st.borrow();
+    match routed {
+        Some((panel, original_id)) => {
+            let mut value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+            value["id"] = original_id.into();
+            let out = chrome::to_js(&ToPanel::Host { envelope: value });
+            if let Some((_, port)) = bg.panels.iter().find(|(id, _)| *id == panel) {
+                let _ = port.post_message(&out);
+            }
+        }
+        None => {
+            let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+            broadcast(&bg, &ToPanel::Host { envelope: value });
+        }
+    }
+}
+
+fn on_host_gone(st: &Rc<RefCell<Background>>, generation: u32, why: String) {
+    if st.borrow().generation != generation {
+        return;
+    }
+    let delay = {
+        let mut bg = st.borrow_mut();
+        bg.host = None;
+        // Requests in flight will never be answered: tell their panels now.
+        let orphans = bg.router.drain();
+        for (panel, original_id) in orphans {
+            if let Some((_, port)) = bg.panels.iter().find(|(id, _)| *id == panel) {
+                let reply = serde_json::json!({
+                    "v": PROTOCOL_VERSION, "id": original_id, "type": "Error",
+                    "body": {"code": "internal", "message": format!("the native host disconnected: {why}")}
+                });
+                let _ = port.post_message(&chrome::to_js(&ToPanel::Host { envelope: reply }));
+            }
+        }
+        bg.retry_pending = true;
+        bg.backoff.next_delay()
+    };
+    chrome::log(&format!("itinero: native host disconnected ({why}); retrying in {delay} ms"));
+    set_status(st, |s| {
+        s.state = ConnectionState::Disconnected;
+        s.error = Some(why);
+        s.retry_in_ms = Some(delay);
+        s.pid = None;
+    });
+    let st2 = st.clone();
+    gloo_timers::callback::Timeout::new(delay, move || {
+        let due = {
+            let bg = st2.borrow();
+            bg.generation == generation && bg.retry_pending
+        };
+        if due {
+            connect(&st2);
+        }
+    })
+    .forget();
+}
+
+pub fn on_connect(port: Port) {
+    if port.name() != PANEL_PORT {
+        return;
+    }
+    let st = state();
+    if st.borrow().generation == 0 {
+        connect(&st);
+    }
+    let panel_id = {
+        let mut bg = st.borrow_mut();
+        let id = bg.next_panel;
+        bg.next_panel += 1;
+        bg.panels.push((id, port.clone()));
+        id
+    };
+    {
+        let st2 = st.clone();
+        chrome::listen(&port.on_message(), move |msg| on_panel_message(&st2, panel_id, msg));
+        let st3 = st.clone();
+        chrome::listen(&port.on_disconnect(), move |_| {
+            let mut bg = st3.borrow_mut();
+            bg.panels.retain(|(id, _)| *id != panel_id);
+            bg.router.forget_panel(panel_id);
+        });
+    }
+    let status = ToPanel::Status {
+        status: st.borrow().status.clone(),
+    };
+    let _ = port.post_message(&chrome::to_js(&status));
+}
+
+fn on_panel_message(st: &Rc<RefCell<Background>>, panel: u32, msg: JsValue) {
+    let parsed: Result<FromPanel, _> = serde_wasm_bindgen::from_value(msg);
+    match parsed {
+        Ok(FromPanel::Reconnect) => {
+            let connected = st.borrow().host.is_some();
+            if !connected {
+                connect(st);
+            }
+        }
+        Ok(FromPanel::ToHost { envelope }) => {
+            let bytes = serde_json::to_vec(&envelope).unwrap_or_default();
+            let reply_error = |original: u64, message: String| {
+                let bg = st.borrow();
+                if let Some((_, port)) = bg.panels.iter().find(|(id, _)| *id == panel) {
+                    let reply = serde_json::json!({
+                        "v": PROTOCOL_VERSION, "id": original, "type": "Error",
+                        "body": {"code": "internal", "message": message}
+                    });
+                    let _ = port.post_message(&chrome::to_js(&ToPanel::Host { envelope: reply }));
+                }
+            };
+            let env = match Envelope::<ToHost>::from_json(&bytes) {
+                Ok(env) => env,
+                Err((id, e)) => return reply_error(id.unwrap_or(0), e.to_string()),
+            };
+            let original = env.id;
+            let mut bg = st.borrow_mut();
+            let host_id = bg.router.register(panel, original);
+            let routed = Envelope { id: host_id, ..env };
+            if let Err(e) = send_to_host(&bg, &routed) {
+                bg.router.take(host_id);
+                drop(bg);
+                reply_error(original, e);
+            }
+        }
+        Err(e) => chrome::log(&format!("itinero: unreadable panel message: {e}")),
+    }
+}
+
+/// One-off messages from content scripts (readiness reports for now).
+pub fn on_message(message: JsValue, _sender: JsValue) {
+    let kind = js_sys::Reflect::get(&message, &"kind".into())
+        .ok()
+        .and_then(|k| k.as_string());
+    if kind.as_deref() == Some("content_ready") {
+        let engine = js_sys::Reflect::get(&message, &"engine".into())
+            .ok()
+            .and_then(|k| k.as_string())
+            .unwrap_or_default();
+        chrome::log(&format!("itinero: content script ready ({engine})"));
+    }
+}

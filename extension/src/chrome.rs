@@ -1,0 +1,95 @@
+//! The slice of the `chrome.*` extension API the extension uses, typed.
+//!
+//! web-sys does not cover extension APIs, so these are declared by hand; keeping
+//! them in one module keeps `unsafe`-free JS interop in one place.
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    /// A `chrome.runtime.Port`: to the native host, or between extension contexts.
+    #[derive(Clone, Debug)]
+    pub type Port;
+
+    #[wasm_bindgen(method, js_name = postMessage, catch)]
+    pub fn post_message(this: &Port, message: &JsValue) -> Result<(), JsValue>;
+
+    #[wasm_bindgen(method, getter, js_name = onMessage)]
+    pub fn on_message(this: &Port) -> Event;
+
+    #[wasm_bindgen(method, getter, js_name = onDisconnect)]
+    pub fn on_disconnect(this: &Port) -> Event;
+
+    #[wasm_bindgen(method, getter)]
+    pub fn name(this: &Port) -> String;
+
+    #[wasm_bindgen(method)]
+    pub fn disconnect(this: &Port);
+
+    /// A `chrome.events.Event`.
+    pub type Event;
+
+    #[wasm_bindgen(method, js_name = addListener)]
+    pub fn add_listener(this: &Event, listener: &js_sys::Function);
+
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = connectNative, catch)]
+    pub fn connect_native(application: &str) -> Result<Port, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = connect)]
+    pub fn connect(info: &JsValue) -> Port;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getManifest)]
+    fn get_manifest() -> JsValue;
+
+    #[wasm_bindgen(thread_local_v2, js_namespace = ["chrome", "runtime"], js_name = onMessage)]
+    pub static RUNTIME_ON_MESSAGE: Event;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = sendMessage, catch)]
+    pub fn send_message(message: &JsValue) -> Result<js_sys::Promise, JsValue>;
+}
+
+/// `chrome.runtime.lastError.message`, read right after a failed call or a disconnect.
+pub fn last_error() -> Option<String> {
+    let runtime = js_sys::Reflect::get(&js_sys::global(), &"chrome".into())
+        .and_then(|c| js_sys::Reflect::get(&c, &"runtime".into()))
+        .ok()?;
+    let err = js_sys::Reflect::get(&runtime, &"lastError".into()).ok()?;
+    if err.is_undefined() || err.is_null() {
+        return None;
+    }
+    js_sys::Reflect::get(&err, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+}
+
+/// The extension's version from its manifest.
+pub fn extension_version() -> String {
+    js_sys::Reflect::get(&get_manifest(), &"version".into())
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
+}
+
+/// Sends a serialisable value as a plain JSON-compatible JS object (maps as objects, not `Map`s).
+pub fn to_js<T: serde::Serialize>(value: &T) -> JsValue {
+    let serializer = serde_wasm_bindgen::Serializer::json_compatible();
+    value.serialize(&serializer).unwrap_or(JsValue::NULL)
+}
+
+/// Registers a listener for the lifetime of the extension context.
+///
+/// The closure is leaked on purpose: extension events hold it until the
+/// context dies, and dropping it earlier would make the next event throw.
+pub fn listen<F>(event: &Event, f: F)
+where
+    F: FnMut(JsValue) + 'static,
+{
+    let closure = Closure::<dyn FnMut(JsValue)>::new(f);
+    event.add_listener(closure.as_ref().unchecked_ref());
+    closure.forget();
+}
+
+/// Logs to the context's console (the developer tools of that page or worker).
+pub fn log(text: &str) {
+    web_sys::console::log_1(&JsValue::from_str(text));
+}

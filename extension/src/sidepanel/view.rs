@@ -1,0 +1,122 @@
+//! The panel's DOM: finding its elements and writing state into them.
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{Document, Element, HtmlTextAreaElement, KeyboardEvent};
+
+use crate::panel_protocol::{ConnectionState, HostStatus};
+
+pub struct View {
+    document: Document,
+    status: Element,
+    version: Element,
+    pid: Element,
+    error: Element,
+    reconnect: Element,
+    goal: HtmlTextAreaElement,
+    run: Element,
+    log: Element,
+}
+
+fn by_id(document: &Document, id: &str) -> Result<Element, JsValue> {
+    document
+        .get_element_by_id(id)
+        .ok_or_else(|| JsValue::from_str(&format!("sidepanel.html lacks #{id}")))
+}
+
+impl View {
+    pub fn find() -> Result<Self, JsValue> {
+        let document = web_sys::window()
+            .and_then(|w| w.document())
+            .ok_or("no document")?;
+        Ok(Self {
+            status: by_id(&document, "status")?,
+            version: by_id(&document, "host-version")?,
+            pid: by_id(&document, "host-pid")?,
+            error: by_id(&document, "host-error")?,
+            reconnect: by_id(&document, "reconnect")?,
+            goal: by_id(&document, "goal")?.dyn_into()?,
+            run: by_id(&document, "run")?,
+            log: by_id(&document, "log")?,
+            document,
+        })
+    }
+
+    pub fn goal_text(&self) -> String {
+        self.goal.value()
+    }
+
+    pub fn show_status(&self, s: &HostStatus) {
+        let (label, state) = match s.state {
+            ConnectionState::Connected => ("connected", "connected"),
+            ConnectionState::Connecting => ("connecting…", "connecting"),
+            ConnectionState::Disconnected => ("disconnected", "disconnected"),
+        };
+        self.status.set_text_content(Some(label));
+        let _ = self.status.set_attribute("data-state", state);
+        self.version.set_text_content(
+            s.host_version
+                .as_ref()
+                .map(|v| format!("host {v}"))
+                .as_deref(),
+        );
+        self.pid
+            .set_text_content(s.pid.map(|p| format!("pid {p}")).as_deref());
+        let error = match (&s.error, s.retry_in_ms, s.state) {
+            (Some(e), Some(ms), ConnectionState::Disconnected) => {
+                format!("{e} — retrying in {:.1} s", f64::from(ms) / 1000.0)
+            }
+            (Some(e), _, ConnectionState::Disconnected) => e.clone(),
+            _ => String::new(),
+        };
+        self.error.set_text_content(Some(&error));
+        let _ = self
+            .reconnect
+            .toggle_attribute_with_force("hidden", s.state != ConnectionState::Disconnected);
+    }
+
+    pub fn show_background_lost(&self) {
+        self.status.set_text_content(Some("connecting…"));
+        let _ = self.status.set_attribute("data-state", "connecting");
+    }
+
+    /// Appends a line to the activity log; `kind` becomes a CSS class.
+    pub fn log(&self, kind: &str, text: &str) {
+        if let Ok(li) = self.document.create_element("li") {
+            let _ = li.set_attribute("class", kind);
+            li.set_text_content(Some(text));
+            let _ = self.log.append_child(&li);
+            li.scroll_into_view();
+        }
+    }
+}
+
+pub fn on_run(view: &View, f: impl Fn() + 'static) -> Result<(), JsValue> {
+    let f = std::rc::Rc::new(f);
+    let click = {
+        let f = f.clone();
+        Closure::<dyn FnMut()>::new(move || f())
+    };
+    view.run
+        .add_event_listener_with_callback("click", click.as_ref().unchecked_ref())?;
+    click.forget();
+    // Enter runs; Shift+Enter is a newline, as in chat boxes.
+    let key = Closure::<dyn FnMut(KeyboardEvent)>::new(move |e: KeyboardEvent| {
+        if e.key() == "Enter" && !e.shift_key() && !e.is_composing() {
+            e.prevent_default();
+            f();
+        }
+    });
+    view.goal
+        .add_event_listener_with_callback("keydown", key.as_ref().unchecked_ref())?;
+    key.forget();
+    Ok(())
+}
+
+pub fn on_reconnect(view: &View, f: impl Fn() + 'static) -> Result<(), JsValue> {
+    let click = Closure::<dyn FnMut()>::new(f);
+    view.reconnect
+        .add_event_listener_with_callback("click", click.as_ref().unchecked_ref())?;
+    click.forget();
+    Ok(())
+}

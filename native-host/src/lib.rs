@@ -1,0 +1,7 @@
+//! The native-messaging host: talks to the extension over stdio and installs itself into browsers.
+
+pub mod cli;
+pub mod logging;
+pub mod origin;
+pub mod paths;
+pub mod session;

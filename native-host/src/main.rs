@@ -1,0 +1,123 @@
+//! `itinero-host`: started by the browser it speaks native messaging on stdio;
+//! started by a person it is a CLI (`install`, `uninstall`, `doctor`).
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use itinero_host::cli::{doctor, install};
+use itinero_host::{logging, origin, paths, session};
+use itinero_shared::codec::Direction;
+use itinero_shared::envelope::Envelope;
+use itinero_shared::messages::ErrorReply;
+use itinero_shared::{encode_frame, ErrorCode, ToBrowser};
+
+#[derive(Parser)]
+#[command(
+    name = "itinero-host",
+    version,
+    about = "itinero's native-messaging host. Browsers start it by themselves; people use the subcommands.",
+    after_help = "Started by a browser, it is given the caller's origin (chrome-extension://<id>/) and speaks the native-messaging protocol on stdin/stdout."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Register the host with browsers (writes their native-messaging manifests).
+    Install(install::InstallArgs),
+    /// Remove the registrations `install` wrote.
+    Uninstall(install::UninstallArgs),
+    /// Check the installation and print a fix for each problem.
+    Doctor(doctor::DoctorArgs),
+}
+
+fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    if let Some(caller) = origin::caller_from_args(&args) {
+        return run_host(caller);
+    }
+    let cli = Cli::parse();
+    logging::to_stderr();
+    let result = match &cli.command {
+        Command::Install(a) => install::run_install(a).map(|()| true),
+        Command::Uninstall(a) => install::run_uninstall(a).map(|()| true),
+        Command::Doctor(a) => doctor::run_doctor(a),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Native-messaging mode. Exit codes: 0 browser closed the port, 2 unreadable stream, 3 caller refused, 1 setup failure.
+fn run_host(caller: origin::Caller) -> ExitCode {
+    // Logging must never touch stdout here; without a log file we stay silent rather than risk it.
+    let _guard = paths::log_dir().and_then(|dir| logging::to_file(&dir));
+    let allowed = origin::allowed_ids(paths::allowed_extensions_file().ok().as_deref());
+    if !origin::is_allowed(&caller, &allowed) {
+        tracing::error!(?caller, "refusing a caller that is not an allowed extension");
+        refuse(&caller);
+        return ExitCode::from(3);
+    }
+    tracing::info!(?caller, pid = std::process::id(), "host started");
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            return ExitCode::from(1);
+        }
+    };
+    let end = runtime.block_on(session::serve(tokio::io::stdin(), tokio::io::stdout()));
+    match end {
+        Ok(session::SessionEnd::Closed) => {
+            tracing::info!("browser closed the port; exiting");
+            ExitCode::SUCCESS
+        }
+        Ok(session::SessionEnd::Truncated(why)) => {
+            tracing::warn!("browser went away mid-frame ({why}); exiting");
+            ExitCode::SUCCESS
+        }
+        Ok(session::SessionEnd::ProtocolViolation(why)) => {
+            tracing::error!("unreadable stream ({why}); exiting");
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            tracing::error!("stdio failed: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Tells a refused caller why, in the protocol it expects, then the process exits.
+fn refuse(caller: &origin::Caller) {
+    use std::io::Write;
+    let reply = Envelope::new(
+        0,
+        ToBrowser::Error(ErrorReply {
+            code: ErrorCode::OriginRefused,
+            message: format!(
+                "extension {} is not allowed to use this host; run `itinero-host install --extension-id {}`",
+                caller.extension_id(),
+                caller.extension_id()
+            ),
+        }),
+    );
+    if let Ok(frame) = encode_frame(&reply.to_json(), Direction::ToBrowser) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(&frame);
+        let _ = out.flush();
+    }
+}

@@ -1,0 +1,312 @@
+//! One native-messaging session: frames in from the browser, replies out.
+//!
+//! Replies go through a channel to a single writer task so that, once the agent
+//! streams events from several tasks, frames are never interleaved on stdout.
+//! Bad input is answered with an `Error` and the session goes on; only a stream
+//! that can no longer be framed (an oversized length prefix) ends it.
+
+use itinero_shared::codec::{Direction, FrameDecoder, FrameError};
+use itinero_shared::envelope::{Envelope, EnvelopeError, MessageSet};
+use itinero_shared::messages::{ErrorReply, HelloAck, Pong};
+use itinero_shared::{encode_frame, ErrorCode, ToBrowser, ToHost, PROTOCOL_VERSION};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tracing::{debug, info, warn};
+
+/// What this host build can do, announced in `HelloAck`.
+pub const CAPABILITIES: &[&str] = &["ping"];
+
+/// How a session ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum SessionEnd {
+    /// The browser closed the port between frames.
+    Closed,
+    /// The browser closed the port in the middle of a frame.
+    Truncated(String),
+    /// The stream broke the framing rules; an error reply was sent first.
+    ProtocolViolation(String),
+}
+
+/// Sends envelopes to the browser; cheap to clone.
+#[derive(Clone)]
+pub struct Outbox(mpsc::Sender<Envelope<ToBrowser>>);
+
+impl Outbox {
+    pub async fn send(&self, id: u64, msg: ToBrowser) {
+        // The writer only stops when stdout is gone, and then nobody is listening.
+        let _ = self.0.send(Envelope::new(id, msg)).await;
+    }
+
+    pub async fn error(&self, id: u64, code: ErrorCode, message: impl Into<String>) {
+        self.send(
+            id,
+            ToBrowser::Error(ErrorReply {
+                code,
+                message: message.into(),
+            }),
+        )
+        .await;
+    }
+}
+
+/// Serialises and writes frames; a reply too large for Chrome becomes an error reply instead.
+async fn write_frames<W: AsyncWrite + Unpin>(
+    mut out: W,
+    mut rx: mpsc::Receiver<Envelope<ToBrowser>>,
+) -> std::io::Result<()> {
+    while let Some(env) = rx.recv().await {
+        let json = env.to_json();
+        let frame = match encode_frame(&json, Direction::ToBrowser) {
+            Ok(frame) => frame,
+            Err(e) => {
+                warn!(kind = env.msg.type_name(), id = env.id, "reply refused: {e}");
+                let reply = Envelope::new(
+                    env.id,
+                    ToBrowser::Error(ErrorReply {
+                        code: ErrorCode::Internal,
+                        message: format!("the host's {} reply was too large to send: {e}", env.msg.type_name()),
+                    }),
+                );
+                encode_frame(&reply.to_json(), Direction::ToBrowser)
+                    .expect("a short error reply always fits")
+            }
+        };
+        out.write_all(&frame).await?;
+        out.flush().await?;
+    }
+    Ok(())
+}
+
+fn error_code(e: &EnvelopeError) -> ErrorCode {
+    match e {
+        EnvelopeError::Json(_) | EnvelopeError::Shape(_) => ErrorCode::BadMessage,
+        EnvelopeError::NewerVersion { .. } => ErrorCode::UnsupportedVersion,
+        EnvelopeError::UnknownType(_) => ErrorCode::UnknownType,
+        EnvelopeError::Body { .. } => ErrorCode::BadBody,
+    }
+}
+
+/// Handles one decoded request.
+async fn dispatch(env: Envelope<ToHost>, received_bytes: usize, out: &Outbox) {
+    let id = env.id;
+    match env.msg {
+        ToHost::Hello(hello) => {
+            info!(extension = %hello.extension_version, browser = %hello.browser, "hello");
+            out.send(
+                id,
+                ToBrowser::HelloAck(HelloAck {
+                    protocol: PROTOCOL_VERSION,
+                    host_version: env!("CARGO_PKG_VERSION").to_owned(),
+                    capabilities: CAPABILITIES.iter().map(|c| (*c).to_owned()).collect(),
+                    pid: std::process::id(),
+                }),
+            )
+            .await;
+        }
+        ToHost::Ping(ping) => {
+            out.send(
+                id,
+                ToBrowser::Pong(Pong {
+                    payload: ping.echo.then_some(ping.payload),
+                    received_bytes: received_bytes as u64,
+                }),
+            )
+            .await;
+        }
+        other => {
+            let kind = other.type_name();
+            out.error(
+                id,
+                ErrorCode::NotImplemented,
+                format!("{kind} is not available in this version of itinero-host ({})", env!("CARGO_PKG_VERSION")),
+            )
+            .await;
+        }
+    }
+}
+
+/// Runs the protocol until the browser goes away or the stream becomes unreadable.
+pub async fn serve<R, W>(mut input: R, output: W) -> std::io::Result<SessionEnd>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(64);
+    let writer = tokio::spawn(write_frames(output, rx));
+    let out = Outbox(tx);
+    let mut decoder = FrameDecoder::new(Direction::ToHost);
+    let mut buf = vec![0u8; 64 * 1024];
+    let end = 'read: loop {
+        let n = input.read(&mut buf).await?;
+        if n == 0 {
+            break match decoder.finish() {
+                Ok(()) => SessionEnd::Closed,
+                Err(e) => {
+                    warn!("browser closed the port mid-frame: {e}");
+                    SessionEnd::Truncated(e.to_string())
+                }
+            };
+        }
+        decoder.push(&buf[..n]);
+        loop {
+            match decoder.next_frame() {
+                Ok(Some(frame)) => {
+                    debug!(bytes = frame.len(), "frame in");
+                    match Envelope::<ToHost>::from_json(&frame) {
+                        Ok(env) => dispatch(env, frame.len(), &out).await,
+                        Err((id, e)) => {
+                            warn!(?id, "bad message: {e}");
+                            out.error(id.unwrap_or(0), error_code(&e), e.to_string()).await;
+                        }
+                    }
+                }
+                Ok(None) => break,
+                Err(e @ FrameError::TooLarge { .. }) => {
+                    warn!("closing the session: {e}");
+                    out.error(0, ErrorCode::FrameTooLarge, format!("{e}; closing the connection"))
+                        .await;
+                    break 'read SessionEnd::ProtocolViolation(e.to_string());
+                }
+                Err(e) => break 'read SessionEnd::ProtocolViolation(e.to_string()),
+            }
+        }
+    };
+    drop(out);
+    // Let every queued reply reach the browser before the process exits.
+    match writer.await {
+        Ok(result) => result?,
+        Err(join) => warn!("reply writer stopped: {join}"),
+    }
+    Ok(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use itinero_shared::messages::Ping;
+    use tokio::io::duplex;
+
+    async fn run(input: Vec<u8>) -> (SessionEnd, Vec<Envelope<ToBrowser>>) {
+        let (mut browser_side, host_in) = duplex(1 << 20);
+        let (host_out, mut browser_reads) = duplex(1 << 20);
+        // Feed and drain concurrently: the pipes hold 1 MiB, some inputs are larger.
+        let feeder = tokio::spawn(async move {
+            browser_side.write_all(&input).await.unwrap();
+        });
+        let reader = tokio::spawn(async move {
+            let mut bytes = Vec::new();
+            browser_reads.read_to_end(&mut bytes).await.unwrap();
+            bytes
+        });
+        let end = serve(host_in, host_out).await.unwrap();
+        feeder.await.unwrap();
+        let bytes = reader.await.unwrap();
+        let mut dec = FrameDecoder::new(Direction::ToBrowser);
+        dec.push(&bytes);
+        let mut replies = Vec::new();
+        while let Some(f) = dec.next_frame().unwrap() {
+            replies.push(Envelope::<ToBrowser>::from_json(&f).unwrap());
+        }
+        dec.finish().unwrap();
+        (end, replies)
+    }
+
+    fn frame(json: &[u8]) -> Vec<u8> {
+        encode_frame(json, Direction::ToHost).unwrap()
+    }
+
+    fn ping(id: u64, payload: &str) -> Vec<u8> {
+        frame(&Envelope::new(id, ToHost::Ping(Ping { payload: payload.into(), echo: true })).to_json())
+    }
+
+    fn error_of(env: &Envelope<ToBrowser>) -> ErrorCode {
+        match &env.msg {
+            ToBrowser::Error(e) => e.code,
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn hello_ping_and_clean_eof() {
+        let mut input = frame(br#"{"v":1,"id":1,"type":"Hello","body":{"protocol":1,"extension_version":"0.1.0"}}"#);
+        input.extend(ping(2, "hi"));
+        let (end, replies) = run(input).await;
+        assert_eq!(end, SessionEnd::Closed);
+        assert_eq!(replies.len(), 2);
+        match &replies[0].msg {
+            ToBrowser::HelloAck(ack) => {
+                assert_eq!(ack.protocol, PROTOCOL_VERSION);
+                assert_eq!(ack.host_version, env!("CARGO_PKG_VERSION"));
+                assert!(ack.capabilities.contains(&"ping".to_owned()));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(replies[1].id, 2);
+        assert!(matches!(&replies[1].msg, ToBrowser::Pong(p) if p.payload.as_deref() == Some("hi")));
+    }
+
+    #[tokio::test]
+    async fn bad_messages_get_errors_and_the_session_goes_on() {
+        let mut input = frame(b"{not json");
+        input.extend(frame(br#"{"v":1,"id":5,"type":"Teleport","body":{}}"#));
+        input.extend(frame(br#"{"v":9,"id":6,"type":"Ping","body":{}}"#));
+        input.extend(frame(br#"{"v":1,"id":7,"type":"StopTask","body":{"task_id":"x"}}"#));
+        input.extend(frame(br#"{"v":1,"id":8,"type":"StopTask","body":{"task_id":3}}"#));
+        input.extend(frame(&[0xff, 0x00, 0xfe]));
+        input.extend(ping(9, "still here"));
+        let (end, replies) = run(input).await;
+        assert_eq!(end, SessionEnd::Closed);
+        let codes: Vec<_> = replies[..6].iter().map(error_of).collect();
+        assert_eq!(
+            codes,
+            [
+                ErrorCode::BadMessage,
+                ErrorCode::UnknownType,
+                ErrorCode::UnsupportedVersion,
+                ErrorCode::BadBody,
+                ErrorCode::NotImplemented,
+                ErrorCode::BadMessage
+            ]
+        );
+        assert_eq!(replies[1].id, 5);
+        assert!(matches!(&replies[6].msg, ToBrowser::Pong(_)));
+    }
+
+    #[tokio::test]
+    async fn oversized_length_gets_an_error_and_ends_the_session() {
+        let mut input = ping(1, "a");
+        input.extend((70u32 * 1024 * 1024).to_ne_bytes());
+        input.extend(b"{\"v\":1}");
+        let (end, replies) = run(input).await;
+        assert!(matches!(end, SessionEnd::ProtocolViolation(_)));
+        assert_eq!(replies.len(), 2);
+        assert_eq!(error_of(&replies[1]), ErrorCode::FrameTooLarge);
+    }
+
+    #[tokio::test]
+    async fn truncated_frame_ends_the_session_without_panic() {
+        let mut input = ping(1, "a");
+        let second = ping(2, "bbbb");
+        input.extend(&second[..second.len() - 3]);
+        let (end, replies) = run(input).await;
+        assert!(matches!(end, SessionEnd::Truncated(_)));
+        assert_eq!(replies.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn large_pings_are_acknowledged_without_echo() {
+        let big = "x".repeat(5 * 1024 * 1024);
+        let input = frame(&Envelope::new(3, ToHost::Ping(Ping { payload: big, echo: false })).to_json());
+        let (_, replies) = run(input).await;
+        assert!(matches!(&replies[0].msg, ToBrowser::Pong(p) if p.payload.is_none() && p.received_bytes > 5 * 1024 * 1024));
+    }
+
+    #[tokio::test]
+    async fn an_echo_too_large_for_chrome_becomes_an_error_reply() {
+        let big = "x".repeat(2 * 1024 * 1024);
+        let input = frame(&Envelope::new(4, ToHost::Ping(Ping { payload: big, echo: true })).to_json());
+        let (_, replies) = run(input).await;
+        assert_eq!(replies[0].id, 4);
+        assert_eq!(error_of(&replies[0]), ErrorCode::Internal);
+    }
+}

@@ -1,0 +1,158 @@
+//! The host binary as the browser runs it: a child process on pipes.
+//!
+//! Every malformed input must end in an error reply or a clean exit, never a
+//! panic, and the process's exit status says which.
+
+use std::io::{Read, Write};
+use std::process::{Child, Command, Stdio};
+
+use itinero_shared::codec::{Direction, FrameDecoder};
+use itinero_shared::envelope::Envelope;
+use itinero_shared::{encode_frame, ErrorCode, ToBrowser, DEV_EXTENSION_ID};
+
+struct Host {
+    child: Child,
+    _data: tempfile::TempDir,
+}
+
+fn spawn(origin: &str) -> Host {
+    let data = tempfile::tempdir().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_itinero-host"))
+        .arg(origin)
+        .env("ITINERO_DATA_DIR", data.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    Host { child, _data: data }
+}
+
+fn dev_origin() -> String {
+    format!("chrome-extension://{DEV_EXTENSION_ID}/")
+}
+
+/// Writes `input`, closes stdin, and collects every reply, the exit code and stderr.
+fn exchange(mut host: Host, input: &[u8]) -> (Vec<Envelope<ToBrowser>>, Option<i32>, String) {
+    let mut stdin = host.child.stdin.take().unwrap();
+    // The host may stop reading early (oversized frame); a broken pipe is expected then.
+    let _ = stdin.write_all(input);
+    drop(stdin);
+    let mut out = Vec::new();
+    host.child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+    let mut err = String::new();
+    host.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = host.child.wait().unwrap();
+    let mut dec = FrameDecoder::new(Direction::ToBrowser);
+    dec.push(&out);
+    let mut replies = Vec::new();
+    while let Some(frame) = dec.next_frame().unwrap() {
+        replies.push(Envelope::<ToBrowser>::from_json(&frame).unwrap());
+    }
+    dec.finish().expect("the host never writes a partial frame");
+    (replies, status.code(), err)
+}
+
+fn frame(json: &str) -> Vec<u8> {
+    encode_frame(json.as_bytes(), Direction::ToHost).unwrap()
+}
+
+fn code(env: &Envelope<ToBrowser>) -> ErrorCode {
+    match &env.msg {
+        ToBrowser::Error(e) => e.code,
+        other => panic!("expected an error reply, got {other:?}"),
+    }
+}
+
+#[test]
+fn hello_and_ping_then_clean_exit_on_eof() {
+    let mut input = frame(r#"{"v":1,"id":1,"type":"Hello","body":{"protocol":1,"extension_version":"0.1.0"}}"#);
+    input.extend(frame(r#"{"v":1,"id":2,"type":"Ping","body":{"payload":"hi"}}"#));
+    let (replies, exit, stderr) = exchange(spawn(&dev_origin()), &input);
+    assert_eq!(exit, Some(0), "{stderr}");
+    assert!(matches!(&replies[0].msg, ToBrowser::HelloAck(a) if a.host_version == env!("CARGO_PKG_VERSION")));
+    assert!(matches!(&replies[1].msg, ToBrowser::Pong(p) if p.payload.as_deref() == Some("hi")));
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn invalid_json_and_unknown_types_are_answered_and_the_host_keeps_going() {
+    let mut input = frame("{{{ not json");
+    input.extend(frame(r#"{"v":1,"id":3,"type":"Teleport","body":{}}"#));
+    input.extend(frame(r#"{"v":1,"id":4,"type":"Ping","body":{"payload":"alive"}}"#));
+    let (replies, exit, stderr) = exchange(spawn(&dev_origin()), &input);
+    assert_eq!(exit, Some(0));
+    assert_eq!(code(&replies[0]), ErrorCode::BadMessage);
+    assert_eq!(code(&replies[1]), ErrorCode::UnknownType);
+    assert_eq!(replies[1].id, 3);
+    assert!(matches!(&replies[2].msg, ToBrowser::Pong(_)));
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_70_mib_length_prefix_gets_an_error_and_the_host_exits() {
+    let mut input = frame(r#"{"v":1,"id":1,"type":"Ping","body":{}}"#);
+    input.extend((70u32 << 20).to_ne_bytes());
+    input.extend(b"{\"v\":1,\"id\":2}");
+    let (replies, exit, stderr) = exchange(spawn(&dev_origin()), &input);
+    assert!(matches!(&replies[0].msg, ToBrowser::Pong(_)));
+    assert_eq!(code(&replies[1]), ErrorCode::FrameTooLarge);
+    assert_eq!(exit, Some(2));
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_garbage_length_prefix_gets_an_error_and_the_host_exits() {
+    let (replies, exit, stderr) = exchange(spawn(&dev_origin()), b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_eq!(code(&replies[0]), ErrorCode::FrameTooLarge);
+    assert_eq!(exit, Some(2));
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_truncated_frame_ends_the_session_cleanly() {
+    let mut input = frame(r#"{"v":1,"id":1,"type":"Ping","body":{}}"#);
+    let second = frame(r#"{"v":1,"id":2,"type":"Ping","body":{}}"#);
+    input.extend(&second[..10]);
+    let (replies, exit, stderr) = exchange(spawn(&dev_origin()), &input);
+    assert_eq!(replies.len(), 1);
+    assert_eq!(exit, Some(0));
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn an_unknown_extension_is_refused() {
+    let (replies, exit, _) = exchange(spawn("chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"), b"");
+    assert_eq!(exit, Some(3));
+    assert_eq!(code(&replies[0]), ErrorCode::OriginRefused);
+}
+
+#[test]
+fn nothing_but_frames_reach_stdout() {
+    // Logging at the most verbose level still goes to the log file, never stdout.
+    let data = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_itinero-host"))
+        .arg(dev_origin())
+        .env("ITINERO_DATA_DIR", data.path())
+        .env("ITINERO_LOG", "trace")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(&frame(r#"{"v":1,"id":1,"type":"Ping","body":{"payload":"p"}}"#))
+        .unwrap();
+    drop(stdin);
+    let mut out = Vec::new();
+    child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+    child.wait().unwrap();
+    let mut dec = FrameDecoder::new(Direction::ToBrowser);
+    dec.push(&out);
+    let one = dec.next_frame().unwrap().unwrap();
+    assert!(Envelope::<ToBrowser>::from_json(&one).is_ok());
+    assert_eq!(dec.next_frame().unwrap(), None);
+    dec.finish().unwrap();
+    let logs = std::fs::read_dir(data.path().join("logs")).unwrap().count();
+    assert!(logs >= 1, "the host wrote its log file");
+}

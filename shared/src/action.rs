@@ -1,0 +1,169 @@
+//! What the agent can do in a page.
+//!
+//! An action names its target by index in the last observation *and* by
+//! fingerprint: if the page changed in between, the content script notices the
+//! mismatch instead of clicking whatever now sits at that index.
+
+use serde::{Deserialize, Serialize};
+
+/// The identity of an element, as stable as the page allows.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Fingerprint {
+    #[serde(default)]
+    pub tag: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// Accessible name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The `name` attribute of form controls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_attr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aria_label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Structural path from the document root, e.g. `html>body>form[1]>button[0]`.
+    #[serde(default)]
+    pub path: String,
+    /// Frame ids from the top frame down to the element's frame; empty for the top frame.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frame_path: Vec<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Target {
+    pub index: u32,
+    pub fingerprint: Fingerprint,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScrollDirection {
+    Up,
+    Down,
+    Left,
+    Right,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Modifier {
+    Alt,
+    Control,
+    Meta,
+    Shift,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Action {
+    Click {
+        target: Target,
+    },
+    Type {
+        target: Target,
+        text: String,
+        #[serde(default)]
+        submit: bool,
+        #[serde(default = "yes")]
+        clear: bool,
+    },
+    /// Chooses an option by value or by visible label.
+    Select {
+        target: Target,
+        value: String,
+    },
+    Check {
+        target: Target,
+        #[serde(default = "yes")]
+        checked: bool,
+    },
+    Hover {
+        target: Target,
+    },
+    /// Scrolls the page, or the given element's scroll container; `to_target` scrolls it into view.
+    Scroll {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<Target>,
+        direction: ScrollDirection,
+        /// In pages (viewport heights); fractions allowed.
+        #[serde(default = "one")]
+        pages: f64,
+    },
+    PressKey {
+        key: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        modifiers: Vec<Modifier>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<Target>,
+    },
+    Navigate {
+        url: String,
+    },
+    Back,
+    Forward,
+    Wait {
+        ms: u64,
+    },
+    Done {
+        answer: String,
+        #[serde(default = "yes")]
+        success: bool,
+    },
+    AskUser {
+        question: String,
+    },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl Action {
+    /// The element this action works on, if any.
+    pub fn target(&self) -> Option<&Target> {
+        match self {
+            Action::Click { target }
+            | Action::Type { target, .. }
+            | Action::Select { target, .. }
+            | Action::Check { target, .. }
+            | Action::Hover { target } => Some(target),
+            Action::Scroll { target, .. } | Action::PressKey { target, .. } => target.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_action_wire_form_and_defaults() {
+        let a: Action = serde_json::from_str(
+            r#"{"kind":"type","target":{"index":4,"fingerprint":{"tag":"input","name_attr":"q"}},"text":"socks"}"#,
+        )
+        .unwrap();
+        match &a {
+            Action::Type { target, text, submit, clear } => {
+                assert_eq!(target.index, 4);
+                assert_eq!(target.fingerprint.name_attr.as_deref(), Some("q"));
+                assert_eq!(text, "socks");
+                assert!(!submit);
+                assert!(clear);
+            }
+            other => panic!("parsed as {other:?}"),
+        }
+        assert_eq!(a.target().unwrap().index, 4);
+        assert!(Action::Back.target().is_none());
+    }
+}

@@ -1,0 +1,137 @@
+//! The envelope every message travels in: `{"v": 1, "id": 7, "type": "Ping", "body": {...}}`.
+//!
+//! Decoding happens in two stages so that a bad message still yields an error
+//! reply that carries the request's id: first the envelope's fixed fields, then
+//! the body for the named type.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use thiserror::Error;
+
+/// Version of the wire protocol spoken by this build. A peer sending a newer one gets an error reply.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// A message set (one per direction) whose variants are named by the envelope's `type`.
+pub trait MessageSet: Sized + Serialize + DeserializeOwned {
+    /// Every `type` this set understands, so an unknown one is told apart from a bad body.
+    const TYPES: &'static [&'static str];
+    /// The wire name of this message.
+    fn type_name(&self) -> &'static str;
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope<M> {
+    pub v: u32,
+    /// Correlates a reply with its request; 0 for messages that answer nothing.
+    pub id: u64,
+    pub msg: M,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Raw {
+    v: u32,
+    id: u64,
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    body: Value,
+}
+
+#[derive(Deserialize)]
+struct IdOnly {
+    #[serde(default)]
+    id: Option<u64>,
+}
+
+#[derive(Debug, Error)]
+pub enum EnvelopeError {
+    #[error("message is not valid UTF-8 JSON: {0}")]
+    Json(String),
+    #[error("envelope is malformed (needs v, id, type, body): {0}")]
+    Shape(String),
+    #[error("protocol version {got} is newer than this side's {ours}; update itinero")]
+    NewerVersion { got: u32, ours: u32 },
+    #[error("unknown message type {0:?}")]
+    UnknownType(String),
+    #[error("body of {kind} is invalid: {reason}")]
+    Body { kind: String, reason: String },
+}
+
+impl<M: MessageSet> Envelope<M> {
+    pub fn new(id: u64, msg: M) -> Self {
+        Self {
+            v: PROTOCOL_VERSION,
+            id,
+            msg,
+        }
+    }
+
+    pub fn to_json(&self) -> Vec<u8> {
+        let tagged = serde_json::to_value(&self.msg).expect("messages always serialise");
+        let (kind, body) = match tagged {
+            Value::Object(mut map) => (
+                map.remove("type")
+                    .and_then(|t| t.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                map.remove("body").unwrap_or(Value::Object(Default::default())),
+            ),
+            _ => unreachable!("message sets are adjacently tagged enums"),
+        };
+        serde_json::to_vec(&Raw {
+            v: self.v,
+            id: self.id,
+            kind,
+            body,
+        })
+        .expect("JSON values always serialise")
+    }
+
+    /// Decodes one frame's payload. On failure, returns the id if it could be read,
+    /// so the caller can address its error reply.
+    pub fn from_json(bytes: &[u8]) -> Result<Self, (Option<u64>, EnvelopeError)> {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| (None, EnvelopeError::Json(e.to_string())))?;
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| (None, EnvelopeError::Json(e.to_string())))?;
+        let id = serde_json::from_value::<IdOnly>(value.clone())
+            .ok()
+            .and_then(|i| i.id);
+        let raw: Raw =
+            serde_json::from_value(value).map_err(|e| (id, EnvelopeError::Shape(e.to_string())))?;
+        if raw.v > PROTOCOL_VERSION {
+            return Err((
+                Some(raw.id),
+                EnvelopeError::NewerVersion {
+                    got: raw.v,
+                    ours: PROTOCOL_VERSION,
+                },
+            ));
+        }
+        if !M::TYPES.contains(&raw.kind.as_str()) {
+            return Err((Some(raw.id), EnvelopeError::UnknownType(raw.kind)));
+        }
+        let body = if raw.body.is_null() {
+            Value::Object(Default::default())
+        } else {
+            raw.body
+        };
+        let mut tagged = serde_json::Map::new();
+        tagged.insert("type".into(), Value::String(raw.kind.clone()));
+        tagged.insert("body".into(), body);
+        let msg = serde_json::from_value(Value::Object(tagged)).map_err(|e| {
+            (
+                Some(raw.id),
+                EnvelopeError::Body {
+                    kind: raw.kind,
+                    reason: e.to_string(),
+                },
+            )
+        })?;
+        Ok(Envelope {
+            v: raw.v,
+            id: raw.id,
+            msg,
+        })
+    }
+}

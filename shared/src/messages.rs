@@ -1,0 +1,419 @@
+//! Every message of the protocol, in both directions.
+//!
+//! All of DESIGN.md's messages are declared here even where the feature behind
+//! them lands later, so both sides agree on the vocabulary from the start and an
+//! unimplemented request gets a typed "not implemented" error instead of
+//! "unknown type".
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::action::Action;
+use crate::envelope::MessageSet;
+use crate::observation::Observation;
+
+/// Declares an adjacently tagged message enum together with the list of its wire names.
+macro_rules! message_set {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident($body:ty),)* }) => {
+        $(#[$meta])*
+        // Messages are decoded once and moved, not stored in bulk: boxing the large ones buys nothing.
+        #[allow(clippy::large_enum_variant)]
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "type", content = "body")]
+        pub enum $name { $($(#[$vmeta])* $variant($body),)* }
+
+        impl MessageSet for $name {
+            const TYPES: &'static [&'static str] = &[$(stringify!($variant),)*];
+            fn type_name(&self) -> &'static str {
+                match self { $($name::$variant(_) => stringify!($variant),)* }
+            }
+        }
+    };
+}
+
+message_set! {
+    /// Messages the extension sends to the native host.
+    pub enum ToHost {
+        Hello(Hello),
+        Ping(Ping),
+        StartTask(StartTask),
+        StopTask(StopTask),
+        Observation(ObservationReport),
+        ActionOutcome(ActionOutcomeReport),
+        UserReply(UserReply),
+        Skills(SkillRequest),
+        Vault(VaultRequest),
+        Settings(SettingsRequest),
+    }
+}
+
+message_set! {
+    /// Messages the native host sends to the extension.
+    pub enum ToBrowser {
+        HelloAck(HelloAck),
+        Pong(Pong),
+        Observe(Observe),
+        Perform(Perform),
+        TaskEvent(TaskEvent),
+        AskUser(AskUser),
+        TaskFinished(TaskFinished),
+        Skills(SkillResponse),
+        Vault(VaultResponse),
+        Settings(SettingsResponse),
+        Error(ErrorReply),
+    }
+}
+
+// ---- handshake and diagnostics ----
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hello {
+    pub protocol: u32,
+    pub extension_version: String,
+    /// The browser's user agent, for `doctor` and logs.
+    #[serde(default)]
+    pub browser: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HelloAck {
+    pub protocol: u32,
+    pub host_version: String,
+    /// Features this host offers, e.g. `"ping"`; the panel hides what is missing.
+    pub capabilities: Vec<String>,
+    /// Process id, shown in the panel's details so a stuck host can be found.
+    pub pid: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ping {
+    #[serde(default)]
+    pub payload: String,
+    /// Whether the reply should carry the payload back (off for large benchmark messages,
+    /// since host→browser frames must stay under 1 MiB).
+    #[serde(default = "yes")]
+    pub echo: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pong {
+    pub payload: Option<String>,
+    pub received_bytes: u64,
+}
+
+// ---- tasks ----
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TaskOptions {
+    pub max_steps: Option<u32>,
+    pub backend: Option<String>,
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StartTask {
+    pub goal: String,
+    pub tab_id: i64,
+    #[serde(default)]
+    pub options: TaskOptions,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StopTask {
+    pub task_id: u64,
+}
+
+/// The host's request for a fresh observation of a tab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observe {
+    pub task_id: u64,
+    pub tab_id: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObservationReport {
+    pub task_id: u64,
+    pub tab_id: i64,
+    pub observation: Observation,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Perform {
+    pub task_id: u64,
+    pub tab_id: i64,
+    /// 0 is the top frame, as in `chrome.webNavigation`.
+    pub frame_id: i64,
+    pub action: Action,
+}
+
+/// What happened when an action ran, reported precisely so recovery can act on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Outcome {
+    Done,
+    Navigated { url: String },
+    OpenedTab { tab_id: i64, url: String },
+    TargetDetached,
+    TargetOccluded { by: String },
+    ValueRejected { reason: String },
+    NeverSettled { waited_ms: u64 },
+    Failed { reason: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionOutcomeReport {
+    pub task_id: u64,
+    pub tab_id: i64,
+    pub outcome: Outcome,
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskEvent {
+    pub task_id: u64,
+    pub step: u32,
+    #[serde(flatten)]
+    pub kind: TaskEventKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum TaskEventKind {
+    Started { goal: String },
+    Observed { summary: String },
+    Decided { action: Action, reason: String, source: String },
+    Acted { outcome: Outcome, elapsed_ms: u64 },
+    Note { text: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AskUser {
+    pub task_id: u64,
+    pub question_id: u64,
+    pub question: String,
+    /// `"question"` for free text, `"approval"` for a yes/no on a risky action.
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserReply {
+    pub task_id: u64,
+    pub question_id: u64,
+    pub reply: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Succeeded,
+    Failed,
+    Stopped,
+    StepLimit,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskFinished {
+    pub task_id: u64,
+    pub status: TaskStatus,
+    pub answer: Option<String>,
+}
+
+// ---- skills, vault, settings: request/response families filled in by later features ----
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum SkillRequest {
+    List,
+    Show { name: String },
+    Run { name: String, tab_id: i64, params: Value },
+    Delete { name: String },
+    Export { name: String, format: String },
+    Import { text: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkillResponse {
+    pub result: Value,
+}
+
+/// Passwords travel only browser→host inside `Add`; nothing in a response carries one
+/// unless the user explicitly asked to reveal it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum VaultRequest {
+    List,
+    Add { origin: String, username: String, password: String, totp_seed: Option<String> },
+    Remove { origin: String, username: String },
+    Unlock { passphrase: String },
+    Lock,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VaultResponse {
+    pub result: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum SettingsRequest {
+    Get,
+    Set { values: Value },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettingsResponse {
+    pub values: Value,
+}
+
+// ---- errors ----
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The bytes were not JSON, or the envelope lacked its fields.
+    BadMessage,
+    /// The envelope's `type` is not one this side knows.
+    UnknownType,
+    /// The body did not fit the named type.
+    BadBody,
+    /// The peer speaks a newer protocol.
+    UnsupportedVersion,
+    /// A frame's length prefix exceeded the limit; the stream is closed after this.
+    FrameTooLarge,
+    /// The caller's origin is not an allowed extension.
+    OriginRefused,
+    /// The message is valid but the feature behind it is not in this build.
+    NotImplemented,
+    Internal,
+    /// A code from a newer peer.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorReply {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envelope::{Envelope, EnvelopeError};
+
+    #[test]
+    fn wire_form_matches_the_design() {
+        let env = Envelope::new(7, ToHost::Ping(Ping { payload: "hi".into(), echo: true }));
+        let json: Value = serde_json::from_slice(&env.to_json()).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"v": 1, "id": 7, "type": "Ping", "body": {"payload": "hi", "echo": true}})
+        );
+        let back = Envelope::<ToHost>::from_json(&env.to_json()).unwrap();
+        assert_eq!(back, env);
+    }
+
+    #[test]
+    fn missing_body_defaults_fields() {
+        let env = Envelope::<ToHost>::from_json(br#"{"v":1,"id":3,"type":"Ping"}"#).unwrap();
+        assert_eq!(env.msg, ToHost::Ping(Ping { payload: String::new(), echo: true }));
+    }
+
+    #[test]
+    fn unknown_type_is_told_apart_and_keeps_the_id() {
+        let (id, err) = Envelope::<ToHost>::from_json(br#"{"v":1,"id":9,"type":"Nope","body":{}}"#)
+            .unwrap_err();
+        assert_eq!(id, Some(9));
+        assert!(matches!(err, EnvelopeError::UnknownType(t) if t == "Nope"));
+    }
+
+    #[test]
+    fn host_messages_are_not_accepted_from_the_browser() {
+        let (_, err) =
+            Envelope::<ToHost>::from_json(br#"{"v":1,"id":1,"type":"HelloAck","body":{}}"#)
+                .unwrap_err();
+        assert!(matches!(err, EnvelopeError::UnknownType(_)));
+    }
+
+    #[test]
+    fn bad_body_names_the_type() {
+        let (id, err) =
+            Envelope::<ToHost>::from_json(br#"{"v":1,"id":2,"type":"StopTask","body":{"task_id":"x"}}"#)
+                .unwrap_err();
+        assert_eq!(id, Some(2));
+        assert!(matches!(err, EnvelopeError::Body { kind, .. } if kind == "StopTask"));
+    }
+
+    #[test]
+    fn newer_version_is_refused() {
+        let (_, err) = Envelope::<ToHost>::from_json(br#"{"v":2,"id":2,"type":"Ping","body":{}}"#)
+            .unwrap_err();
+        assert!(matches!(err, EnvelopeError::NewerVersion { got: 2, ours: 1 }));
+    }
+
+    #[test]
+    fn invalid_json_and_bad_utf8_are_errors() {
+        assert!(matches!(
+            Envelope::<ToHost>::from_json(b"{not json").unwrap_err(),
+            (None, EnvelopeError::Json(_))
+        ));
+        assert!(matches!(
+            Envelope::<ToHost>::from_json(&[0xff, 0xfe]).unwrap_err(),
+            (None, EnvelopeError::Json(_))
+        ));
+        assert!(matches!(
+            Envelope::<ToHost>::from_json(br#"{"id":5}"#).unwrap_err(),
+            (Some(5), EnvelopeError::Shape(_))
+        ));
+    }
+
+    #[test]
+    fn every_declared_type_round_trips() {
+        use crate::action::{Action, Fingerprint, Target};
+        let target = Target { index: 3, fingerprint: Fingerprint { tag: "button".into(), ..Default::default() } };
+        let to_host = vec![
+            ToHost::Hello(Hello { protocol: 1, extension_version: "0.1.0".into(), browser: "x".into() }),
+            ToHost::StartTask(StartTask { goal: "g".into(), tab_id: 1, options: Default::default() }),
+            ToHost::StopTask(StopTask { task_id: 1 }),
+            ToHost::Observation(ObservationReport { task_id: 1, tab_id: 1, observation: Default::default() }),
+            ToHost::ActionOutcome(ActionOutcomeReport { task_id: 1, tab_id: 1, outcome: Outcome::Done, elapsed_ms: 3 }),
+            ToHost::UserReply(UserReply { task_id: 1, question_id: 2, reply: "yes".into() }),
+            ToHost::Skills(SkillRequest::List),
+            ToHost::Vault(VaultRequest::Lock),
+            ToHost::Settings(SettingsRequest::Get),
+        ];
+        for msg in to_host {
+            let env = Envelope::new(1, msg);
+            assert!(ToHost::TYPES.contains(&env.msg.type_name()));
+            assert_eq!(Envelope::<ToHost>::from_json(&env.to_json()).unwrap(), env);
+        }
+        let to_browser = vec![
+            ToBrowser::HelloAck(HelloAck { protocol: 1, host_version: "0.1.0".into(), capabilities: vec!["ping".into()], pid: 4 }),
+            ToBrowser::Pong(Pong { payload: None, received_bytes: 9 }),
+            ToBrowser::Observe(Observe { task_id: 1, tab_id: 2 }),
+            ToBrowser::Perform(Perform { task_id: 1, tab_id: 2, frame_id: 0, action: Action::Click { target: target.clone() } }),
+            ToBrowser::TaskEvent(TaskEvent { task_id: 1, step: 1, kind: TaskEventKind::Decided { action: Action::Back, reason: "r".into(), source: "llm".into() } }),
+            ToBrowser::AskUser(AskUser { task_id: 1, question_id: 1, question: "q".into(), kind: "question".into() }),
+            ToBrowser::TaskFinished(TaskFinished { task_id: 1, status: TaskStatus::Succeeded, answer: Some("a".into()) }),
+            ToBrowser::Skills(SkillResponse { result: Value::Null }),
+            ToBrowser::Vault(VaultResponse { result: Value::Null }),
+            ToBrowser::Settings(SettingsResponse { values: Value::Null }),
+            ToBrowser::Error(ErrorReply { code: ErrorCode::UnknownType, message: "m".into() }),
+        ];
+        for msg in to_browser {
+            let env = Envelope::new(1, msg);
+            assert!(ToBrowser::TYPES.contains(&env.msg.type_name()));
+            assert_eq!(Envelope::<ToBrowser>::from_json(&env.to_json()).unwrap(), env);
+        }
+    }
+
+    #[test]
+    fn unknown_error_codes_from_newer_peers_are_tolerated() {
+        let e: ErrorReply = serde_json::from_str(r#"{"code":"brand_new","message":"m"}"#).unwrap();
+        assert_eq!(e.code, ErrorCode::Other);
+    }
+}

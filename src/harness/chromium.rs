@@ -1,0 +1,217 @@
+//! A real Chromium with the built extension, its own profile, and the host registered in it.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use chromiumoxide::{Browser, Page};
+use futures::StreamExt;
+use tokio::process::{Child, Command};
+use tokio::task::JoinHandle;
+
+use super::locate::{dist_dir, host_binary};
+
+#[derive(Debug, Clone)]
+pub struct LaunchOptions {
+    /// Headless unless a display is wanted (the demo shows a window when there is one).
+    pub headless: bool,
+    /// Chromium binary; `ITINERO_CHROMIUM` or `/usr/bin/chromium` by default.
+    pub chromium: PathBuf,
+    /// Keep the profile directory after drop (the demo leaves it for the user to inspect).
+    pub keep_profile: bool,
+}
+
+impl Default for LaunchOptions {
+    fn default() -> Self {
+        Self {
+            headless: true,
+            chromium: std::env::var_os("ITINERO_CHROMIUM")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium")),
+            keep_profile: false,
+        }
+    }
+}
+
+pub struct Chromium {
+    pub browser: Browser,
+    child: Child,
+    handler: JoinHandle<()>,
+    profile: Option<tempfile::TempDir>,
+    profile_path: PathBuf,
+    log_path: PathBuf,
+}
+
+impl Chromium {
+    pub async fn launch(options: LaunchOptions) -> Result<Self> {
+        if !options.chromium.exists() {
+            bail!(
+                "Chromium was not found at {}; install it with `sudo apt-get install -y chromium` or set ITINERO_CHROMIUM",
+                options.chromium.display()
+            );
+        }
+        let dist = dist_dir()?;
+        let host = host_binary()?;
+        let profile = tempfile::Builder::new().prefix("itinero-chromium-").tempdir()?;
+        let profile_path = profile.path().to_path_buf();
+        let data_dir = profile_path.join("itinero-data");
+        register_host(&host, &profile_path, &data_dir).await?;
+
+        let log_path = profile_path.join("chromium.log");
+        let log = std::fs::File::create(&log_path)?;
+        let mut cmd = Command::new(&options.chromium);
+        if options.headless {
+            cmd.arg("--headless");
+        }
+        cmd.args([
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-quic",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-search-engine-choice-screen",
+            "--remote-debugging-port=0",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile_path.display()))
+        .arg(format!("--disable-extensions-except={}", dist.display()))
+        .arg(format!("--load-extension={}", dist.display()))
+        .arg("about:blank")
+        // The host inherits Chromium's environment: point it at this profile's data dir.
+        .env("ITINERO_DATA_DIR", &data_dir)
+        .env("ITINERO_LOG", std::env::var("ITINERO_LOG").unwrap_or_else(|_| "debug".into()))
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .kill_on_drop(true);
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("cannot start {}", options.chromium.display()))?;
+
+        let ws = match devtools_url(&profile_path, &mut child).await {
+            Ok(ws) => ws,
+            Err(e) => {
+                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                bail!("{e:#}\n--- chromium log ---\n{}", tail(&log, 40));
+            }
+        };
+        let (browser, mut handler) = Browser::connect(ws)
+            .await
+            .context("connecting to Chromium's DevTools")?;
+        let handler = tokio::spawn(async move {
+            // Errors here are protocol events chromiumoxide does not model; they do not stop the session.
+            while handler.next().await.is_some() {}
+        });
+        let mut profile = Some(profile);
+        if options.keep_profile {
+            profile.take().map(|p| p.keep());
+        }
+        Ok(Self {
+            browser,
+            child,
+            handler,
+            profile,
+            profile_path,
+            log_path,
+        })
+    }
+
+    /// Opens a new tab at `url`.
+    pub async fn open(&self, url: &str) -> Result<Page> {
+        self.browser
+            .new_page(url)
+            .await
+            .with_context(|| format!("opening {url}"))
+    }
+
+    pub fn profile_dir(&self) -> &Path {
+        &self.profile_path
+    }
+
+    pub fn host_data_dir(&self) -> PathBuf {
+        self.profile_path.join("itinero-data")
+    }
+
+    /// Everything Chromium wrote to stderr so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log_path).unwrap_or_default()
+    }
+
+    /// The host's log files in this profile, concatenated.
+    pub fn host_log(&self) -> String {
+        let dir = self.host_data_dir().join("logs");
+        let mut out = String::new();
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+            paths.sort();
+            for p in paths {
+                out.push_str(&std::fs::read_to_string(p).unwrap_or_default());
+            }
+        }
+        out
+    }
+}
+
+impl Drop for Chromium {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("--- chromium log (last lines) ---\n{}", tail(&self.log(), 60));
+            eprintln!("--- itinero-host log (last lines) ---\n{}", tail(&self.host_log(), 60));
+            if let Some(p) = self.profile.take() {
+                eprintln!("profile kept for inspection: {}", p.keep().display());
+            }
+        }
+        self.handler.abort();
+        let _ = self.child.start_kill();
+    }
+}
+
+pub(crate) fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Registers the host for this profile exactly as a user would, through `itinero-host install`.
+async fn register_host(host: &Path, profile: &Path, data_dir: &Path) -> Result<()> {
+    let out = Command::new(host)
+        .args(["install", "--browser", "chromium", "--profile-dir"])
+        .arg(profile)
+        .env("ITINERO_DATA_DIR", data_dir)
+        .output()
+        .await
+        .with_context(|| format!("cannot run {}", host.display()))?;
+    if !out.status.success() {
+        bail!(
+            "`itinero-host install` failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(())
+}
+
+/// Chromium writes its DevTools port to `DevToolsActivePort` once it listens.
+async fn devtools_url(profile: &Path, child: &mut Child) -> Result<String> {
+    let file = profile.join("DevToolsActivePort");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(text) = tokio::fs::read_to_string(&file).await {
+            let mut lines = text.lines();
+            if let (Some(port), Some(path)) = (lines.next(), lines.next()) {
+                return Ok(format!("ws://127.0.0.1:{}{}", port.trim(), path.trim()));
+            }
+        }
+        if let Some(status) = child.try_wait()? {
+            bail!("Chromium exited during start-up with {status}");
+        }
+        if Instant::now() > deadline {
+            bail!("Chromium did not open its DevTools port within 60 s");
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}

@@ -1,0 +1,73 @@
+//! One call gets a browser, the extension, the host and a fixture server, all
+//! torn down on drop; on a failing test, Chromium's and the host's logs are printed.
+
+mod chromium;
+mod fixtures;
+mod locate;
+mod page;
+
+pub use chromium::{Chromium, LaunchOptions};
+pub use fixtures::FixtureServer;
+pub use locate::{dist_dir, host_binary, workspace_root};
+pub use page::PageExt;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use chromiumoxide::Page;
+
+/// The extension id fixed by the `key` in manifest.json.
+pub const EXTENSION_ID: &str = itinero_shared::DEV_EXTENSION_ID;
+
+/// Generous bound for conditions that normally hold within milliseconds; it only matters when something is broken.
+pub const WAIT: Duration = Duration::from_secs(30);
+
+pub struct Harness {
+    pub chromium: Chromium,
+    pub fixtures: FixtureServer,
+}
+
+impl Harness {
+    /// Starts everything with default options (headless, fresh profile, fixtures from `tests/fixtures`).
+    pub async fn start() -> Result<Self> {
+        Self::start_with(LaunchOptions::default()).await
+    }
+
+    pub async fn start_with(options: LaunchOptions) -> Result<Self> {
+        let fixtures = FixtureServer::start(workspace_root().join("tests/fixtures"), axum::Router::new())
+            .await
+            .context("starting the fixture server")?;
+        let chromium = Chromium::launch(options).await?;
+        Ok(Self { chromium, fixtures })
+    }
+
+    /// The side panel's page, opened as an ordinary tab (`sidePanel.open()` needs a user gesture).
+    pub async fn open_panel(&self) -> Result<Page> {
+        self.chromium
+            .open(&format!("chrome-extension://{EXTENSION_ID}/sidepanel.html"))
+            .await
+    }
+
+    /// Opens the side panel and waits until it reports a connected host.
+    pub async fn connected_panel(&self) -> Result<Page> {
+        let panel = self.open_panel().await?;
+        panel
+            .wait_for(
+                "document.querySelector('#status')?.dataset.state === 'connected'",
+                WAIT,
+            )
+            .await
+            .context("the side panel never showed a connected host")?;
+        Ok(panel)
+    }
+
+    pub fn fixture_url(&self, path: &str) -> String {
+        self.fixtures.url(path)
+    }
+
+    /// Directory the host uses for its data and logs in this browser profile.
+    pub fn host_data_dir(&self) -> PathBuf {
+        self.chromium.host_data_dir()
+    }
+}

@@ -1,0 +1,80 @@
+//! Evaluating JavaScript in a page and waiting on conditions, with useful errors.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Result};
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::Page;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+#[allow(async_fn_in_trait)]
+pub trait PageExt {
+    /// Evaluates `body` as the body of an async function and returns its result as JSON.
+    async fn run_js<T: DeserializeOwned>(&self, body: &str) -> Result<T>;
+
+    /// Polls a JS expression until it is truthy; returns its value. Fails after `timeout`
+    /// with the last value seen, so a failing test says what the page showed instead.
+    async fn wait_for(&self, expression: &str, timeout: Duration) -> Result<Value>;
+
+    /// Text content of the first element matching `selector` ("" if none).
+    async fn text_of(&self, selector: &str) -> Result<String>;
+}
+
+impl PageExt for Page {
+    async fn run_js<T: DeserializeOwned>(&self, body: &str) -> Result<T> {
+        let params = EvaluateParams::builder()
+            .expression(format!("(async () => {{ {body} }})()"))
+            .await_promise(true)
+            .return_by_value(true)
+            .build()
+            .map_err(|e| anyhow!(e))?;
+        let result = self.evaluate_expression(params).await?;
+        if let Some(exc) = result.exception_details() {
+            bail!(
+                "script threw: {} {}",
+                exc.text,
+                exc.exception
+                    .as_ref()
+                    .and_then(|e| e.description.clone())
+                    .unwrap_or_default()
+            );
+        }
+        let value = result.value().cloned().unwrap_or(Value::Null);
+        Ok(serde_json::from_value(value)?)
+    }
+
+    async fn wait_for(&self, expression: &str, timeout: Duration) -> Result<Value> {
+        let deadline = Instant::now() + timeout;
+        let mut last = Value::Null;
+        loop {
+            match self.run_js::<Value>(&format!("return ({expression});")).await {
+                Ok(v) if truthy(&v) => return Ok(v),
+                Ok(v) => last = v,
+                Err(e) => last = Value::String(format!("error: {e}")),
+            }
+            if Instant::now() > deadline {
+                bail!("timed out after {timeout:?} waiting for `{expression}` (last value: {last})");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn text_of(&self, selector: &str) -> Result<String> {
+        let sel = serde_json::to_string(selector)?;
+        self.run_js(&format!(
+            "return document.querySelector({sel})?.textContent ?? '';"
+        ))
+        .await
+    }
+}
+
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        _ => true,
+    }
+}
