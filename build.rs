@@ -28,10 +28,21 @@ fn main() {
 
 fn run() -> Result<()> {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
-    for path in ["extension/src", "extension/static", "extension/Cargo.toml", "shared/src", "shared/Cargo.toml", "manifest.json"] {
+    for path in [
+        "extension/src",
+        "extension/static",
+        "extension/Cargo.toml",
+        "shared/src",
+        "shared/Cargo.toml",
+        "manifest.json",
+    ] {
         println!("cargo:rerun-if-changed={path}");
     }
-    for var in ["ITINERO_WASM_TOOLCHAIN", "ITINERO_BINARYEN_BIN"] {
+    for var in [
+        "ITINERO_WASM_TOOLCHAIN",
+        "ITINERO_BINARYEN_BIN",
+        "ITINERO_DENY_WARNINGS",
+    ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let wasm = compile_extension(&root)?;
@@ -41,8 +52,18 @@ fn run() -> Result<()> {
         std::fs::remove_dir_all(&staging).context("cannot clear the staging directory")?;
     }
     std::fs::create_dir_all(&staging)?;
-    bindgen(&wasm, &staging.join("pkg"), Flavor::Web)?;
     let binaryen = Binaryen::find(&root)?;
+    bindgen(&wasm, &staging.join("pkg"), Flavor::Web)?;
+    let shipped = staging.join("pkg").join(format!("{CRATE}_bg.wasm"));
+    run_tool(
+        &binaryen.wasm_opt,
+        &[
+            shipped.as_os_str(),
+            "-Oz".as_ref(),
+            "-o".as_ref(),
+            shipped.as_os_str(),
+        ],
+    )?;
     wasm2js_fallback(&wasm, &staging.join("pkg-js"), &binaryen)?;
     copy_static(&root, &staging)?;
     if dist.exists() {
@@ -63,7 +84,10 @@ enum Toolchain {
 
 fn rustup_has_target() -> Option<PathBuf> {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let out = Command::new(&rustc).args(["--print", "sysroot"]).output().ok()?;
+    let out = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()?;
     let sysroot = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
     sysroot
         .join("lib/rustlib")
@@ -74,7 +98,9 @@ fn rustup_has_target() -> Option<PathBuf> {
 }
 
 fn debian_wasm_linker() -> Option<&'static str> {
-    ["/usr/bin/wasm-ld-19", "/usr/bin/wasm-ld"].into_iter().find(|p| Path::new(p).exists())
+    ["/usr/bin/wasm-ld-19", "/usr/bin/wasm-ld"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
 }
 
 fn has_debian_toolchain() -> bool {
@@ -118,19 +144,33 @@ fn compile_extension(root: &Path) -> Result<PathBuf> {
     for (key, _) in std::env::vars_os() {
         let key = key.to_string_lossy().into_owned();
         let keep = key == "CARGO_HOME" || key == "CARGO_MAKEFLAGS" || key == "CARGO_NET_OFFLINE";
-        if (key.starts_with("CARGO_") && !keep) || key.starts_with("RUSTC") || key == "RUSTFLAGS" || key == "RUSTDOCFLAGS" {
+        if (key.starts_with("CARGO_") && !keep)
+            || key.starts_with("RUSTC")
+            || key == "RUSTFLAGS"
+            || key == "RUSTDOCFLAGS"
+        {
             cmd.env_remove(&key);
         }
     }
     cmd.current_dir(root)
-        .args(["build", "--release", "--target", TARGET, "-p", "itinero-extension"])
+        .args([
+            "build",
+            "--release",
+            "--target",
+            TARGET,
+            "-p",
+            "itinero-extension",
+        ])
         .arg("--target-dir")
         .arg(&target_dir)
         .args(["--config", "profile.release.panic=\"abort\""])
         .args(["--config", "profile.release.lto=true"])
         .args(["--config", "profile.release.codegen-units=1"])
         // MVP features keep the module translatable by wasm2js (no reference types, no multivalue).
-        .env("RUSTFLAGS", "-Ctarget-cpu=mvp -Ctarget-feature=+mutable-globals");
+        .env(
+            "RUSTFLAGS",
+            "-Ctarget-cpu=mvp -Ctarget-feature=+mutable-globals",
+        );
     if let Toolchain::Debian = toolchain {
         cmd.env("RUSTC", "/usr/bin/rustc")
             .env("RUSTC_BOOTSTRAP", "1")
@@ -140,11 +180,27 @@ fn compile_extension(root: &Path) -> Result<PathBuf> {
             )
             .args(["-Zbuild-std=std,panic_abort"]);
     }
-    let status = cmd.status().context("cannot run cargo for the extension")?;
-    if !status.success() {
-        bail!("compiling the extension for {TARGET} failed (see the errors above)");
+    // Capture diagnostics: cargo hides a build script's output, so warnings are re-raised as
+    // `cargo:warning` (and are errors under ITINERO_DENY_WARNINGS, as in the test script).
+    let out = cmd.output().context("cannot run cargo for the extension")?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        bail!("compiling the extension for {TARGET} failed:\n{stderr}");
     }
-    Ok(target_dir.join(TARGET).join("release").join(format!("{CRATE}.wasm")))
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning"))
+        .collect();
+    for w in &warnings {
+        println!("cargo:warning=wasm build: {w}");
+    }
+    if !warnings.is_empty() && std::env::var_os("ITINERO_DENY_WARNINGS").is_some() {
+        bail!("the wasm build has warnings (ITINERO_DENY_WARNINGS is set):\n{stderr}");
+    }
+    Ok(target_dir
+        .join(TARGET)
+        .join("release")
+        .join(format!("{CRATE}.wasm")))
 }
 
 enum Flavor {
@@ -225,7 +281,12 @@ fn wasm2js_fallback(wasm: &Path, out: &Path, binaryen: &Binaryen) -> Result<()> 
     let js = out.join(format!("{CRATE}_bg.wasm.js"));
     run_tool(
         &binaryen.wasm2js,
-        &[lowered.as_os_str(), "-Oz".as_ref(), "-o".as_ref(), js.as_os_str()],
+        &[
+            lowered.as_os_str(),
+            "-Oz".as_ref(),
+            "-o".as_ref(),
+            js.as_os_str(),
+        ],
     )?;
     std::fs::remove_file(&lowered)?;
     std::fs::remove_file(&bg_wasm)?;
@@ -236,7 +297,10 @@ fn wasm2js_fallback(wasm: &Path, out: &Path, binaryen: &Binaryen) -> Result<()> 
     if !glue.contains(&wasm_import) {
         bail!("wasm-bindgen's bundler glue no longer imports {wasm_import}; update build.rs");
     }
-    std::fs::write(&entry, glue.replace(&wasm_import, &format!("\"./{CRATE}_bg.wasm.js\"")))?;
+    std::fs::write(
+        &entry,
+        glue.replace(&wasm_import, &format!("\"./{CRATE}_bg.wasm.js\"")),
+    )?;
     // wasm2js memory is a plain ArrayBuffer that is replaced, not detached, when it grows:
     // the glue's "byteLength === 0" staleness check never fires, so compare buffers instead.
     let bg_js = out.join(format!("{CRATE}_bg.js"));

@@ -30,18 +30,24 @@ async fn via_background(panel: &chromiumoxide::Page, envelope: Value) -> Result<
 async fn panel_shows_the_connected_host_and_its_version() -> Result<()> {
     let h = Harness::start().await?;
     let panel = h.connected_panel().await?;
-    assert_eq!(
-        panel.text_of("#status").await?,
-        "connected"
-    );
+    assert_eq!(panel.text_of("#status").await?, "connected");
     assert_eq!(
         panel.text_of("#host-version").await?,
         format!("host {}", env!("CARGO_PKG_VERSION"))
     );
     let pid = panel.text_of("#host-pid").await?;
-    assert!(pid.strip_prefix("pid ").and_then(|p| p.parse::<u32>().ok()).is_some(), "{pid:?}");
+    assert!(
+        pid.strip_prefix("pid ")
+            .and_then(|p| p.parse::<u32>().ok())
+            .is_some(),
+        "{pid:?}"
+    );
     // The host logged the handshake to its file, not to the protocol channel.
-    assert!(h.chromium.host_log().contains("hello"), "host log: {}", h.chromium.host_log());
+    assert!(
+        h.chromium.host_log().contains("hello"),
+        "host log: {}",
+        h.chromium.host_log()
+    );
     Ok(())
 }
 
@@ -63,7 +69,10 @@ async fn a_goal_typed_in_the_panel_reaches_the_host_and_its_reply_is_shown() -> 
         .wait_for("document.querySelector('#log li.reply')?.textContent", WAIT)
         .await?;
     let reply = reply.as_str().unwrap_or_default();
-    assert!(reply.starts_with("← host echoed “find the invoice” in "), "{reply}");
+    assert!(
+        reply.starts_with("← host echoed “find the invoice” in "),
+        "{reply}"
+    );
     assert!(reply.ends_with(" ms"), "{reply}");
     Ok(())
 }
@@ -98,7 +107,10 @@ async fn pings_small_and_large_and_refused_replies_keep_the_connection() -> Resu
     )
     .await?;
     assert_eq!(refused["type"], "Error", "{refused}");
-    assert!(refused["body"]["message"].as_str().unwrap().contains("too large"));
+    assert!(refused["body"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("too large"));
 
     // Unknown types and bad bodies are answered, and the host keeps running.
     let unknown = via_background(
@@ -159,7 +171,10 @@ async fn killing_the_host_shows_disconnected_then_reconnects() -> Result<()> {
         .find(|s| s["state"] == "disconnected")
         .unwrap();
     assert!(
-        disconnected["error"].as_str().unwrap().contains("retrying in"),
+        disconnected["error"]
+            .as_str()
+            .unwrap()
+            .contains("retrying in"),
         "{disconnected}"
     );
     let second_pid: u32 = panel

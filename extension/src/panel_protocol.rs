@@ -32,9 +32,13 @@ pub struct HostStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ToPanel {
-    Status { status: HostStatus },
+    Status {
+        status: HostStatus,
+    },
     /// A host message: the reply to one of this panel's requests (with the panel's own id), or a broadcast.
-    Host { envelope: serde_json::Value },
+    Host {
+        envelope: serde_json::Value,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -42,7 +42,9 @@ pub fn to_file(dir: &Path) -> Result<WorkerGuard> {
 /// For CLI subcommands: warnings and errors to stderr, never stdout.
 pub fn to_stderr() {
     tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("warn")))
+        .with_env_filter(
+            EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("warn")),
+        )
         .with_writer(std::io::stderr)
         .init();
 }

@@ -63,7 +63,10 @@ fn run_host(caller: origin::Caller) -> ExitCode {
     let _guard = paths::log_dir().and_then(|dir| logging::to_file(&dir));
     let allowed = origin::allowed_ids(paths::allowed_extensions_file().ok().as_deref());
     if !origin::is_allowed(&caller, &allowed) {
-        tracing::error!(?caller, "refusing a caller that is not an allowed extension");
+        tracing::error!(
+            ?caller,
+            "refusing a caller that is not an allowed extension"
+        );
         refuse(&caller);
         return ExitCode::from(3);
     }

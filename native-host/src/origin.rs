@@ -51,7 +51,11 @@ pub fn caller_from_args(args: &[OsString]) -> Option<Caller> {
 pub fn allowed_ids(allowed_file: Option<&Path>) -> Vec<String> {
     let mut ids = vec![DEV_EXTENSION_ID.to_owned(), FIREFOX_EXTENSION_ID.to_owned()];
     if let Some(text) = allowed_file.and_then(|f| std::fs::read_to_string(f).ok()) {
-        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        for line in text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
             if !ids.iter().any(|i| i == line) {
                 ids.push(line.to_owned());
             }
@@ -76,11 +80,18 @@ mod tests {
     fn recognises_chromium_and_firefox_invocations() {
         assert_eq!(
             caller_from_args(&args(&["chrome-extension://abc/", "--parent-window=0"])),
-            Some(Caller::Chromium { extension_id: "abc".into() })
+            Some(Caller::Chromium {
+                extension_id: "abc".into()
+            })
         );
         assert_eq!(
-            caller_from_args(&args(&["/home/u/.mozilla/native-messaging-hosts/dev.itinero.host.json", "itinero@itinero.dev"])),
-            Some(Caller::Firefox { extension_id: "itinero@itinero.dev".into() })
+            caller_from_args(&args(&[
+                "/home/u/.mozilla/native-messaging-hosts/dev.itinero.host.json",
+                "itinero@itinero.dev"
+            ])),
+            Some(Caller::Firefox {
+                extension_id: "itinero@itinero.dev".into()
+            })
         );
         assert_eq!(caller_from_args(&args(&["doctor"])), None);
         assert_eq!(caller_from_args(&args(&[])), None);
@@ -92,9 +103,15 @@ mod tests {
         let file = dir.path().join("allowed");
         std::fs::write(&file, "# comment\nponmlkjihgfedcbaponmlkjihgfedcba\n\n").unwrap();
         let allowed = allowed_ids(Some(&file));
-        let ok = Caller::Chromium { extension_id: "ponmlkjihgfedcbaponmlkjihgfedcba".into() };
-        let dev = Caller::Chromium { extension_id: DEV_EXTENSION_ID.into() };
-        let evil = Caller::Chromium { extension_id: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".into() };
+        let ok = Caller::Chromium {
+            extension_id: "ponmlkjihgfedcbaponmlkjihgfedcba".into(),
+        };
+        let dev = Caller::Chromium {
+            extension_id: DEV_EXTENSION_ID.into(),
+        };
+        let evil = Caller::Chromium {
+            extension_id: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".into(),
+        };
         assert!(is_allowed(&ok, &allowed));
         assert!(is_allowed(&dev, &allowed));
         assert!(!is_allowed(&evil, &allowed));

@@ -59,12 +59,19 @@ async fn write_frames<W: AsyncWrite + Unpin>(
         let frame = match encode_frame(&json, Direction::ToBrowser) {
             Ok(frame) => frame,
             Err(e) => {
-                warn!(kind = env.msg.type_name(), id = env.id, "reply refused: {e}");
+                warn!(
+                    kind = env.msg.type_name(),
+                    id = env.id,
+                    "reply refused: {e}"
+                );
                 let reply = Envelope::new(
                     env.id,
                     ToBrowser::Error(ErrorReply {
                         code: ErrorCode::Internal,
-                        message: format!("the host's {} reply was too large to send: {e}", env.msg.type_name()),
+                        message: format!(
+                            "the host's {} reply was too large to send: {e}",
+                            env.msg.type_name()
+                        ),
                     }),
                 );
                 encode_frame(&reply.to_json(), Direction::ToBrowser)
@@ -118,7 +125,10 @@ async fn dispatch(env: Envelope<ToHost>, received_bytes: usize, out: &Outbox) {
             out.error(
                 id,
                 ErrorCode::NotImplemented,
-                format!("{kind} is not available in this version of itinero-host ({})", env!("CARGO_PKG_VERSION")),
+                format!(
+                    "{kind} is not available in this version of itinero-host ({})",
+                    env!("CARGO_PKG_VERSION")
+                ),
             )
             .await;
         }
@@ -156,15 +166,20 @@ where
                         Ok(env) => dispatch(env, frame.len(), &out).await,
                         Err((id, e)) => {
                             warn!(?id, "bad message: {e}");
-                            out.error(id.unwrap_or(0), error_code(&e), e.to_string()).await;
+                            out.error(id.unwrap_or(0), error_code(&e), e.to_string())
+                                .await;
                         }
                     }
                 }
                 Ok(None) => break,
                 Err(e @ FrameError::TooLarge { .. }) => {
                     warn!("closing the session: {e}");
-                    out.error(0, ErrorCode::FrameTooLarge, format!("{e}; closing the connection"))
-                        .await;
+                    out.error(
+                        0,
+                        ErrorCode::FrameTooLarge,
+                        format!("{e}; closing the connection"),
+                    )
+                    .await;
                     break 'read SessionEnd::ProtocolViolation(e.to_string());
                 }
                 Err(e) => break 'read SessionEnd::ProtocolViolation(e.to_string()),
@@ -216,7 +231,16 @@ mod tests {
     }
 
     fn ping(id: u64, payload: &str) -> Vec<u8> {
-        frame(&Envelope::new(id, ToHost::Ping(Ping { payload: payload.into(), echo: true })).to_json())
+        frame(
+            &Envelope::new(
+                id,
+                ToHost::Ping(Ping {
+                    payload: payload.into(),
+                    echo: true,
+                }),
+            )
+            .to_json(),
+        )
     }
 
     fn error_of(env: &Envelope<ToBrowser>) -> ErrorCode {
@@ -228,7 +252,9 @@ mod tests {
 
     #[tokio::test]
     async fn hello_ping_and_clean_eof() {
-        let mut input = frame(br#"{"v":1,"id":1,"type":"Hello","body":{"protocol":1,"extension_version":"0.1.0"}}"#);
+        let mut input = frame(
+            br#"{"v":1,"id":1,"type":"Hello","body":{"protocol":1,"extension_version":"0.1.0"}}"#,
+        );
         input.extend(ping(2, "hi"));
         let (end, replies) = run(input).await;
         assert_eq!(end, SessionEnd::Closed);
@@ -242,7 +268,9 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(replies[1].id, 2);
-        assert!(matches!(&replies[1].msg, ToBrowser::Pong(p) if p.payload.as_deref() == Some("hi")));
+        assert!(
+            matches!(&replies[1].msg, ToBrowser::Pong(p) if p.payload.as_deref() == Some("hi"))
+        );
     }
 
     #[tokio::test]
@@ -250,8 +278,12 @@ mod tests {
         let mut input = frame(b"{not json");
         input.extend(frame(br#"{"v":1,"id":5,"type":"Teleport","body":{}}"#));
         input.extend(frame(br#"{"v":9,"id":6,"type":"Ping","body":{}}"#));
-        input.extend(frame(br#"{"v":1,"id":7,"type":"StopTask","body":{"task_id":"x"}}"#));
-        input.extend(frame(br#"{"v":1,"id":8,"type":"StopTask","body":{"task_id":3}}"#));
+        input.extend(frame(
+            br#"{"v":1,"id":7,"type":"StopTask","body":{"task_id":"x"}}"#,
+        ));
+        input.extend(frame(
+            br#"{"v":1,"id":8,"type":"StopTask","body":{"task_id":3}}"#,
+        ));
         input.extend(frame(&[0xff, 0x00, 0xfe]));
         input.extend(ping(9, "still here"));
         let (end, replies) = run(input).await;
@@ -296,15 +328,35 @@ mod tests {
     #[tokio::test]
     async fn large_pings_are_acknowledged_without_echo() {
         let big = "x".repeat(5 * 1024 * 1024);
-        let input = frame(&Envelope::new(3, ToHost::Ping(Ping { payload: big, echo: false })).to_json());
+        let input = frame(
+            &Envelope::new(
+                3,
+                ToHost::Ping(Ping {
+                    payload: big,
+                    echo: false,
+                }),
+            )
+            .to_json(),
+        );
         let (_, replies) = run(input).await;
-        assert!(matches!(&replies[0].msg, ToBrowser::Pong(p) if p.payload.is_none() && p.received_bytes > 5 * 1024 * 1024));
+        assert!(
+            matches!(&replies[0].msg, ToBrowser::Pong(p) if p.payload.is_none() && p.received_bytes > 5 * 1024 * 1024)
+        );
     }
 
     #[tokio::test]
     async fn an_echo_too_large_for_chrome_becomes_an_error_reply() {
         let big = "x".repeat(2 * 1024 * 1024);
-        let input = frame(&Envelope::new(4, ToHost::Ping(Ping { payload: big, echo: true })).to_json());
+        let input = frame(
+            &Envelope::new(
+                4,
+                ToHost::Ping(Ping {
+                    payload: big,
+                    echo: true,
+                }),
+            )
+            .to_json(),
+        );
         let (_, replies) = run(input).await;
         assert_eq!(replies[0].id, 4);
         assert_eq!(error_of(&replies[0]), ErrorCode::Internal);

@@ -39,9 +39,19 @@ fn exchange(mut host: Host, input: &[u8]) -> (Vec<Envelope<ToBrowser>>, Option<i
     let _ = stdin.write_all(input);
     drop(stdin);
     let mut out = Vec::new();
-    host.child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+    host.child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut out)
+        .unwrap();
     let mut err = String::new();
-    host.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    host.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     let status = host.child.wait().unwrap();
     let mut dec = FrameDecoder::new(Direction::ToBrowser);
     dec.push(&out);
@@ -66,11 +76,16 @@ fn code(env: &Envelope<ToBrowser>) -> ErrorCode {
 
 #[test]
 fn hello_and_ping_then_clean_exit_on_eof() {
-    let mut input = frame(r#"{"v":1,"id":1,"type":"Hello","body":{"protocol":1,"extension_version":"0.1.0"}}"#);
-    input.extend(frame(r#"{"v":1,"id":2,"type":"Ping","body":{"payload":"hi"}}"#));
+    let mut input =
+        frame(r#"{"v":1,"id":1,"type":"Hello","body":{"protocol":1,"extension_version":"0.1.0"}}"#);
+    input.extend(frame(
+        r#"{"v":1,"id":2,"type":"Ping","body":{"payload":"hi"}}"#,
+    ));
     let (replies, exit, stderr) = exchange(spawn(&dev_origin()), &input);
     assert_eq!(exit, Some(0), "{stderr}");
-    assert!(matches!(&replies[0].msg, ToBrowser::HelloAck(a) if a.host_version == env!("CARGO_PKG_VERSION")));
+    assert!(
+        matches!(&replies[0].msg, ToBrowser::HelloAck(a) if a.host_version == env!("CARGO_PKG_VERSION"))
+    );
     assert!(matches!(&replies[1].msg, ToBrowser::Pong(p) if p.payload.as_deref() == Some("hi")));
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
@@ -79,7 +94,9 @@ fn hello_and_ping_then_clean_exit_on_eof() {
 fn invalid_json_and_unknown_types_are_answered_and_the_host_keeps_going() {
     let mut input = frame("{{{ not json");
     input.extend(frame(r#"{"v":1,"id":3,"type":"Teleport","body":{}}"#));
-    input.extend(frame(r#"{"v":1,"id":4,"type":"Ping","body":{"payload":"alive"}}"#));
+    input.extend(frame(
+        r#"{"v":1,"id":4,"type":"Ping","body":{"payload":"alive"}}"#,
+    ));
     let (replies, exit, stderr) = exchange(spawn(&dev_origin()), &input);
     assert_eq!(exit, Some(0));
     assert_eq!(code(&replies[0]), ErrorCode::BadMessage);
@@ -103,7 +120,8 @@ fn a_70_mib_length_prefix_gets_an_error_and_the_host_exits() {
 
 #[test]
 fn a_garbage_length_prefix_gets_an_error_and_the_host_exits() {
-    let (replies, exit, stderr) = exchange(spawn(&dev_origin()), b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let (replies, exit, stderr) =
+        exchange(spawn(&dev_origin()), b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     assert_eq!(code(&replies[0]), ErrorCode::FrameTooLarge);
     assert_eq!(exit, Some(2));
     assert!(!stderr.contains("panicked"), "{stderr}");
@@ -122,7 +140,10 @@ fn a_truncated_frame_ends_the_session_cleanly() {
 
 #[test]
 fn an_unknown_extension_is_refused() {
-    let (replies, exit, _) = exchange(spawn("chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"), b"");
+    let (replies, exit, _) = exchange(
+        spawn("chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"),
+        b"",
+    );
     assert_eq!(exit, Some(3));
     assert_eq!(code(&replies[0]), ErrorCode::OriginRefused);
 }
@@ -141,7 +162,9 @@ fn nothing_but_frames_reach_stdout() {
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     stdin
-        .write_all(&frame(r#"{"v":1,"id":1,"type":"Ping","body":{"payload":"p"}}"#))
+        .write_all(&frame(
+            r#"{"v":1,"id":1,"type":"Ping","body":{"payload":"p"}}"#,
+        ))
         .unwrap();
     drop(stdin);
     let mut out = Vec::new();

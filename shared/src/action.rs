@@ -154,7 +154,12 @@ mod tests {
         )
         .unwrap();
         match &a {
-            Action::Type { target, text, submit, clear } => {
+            Action::Type {
+                target,
+                text,
+                submit,
+                clear,
+            } => {
                 assert_eq!(target.index, 4);
                 assert_eq!(target.fingerprint.name_attr.as_deref(), Some("q"));
                 assert_eq!(text, "socks");

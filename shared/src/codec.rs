@@ -200,7 +200,11 @@ mod tests {
         }
         assert_eq!(
             got,
-            vec![b"first".to_vec(), b"".to_vec(), "thi\u{e9}rd".as_bytes().to_vec()]
+            vec![
+                b"first".to_vec(),
+                b"".to_vec(),
+                "thi\u{e9}rd".as_bytes().to_vec()
+            ]
         );
         d.finish().unwrap();
     }
@@ -265,10 +269,7 @@ mod tests {
     fn garbage_length_prefix_is_refused() {
         let mut d = FrameDecoder::new(Direction::ToHost);
         d.push(b"GET / HTTP/1.1\r\n");
-        assert!(matches!(
-            d.next_frame(),
-            Err(FrameError::TooLarge { .. })
-        ));
+        assert!(matches!(d.next_frame(), Err(FrameError::TooLarge { .. })));
     }
 
     #[test]

@@ -74,7 +74,8 @@ impl<M: MessageSet> Envelope<M> {
                 map.remove("type")
                     .and_then(|t| t.as_str().map(str::to_owned))
                     .unwrap_or_default(),
-                map.remove("body").unwrap_or(Value::Object(Default::default())),
+                map.remove("body")
+                    .unwrap_or(Value::Object(Default::default())),
             ),
             _ => unreachable!("message sets are adjacently tagged enums"),
         };
@@ -90,8 +91,8 @@ impl<M: MessageSet> Envelope<M> {
     /// Decodes one frame's payload. On failure, returns the id if it could be read,
     /// so the caller can address its error reply.
     pub fn from_json(bytes: &[u8]) -> Result<Self, (Option<u64>, EnvelopeError)> {
-        let text = std::str::from_utf8(bytes)
-            .map_err(|e| (None, EnvelopeError::Json(e.to_string())))?;
+        let text =
+            std::str::from_utf8(bytes).map_err(|e| (None, EnvelopeError::Json(e.to_string())))?;
         let value: Value =
             serde_json::from_str(text).map_err(|e| (None, EnvelopeError::Json(e.to_string())))?;
         let id = serde_json::from_value::<IdOnly>(value.clone())

@@ -182,12 +182,26 @@ pub struct TaskEvent {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[allow(clippy::large_enum_variant)] // one event per step, sent once: not worth a box
 pub enum TaskEventKind {
-    Started { goal: String },
-    Observed { summary: String },
-    Decided { action: Action, reason: String, source: String },
-    Acted { outcome: Outcome, elapsed_ms: u64 },
-    Note { text: String },
+    Started {
+        goal: String,
+    },
+    Observed {
+        summary: String,
+    },
+    Decided {
+        action: Action,
+        reason: String,
+        source: String,
+    },
+    Acted {
+        outcome: Outcome,
+        elapsed_ms: u64,
+    },
+    Note {
+        text: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -228,11 +242,24 @@ pub struct TaskFinished {
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum SkillRequest {
     List,
-    Show { name: String },
-    Run { name: String, tab_id: i64, params: Value },
-    Delete { name: String },
-    Export { name: String, format: String },
-    Import { text: String },
+    Show {
+        name: String,
+    },
+    Run {
+        name: String,
+        tab_id: i64,
+        params: Value,
+    },
+    Delete {
+        name: String,
+    },
+    Export {
+        name: String,
+        format: String,
+    },
+    Import {
+        text: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -246,9 +273,19 @@ pub struct SkillResponse {
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum VaultRequest {
     List,
-    Add { origin: String, username: String, password: String, totp_seed: Option<String> },
-    Remove { origin: String, username: String },
-    Unlock { passphrase: String },
+    Add {
+        origin: String,
+        username: String,
+        password: String,
+        totp_seed: Option<String>,
+    },
+    Remove {
+        origin: String,
+        username: String,
+    },
+    Unlock {
+        passphrase: String,
+    },
     Lock,
 }
 
@@ -307,7 +344,13 @@ mod tests {
 
     #[test]
     fn wire_form_matches_the_design() {
-        let env = Envelope::new(7, ToHost::Ping(Ping { payload: "hi".into(), echo: true }));
+        let env = Envelope::new(
+            7,
+            ToHost::Ping(Ping {
+                payload: "hi".into(),
+                echo: true,
+            }),
+        );
         let json: Value = serde_json::from_slice(&env.to_json()).unwrap();
         assert_eq!(
             json,
@@ -320,7 +363,13 @@ mod tests {
     #[test]
     fn missing_body_defaults_fields() {
         let env = Envelope::<ToHost>::from_json(br#"{"v":1,"id":3,"type":"Ping"}"#).unwrap();
-        assert_eq!(env.msg, ToHost::Ping(Ping { payload: String::new(), echo: true }));
+        assert_eq!(
+            env.msg,
+            ToHost::Ping(Ping {
+                payload: String::new(),
+                echo: true
+            })
+        );
     }
 
     #[test]
@@ -341,9 +390,10 @@ mod tests {
 
     #[test]
     fn bad_body_names_the_type() {
-        let (id, err) =
-            Envelope::<ToHost>::from_json(br#"{"v":1,"id":2,"type":"StopTask","body":{"task_id":"x"}}"#)
-                .unwrap_err();
+        let (id, err) = Envelope::<ToHost>::from_json(
+            br#"{"v":1,"id":2,"type":"StopTask","body":{"task_id":"x"}}"#,
+        )
+        .unwrap_err();
         assert_eq!(id, Some(2));
         assert!(matches!(err, EnvelopeError::Body { kind, .. } if kind == "StopTask"));
     }
@@ -352,7 +402,10 @@ mod tests {
     fn newer_version_is_refused() {
         let (_, err) = Envelope::<ToHost>::from_json(br#"{"v":2,"id":2,"type":"Ping","body":{}}"#)
             .unwrap_err();
-        assert!(matches!(err, EnvelopeError::NewerVersion { got: 2, ours: 1 }));
+        assert!(matches!(
+            err,
+            EnvelopeError::NewerVersion { got: 2, ours: 1 }
+        ));
     }
 
     #[test]
@@ -374,14 +427,41 @@ mod tests {
     #[test]
     fn every_declared_type_round_trips() {
         use crate::action::{Action, Fingerprint, Target};
-        let target = Target { index: 3, fingerprint: Fingerprint { tag: "button".into(), ..Default::default() } };
+        let target = Target {
+            index: 3,
+            fingerprint: Fingerprint {
+                tag: "button".into(),
+                ..Default::default()
+            },
+        };
         let to_host = vec![
-            ToHost::Hello(Hello { protocol: 1, extension_version: "0.1.0".into(), browser: "x".into() }),
-            ToHost::StartTask(StartTask { goal: "g".into(), tab_id: 1, options: Default::default() }),
+            ToHost::Hello(Hello {
+                protocol: 1,
+                extension_version: "0.1.0".into(),
+                browser: "x".into(),
+            }),
+            ToHost::StartTask(StartTask {
+                goal: "g".into(),
+                tab_id: 1,
+                options: Default::default(),
+            }),
             ToHost::StopTask(StopTask { task_id: 1 }),
-            ToHost::Observation(ObservationReport { task_id: 1, tab_id: 1, observation: Default::default() }),
-            ToHost::ActionOutcome(ActionOutcomeReport { task_id: 1, tab_id: 1, outcome: Outcome::Done, elapsed_ms: 3 }),
-            ToHost::UserReply(UserReply { task_id: 1, question_id: 2, reply: "yes".into() }),
+            ToHost::Observation(ObservationReport {
+                task_id: 1,
+                tab_id: 1,
+                observation: Default::default(),
+            }),
+            ToHost::ActionOutcome(ActionOutcomeReport {
+                task_id: 1,
+                tab_id: 1,
+                outcome: Outcome::Done,
+                elapsed_ms: 3,
+            }),
+            ToHost::UserReply(UserReply {
+                task_id: 1,
+                question_id: 2,
+                reply: "yes".into(),
+            }),
             ToHost::Skills(SkillRequest::List),
             ToHost::Vault(VaultRequest::Lock),
             ToHost::Settings(SettingsRequest::Get),
@@ -392,22 +472,69 @@ mod tests {
             assert_eq!(Envelope::<ToHost>::from_json(&env.to_json()).unwrap(), env);
         }
         let to_browser = vec![
-            ToBrowser::HelloAck(HelloAck { protocol: 1, host_version: "0.1.0".into(), capabilities: vec!["ping".into()], pid: 4 }),
-            ToBrowser::Pong(Pong { payload: None, received_bytes: 9 }),
-            ToBrowser::Observe(Observe { task_id: 1, tab_id: 2 }),
-            ToBrowser::Perform(Perform { task_id: 1, tab_id: 2, frame_id: 0, action: Action::Click { target: target.clone() } }),
-            ToBrowser::TaskEvent(TaskEvent { task_id: 1, step: 1, kind: TaskEventKind::Decided { action: Action::Back, reason: "r".into(), source: "llm".into() } }),
-            ToBrowser::AskUser(AskUser { task_id: 1, question_id: 1, question: "q".into(), kind: "question".into() }),
-            ToBrowser::TaskFinished(TaskFinished { task_id: 1, status: TaskStatus::Succeeded, answer: Some("a".into()) }),
-            ToBrowser::Skills(SkillResponse { result: Value::Null }),
-            ToBrowser::Vault(VaultResponse { result: Value::Null }),
-            ToBrowser::Settings(SettingsResponse { values: Value::Null }),
-            ToBrowser::Error(ErrorReply { code: ErrorCode::UnknownType, message: "m".into() }),
+            ToBrowser::HelloAck(HelloAck {
+                protocol: 1,
+                host_version: "0.1.0".into(),
+                capabilities: vec!["ping".into()],
+                pid: 4,
+            }),
+            ToBrowser::Pong(Pong {
+                payload: None,
+                received_bytes: 9,
+            }),
+            ToBrowser::Observe(Observe {
+                task_id: 1,
+                tab_id: 2,
+            }),
+            ToBrowser::Perform(Perform {
+                task_id: 1,
+                tab_id: 2,
+                frame_id: 0,
+                action: Action::Click {
+                    target: target.clone(),
+                },
+            }),
+            ToBrowser::TaskEvent(TaskEvent {
+                task_id: 1,
+                step: 1,
+                kind: TaskEventKind::Decided {
+                    action: Action::Back,
+                    reason: "r".into(),
+                    source: "llm".into(),
+                },
+            }),
+            ToBrowser::AskUser(AskUser {
+                task_id: 1,
+                question_id: 1,
+                question: "q".into(),
+                kind: "question".into(),
+            }),
+            ToBrowser::TaskFinished(TaskFinished {
+                task_id: 1,
+                status: TaskStatus::Succeeded,
+                answer: Some("a".into()),
+            }),
+            ToBrowser::Skills(SkillResponse {
+                result: Value::Null,
+            }),
+            ToBrowser::Vault(VaultResponse {
+                result: Value::Null,
+            }),
+            ToBrowser::Settings(SettingsResponse {
+                values: Value::Null,
+            }),
+            ToBrowser::Error(ErrorReply {
+                code: ErrorCode::UnknownType,
+                message: "m".into(),
+            }),
         ];
         for msg in to_browser {
             let env = Envelope::new(1, msg);
             assert!(ToBrowser::TYPES.contains(&env.msg.type_name()));
-            assert_eq!(Envelope::<ToBrowser>::from_json(&env.to_json()).unwrap(), env);
+            assert_eq!(
+                Envelope::<ToBrowser>::from_json(&env.to_json()).unwrap(),
+                env
+            );
         }
     }
 

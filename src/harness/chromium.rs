@@ -53,7 +53,9 @@ impl Chromium {
         }
         let dist = dist_dir()?;
         let host = host_binary()?;
-        let profile = tempfile::Builder::new().prefix("itinero-chromium-").tempdir()?;
+        let profile = tempfile::Builder::new()
+            .prefix("itinero-chromium-")
+            .tempdir()?;
         let profile_path = profile.path().to_path_buf();
         let data_dir = profile_path.join("itinero-data");
         register_host(&host, &profile_path, &data_dir).await?;
@@ -84,7 +86,10 @@ impl Chromium {
         .arg("about:blank")
         // The host inherits Chromium's environment: point it at this profile's data dir.
         .env("ITINERO_DATA_DIR", &data_dir)
-        .env("ITINERO_LOG", std::env::var("ITINERO_LOG").unwrap_or_else(|_| "debug".into()))
+        .env(
+            "ITINERO_LOG",
+            std::env::var("ITINERO_LOG").unwrap_or_else(|_| "debug".into()),
+        )
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
@@ -160,8 +165,14 @@ impl Chromium {
 impl Drop for Chromium {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            eprintln!("--- chromium log (last lines) ---\n{}", tail(&self.log(), 60));
-            eprintln!("--- itinero-host log (last lines) ---\n{}", tail(&self.host_log(), 60));
+            eprintln!(
+                "--- chromium log (last lines) ---\n{}",
+                tail(&self.log(), 60)
+            );
+            eprintln!(
+                "--- itinero-host log (last lines) ---\n{}",
+                tail(&self.host_log(), 60)
+            );
             if let Some(p) = self.profile.take() {
                 eprintln!("profile kept for inspection: {}", p.keep().display());
             }

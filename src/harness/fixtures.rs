@@ -10,7 +10,6 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result};
 use axum::body::Body;
-use axum::extract::State;
 use axum::http::{HeaderName, HeaderValue, Response, StatusCode, Uri};
 use axum::Router;
 use tokio::task::JoinHandle;
@@ -22,7 +21,7 @@ pub struct FixtureServer {
 
 impl FixtureServer {
     pub async fn start(dir: PathBuf, extra: Router) -> Result<Self> {
-        let app = extra.fallback(serve_file).with_state(dir);
+        let app = extra.fallback(move |uri: Uri| serve_file(dir.clone(), uri));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .context("binding a loopback port for fixtures")?;
@@ -56,11 +55,14 @@ fn content_type(path: &Path) -> &'static str {
     }
 }
 
-async fn serve_file(State(dir): State<PathBuf>, uri: Uri) -> Response<Body> {
+async fn serve_file(dir: PathBuf, uri: Uri) -> Response<Body> {
     let rel = uri.path().trim_start_matches('/');
     let rel = if rel.is_empty() { "index.html" } else { rel };
     let rel_path = Path::new(rel);
-    if rel_path.components().any(|c| !matches!(c, Component::Normal(_))) {
+    if rel_path
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_)))
+    {
         return status(StatusCode::BAD_REQUEST);
     }
     let path = dir.join(rel_path);
@@ -68,12 +70,15 @@ async fn serve_file(State(dir): State<PathBuf>, uri: Uri) -> Response<Body> {
         return status(StatusCode::NOT_FOUND);
     };
     let mut response = Response::new(Body::from(bytes));
-    response
-        .headers_mut()
-        .insert("content-type", HeaderValue::from_static(content_type(&path)));
+    response.headers_mut().insert(
+        "content-type",
+        HeaderValue::from_static(content_type(&path)),
+    );
     let headers_file = path.with_file_name(format!(
         "{}.headers",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or_default()
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
     ));
     if let Ok(text) = tokio::fs::read_to_string(headers_file).await {
         for line in text.lines() {

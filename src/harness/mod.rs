@@ -35,9 +35,10 @@ impl Harness {
     }
 
     pub async fn start_with(options: LaunchOptions) -> Result<Self> {
-        let fixtures = FixtureServer::start(workspace_root().join("tests/fixtures"), axum::Router::new())
-            .await
-            .context("starting the fixture server")?;
+        let fixtures =
+            FixtureServer::start(workspace_root().join("tests/fixtures"), axum::Router::new())
+                .await
+                .context("starting the fixture server")?;
         let chromium = Chromium::launch(options).await?;
         Ok(Self { chromium, fixtures })
     }

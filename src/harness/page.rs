@@ -30,31 +30,25 @@ impl PageExt for Page {
             .build()
             .map_err(|e| anyhow!(e))?;
         let result = self.evaluate_expression(params).await?;
-        if let Some(exc) = result.exception_details() {
-            bail!(
-                "script threw: {} {}",
-                exc.text,
-                exc.exception
-                    .as_ref()
-                    .and_then(|e| e.description.clone())
-                    .unwrap_or_default()
-            );
-        }
         let value = result.value().cloned().unwrap_or(Value::Null);
         Ok(serde_json::from_value(value)?)
     }
 
     async fn wait_for(&self, expression: &str, timeout: Duration) -> Result<Value> {
         let deadline = Instant::now() + timeout;
-        let mut last = Value::Null;
         loop {
-            match self.run_js::<Value>(&format!("return ({expression});")).await {
+            let last = match self
+                .run_js::<Value>(&format!("return ({expression});"))
+                .await
+            {
                 Ok(v) if truthy(&v) => return Ok(v),
-                Ok(v) => last = v,
-                Err(e) => last = Value::String(format!("error: {e}")),
-            }
+                Ok(v) => v,
+                Err(e) => Value::String(format!("error: {e:#}")),
+            };
             if Instant::now() > deadline {
-                bail!("timed out after {timeout:?} waiting for `{expression}` (last value: {last})");
+                bail!(
+                    "timed out after {timeout:?} waiting for `{expression}` (last value: {last})"
+                );
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }

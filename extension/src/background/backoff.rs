@@ -11,7 +11,9 @@ pub struct Backoff {
 
 impl Backoff {
     pub fn next_delay(&mut self) -> u32 {
-        let delay = FIRST_MS.saturating_mul(1u32 << self.failures.min(16)).min(MAX_MS);
+        let delay = FIRST_MS
+            .saturating_mul(1u32 << self.failures.min(16))
+            .min(MAX_MS);
         self.failures += 1;
         delay
     }
@@ -29,7 +31,10 @@ mod tests {
     fn doubles_up_to_a_ceiling_and_resets() {
         let mut b = Backoff::default();
         let delays: Vec<_> = (0..9).map(|_| b.next_delay()).collect();
-        assert_eq!(delays, [200, 400, 800, 1600, 3200, 6400, 10_000, 10_000, 10_000]);
+        assert_eq!(
+            delays,
+            [200, 400, 800, 1600, 3200, 6400, 10_000, 10_000, 10_000]
+        );
         b.reset();
         assert_eq!(b.next_delay(), 200);
     }

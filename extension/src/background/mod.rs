@@ -16,7 +16,7 @@ use itinero_shared::{ToBrowser, ToHost, HOST_NAME, PROTOCOL_VERSION};
 use wasm_bindgen::prelude::*;
 
 use crate::chrome::{self, Port};
-use crate::panel_protocol::{ConnectionState, FromPanel, HostStatus, ToPanel, PANEL_PORT};
+use crate::panel_protocol::{ConnectionState, HostStatus, ToPanel, PANEL_PORT};
 use backoff::Backoff;
 use router::Router;
 
@@ -115,10 +115,13 @@ fn connect(st: &Rc<RefCell<Background>>) {
     };
     {
         let st2 = st.clone();
-        chrome::listen(&port.on_message(), move |msg| on_host_message(&st2, generation, msg));
+        chrome::listen(&port.on_message(), move |msg| {
+            on_host_message(&st2, generation, msg)
+        });
         let st3 = st.clone();
         chrome::listen(&port.on_disconnect(), move |_| {
-            let why = chrome::last_error().unwrap_or_else(|| "the native host closed the connection".into());
+            let why = chrome::last_error()
+                .unwrap_or_else(|| "the native host closed the connection".into());
             on_host_gone(&st3, generation, why);
         });
     }
@@ -145,24 +148,55 @@ fn user_agent() -> String {
         .unwrap_or_default()
 }
 
+/// Reads a field of a JS object, if present.
+fn field(obj: &JsValue, name: &str) -> JsValue {
+    js_sys::Reflect::get(obj, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A shallow copy of an envelope with another id: bodies (up to 64 MiB) are never re-encoded.
+fn with_id(envelope: &JsValue, id: u64) -> JsValue {
+    let copy = js_sys::Object::assign(&js_sys::Object::new(), envelope.unchecked_ref());
+    let _ = js_sys::Reflect::set(
+        &copy,
+        &JsValue::from_str("id"),
+        &JsValue::from_f64(id as f64),
+    );
+    copy.into()
+}
+
+/// Wraps a host envelope for a panel without converting it to Rust and back.
+fn to_panel_host(envelope: JsValue) -> JsValue {
+    let out = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&out, &"kind".into(), &"host".into());
+    let _ = js_sys::Reflect::set(&out, &"envelope".into(), &envelope);
+    out.into()
+}
+
 fn on_host_message(st: &Rc<RefCell<Background>>, generation: u32, msg: JsValue) {
     if st.borrow().generation != generation {
         return;
     }
-    let text = js_sys::JSON::stringify(&msg)
-        .ok()
-        .and_then(|s| s.as_string())
-        .unwrap_or_default();
-    let env = match Envelope::<ToBrowser>::from_json(text.as_bytes()) {
-        Ok(env) => env,
-        Err((_, e)) => {
-            chrome::log(&format!("itinero: unreadable message from the host: {e}"));
-            return;
-        }
+    let kind = field(&msg, "type").as_string().unwrap_or_default();
+    let Some(id) = field(&msg, "id").as_f64().map(|id| id as u64) else {
+        chrome::log("itinero: message from the host without an id; ignored");
+        return;
     };
-    if let ToBrowser::HelloAck(ack) = &env.msg {
+    if kind == "HelloAck" {
+        let text = js_sys::JSON::stringify(&msg)
+            .ok()
+            .and_then(|s| s.as_string())
+            .unwrap_or_default();
+        let ack = match Envelope::<ToBrowser>::from_json(text.as_bytes()) {
+            Ok(Envelope {
+                msg: ToBrowser::HelloAck(ack),
+                ..
+            }) => ack,
+            Ok(_) | Err(_) => {
+                chrome::log("itinero: unreadable HelloAck from the host");
+                return;
+            }
+        };
         st.borrow_mut().backoff.reset();
-        let ack = ack.clone();
         set_status(st, |s| {
             s.state = ConnectionState::Connected;
             s.host_version = Some(ack.host_version);
@@ -173,20 +207,19 @@ fn on_host_message(st: &Rc<RefCell<Background>>, generation: u32, msg: JsValue) 
         });
         return;
     }
-    let routed = st.borrow_mut().router.take(env.id);
+    let routed = st.borrow_mut().router.take(id);
     let bg = st.borrow();
     match routed {
         Some((panel, original_id)) => {
-            let mut value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-            value["id"] = original_id.into();
-            let out = chrome::to_js(&ToPanel::Host { envelope: value });
-            if let Some((_, port)) = bg.panels.iter().find(|(id, _)| *id == panel) {
-                let _ = port.post_message(&out);
+            if let Some((_, port)) = bg.panels.iter().find(|(p, _)| *p == panel) {
+                let _ = port.post_message(&to_panel_host(with_id(&msg, original_id)));
             }
         }
         None => {
-            let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-            broadcast(&bg, &ToPanel::Host { envelope: value });
+            let out = to_panel_host(msg);
+            for (_, port) in &bg.panels {
+                let _ = port.post_message(&out);
+            }
         }
     }
 }
@@ -212,7 +245,9 @@ fn on_host_gone(st: &Rc<RefCell<Background>>, generation: u32, why: String) {
         bg.retry_pending = true;
         bg.backoff.next_delay()
     };
-    chrome::log(&format!("itinero: native host disconnected ({why}); retrying in {delay} ms"));
+    chrome::log(&format!(
+        "itinero: native host disconnected ({why}); retrying in {delay} ms"
+    ));
     set_status(st, |s| {
         s.state = ConnectionState::Disconnected;
         s.error = Some(why);
@@ -249,7 +284,9 @@ pub fn on_connect(port: Port) {
     };
     {
         let st2 = st.clone();
-        chrome::listen(&port.on_message(), move |msg| on_panel_message(&st2, panel_id, msg));
+        chrome::listen(&port.on_message(), move |msg| {
+            on_panel_message(&st2, panel_id, msg)
+        });
         let st3 = st.clone();
         chrome::listen(&port.on_disconnect(), move |_| {
             let mut bg = st3.borrow_mut();
@@ -263,42 +300,48 @@ pub fn on_connect(port: Port) {
     let _ = port.post_message(&chrome::to_js(&status));
 }
 
+fn reply_error(st: &Rc<RefCell<Background>>, panel: u32, original: u64, message: String) {
+    let bg = st.borrow();
+    if let Some((_, port)) = bg.panels.iter().find(|(id, _)| *id == panel) {
+        let reply = serde_json::json!({
+            "v": PROTOCOL_VERSION, "id": original, "type": "Error",
+            "body": {"code": "internal", "message": message}
+        });
+        let _ = port.post_message(&chrome::to_js(&ToPanel::Host { envelope: reply }));
+    }
+}
+
+/// Panel requests are forwarded as the JS objects they are, with only the id
+/// rewritten: the host validates every message anyway, and decoding a 1 MiB
+/// observation into Rust and back here would only add copies.
 fn on_panel_message(st: &Rc<RefCell<Background>>, panel: u32, msg: JsValue) {
-    let parsed: Result<FromPanel, _> = serde_wasm_bindgen::from_value(msg);
-    match parsed {
-        Ok(FromPanel::Reconnect) => {
+    match field(&msg, "kind").as_string().as_deref() {
+        Some("reconnect") => {
             let connected = st.borrow().host.is_some();
             if !connected {
                 connect(st);
             }
         }
-        Ok(FromPanel::ToHost { envelope }) => {
-            let bytes = serde_json::to_vec(&envelope).unwrap_or_default();
-            let reply_error = |original: u64, message: String| {
-                let bg = st.borrow();
-                if let Some((_, port)) = bg.panels.iter().find(|(id, _)| *id == panel) {
-                    let reply = serde_json::json!({
-                        "v": PROTOCOL_VERSION, "id": original, "type": "Error",
-                        "body": {"code": "internal", "message": message}
-                    });
-                    let _ = port.post_message(&chrome::to_js(&ToPanel::Host { envelope: reply }));
-                }
+        Some("to_host") => {
+            let envelope = field(&msg, "envelope");
+            let Some(original) = field(&envelope, "id").as_f64().map(|id| id as u64) else {
+                return reply_error(st, panel, 0, "the envelope has no numeric id".into());
             };
-            let env = match Envelope::<ToHost>::from_json(&bytes) {
-                Ok(env) => env,
-                Err((id, e)) => return reply_error(id.unwrap_or(0), e.to_string()),
-            };
-            let original = env.id;
             let mut bg = st.borrow_mut();
             let host_id = bg.router.register(panel, original);
-            let routed = Envelope { id: host_id, ..env };
-            if let Err(e) = send_to_host(&bg, &routed) {
+            let sent = match &bg.host {
+                Some(port) => port
+                    .post_message(&with_id(&envelope, host_id))
+                    .map_err(|e| format!("could not send to the host: {e:?}")),
+                None => Err("the native host is not connected".to_owned()),
+            };
+            if let Err(e) = sent {
                 bg.router.take(host_id);
                 drop(bg);
-                reply_error(original, e);
+                reply_error(st, panel, original, e);
             }
         }
-        Err(e) => chrome::log(&format!("itinero: unreadable panel message: {e}")),
+        other => chrome::log(&format!("itinero: unknown panel message kind {other:?}")),
     }
 }
 

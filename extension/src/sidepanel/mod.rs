@@ -94,7 +94,8 @@ fn run_goal(panel: &Rc<RefCell<Panel>>) {
     );
     let value: serde_json::Value = serde_json::from_slice(&env.to_json()).unwrap_or_default();
     let Some(port) = p.port.clone() else {
-        p.view.log("error", "Not connected to the background; retrying.");
+        p.view
+            .log("error", "Not connected to the background; retrying.");
         return;
     };
     p.pending.insert(id, (goal.clone(), now_ms()));
@@ -121,7 +122,8 @@ fn on_message(panel: &Rc<RefCell<Panel>>, msg: JsValue) {
             let env = match Envelope::<ToBrowser>::from_json(&bytes) {
                 Ok(env) => env,
                 Err((_, e)) => {
-                    p.view.log("error", &format!("Unreadable reply from the host: {e}"));
+                    p.view
+                        .log("error", &format!("Unreadable reply from the host: {e}"));
                     return;
                 }
             };
@@ -130,11 +132,16 @@ fn on_message(panel: &Rc<RefCell<Panel>>, msg: JsValue) {
             match env.msg {
                 ToBrowser::Pong(pong) => {
                     let text = pong.payload.unwrap_or_default();
-                    let ms = elapsed.map(|e| format!(" in {e:.1} ms")).unwrap_or_default();
+                    let ms = elapsed
+                        .map(|e| format!(" in {e:.1} ms"))
+                        .unwrap_or_default();
                     p.view.log("reply", &format!("← host echoed “{text}”{ms}"));
                 }
                 ToBrowser::Error(err) => {
-                    p.view.log("error", &format!("Host error ({:?}): {}", err.code, err.message));
+                    p.view.log(
+                        "error",
+                        &format!("Host error ({:?}): {}", err.code, err.message),
+                    );
                 }
                 other => {
                     let kind = itinero_shared::envelope::MessageSet::type_name(&other);

@@ -157,6 +157,7 @@ pub fn diagnose(
             .filter_map(|b| layout.target(b).map(|t| (t, layout.appears_installed(b))))
             .collect(),
     };
+    let before = checks.len();
     for (target, expected) in &targets {
         check_target(
             layout.os,
@@ -167,6 +168,17 @@ pub fn diagnose(
             current_exe,
             &mut checks,
         );
+    }
+    // With no browser installed and no manifest anywhere, every browser line is a
+    // skip: the host still cannot be reached, and that deserves a failure.
+    if profile_dir.is_none() && checks[before..].iter().all(|c| c.status == Status::Skip) {
+        checks.push(Check::fail(
+            "the host is registered with no browser",
+            format!(
+                "{} --browser chrome (or chromium, edge, brave, firefox)",
+                install_command_for_ids(extension_id_args)
+            ),
+        ));
     }
     checks.push(check_writable_dir("data directory", &layout.data_dir));
     checks.push(check_writable_dir("log directory", &layout.log_dir));
@@ -519,6 +531,24 @@ mod tests {
             assert!(line_with(&report, "log directory").starts_with("ok   "));
             assert!(report.contains(MODEL_BACKEND_LINE));
         }
+    }
+
+    #[test]
+    fn doctor_fails_when_no_browser_has_the_host() {
+        let root = tempfile::tempdir().unwrap();
+        let layout = Layout::with_home(
+            Os::Linux,
+            root.path().join("home"),
+            root.path().join("data"),
+        );
+        let checks = diagnose(&layout, None, &[], None).unwrap();
+        let report = render(&checks);
+        assert!(!all_ok(&checks), "{report}");
+        assert!(line_with(&report, "registered with no browser").starts_with("FAIL "));
+        assert!(
+            report.contains("fix: itinero-host install --browser chrome"),
+            "{report}"
+        );
     }
 
     #[test]
