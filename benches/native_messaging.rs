@@ -30,6 +30,35 @@ const CASES: &[Case] = &[
     },
 ];
 
+/// The host's own share of the 1 MiB case: frame decode + envelope decode in this process.
+fn host_decode_only(payload_bytes: usize, samples: usize) -> Vec<f64> {
+    use itinero_shared::codec::{Direction, FrameDecoder};
+    use itinero_shared::envelope::Envelope;
+    use itinero_shared::messages::Ping;
+    use itinero_shared::{encode_frame, ToHost};
+    let env = Envelope::new(
+        1,
+        ToHost::Ping(Ping {
+            payload: "x".repeat(payload_bytes),
+            echo: false,
+        }),
+    );
+    let frame = encode_frame(&env.to_json(), Direction::ToHost).expect("fits");
+    (0..samples)
+        .map(|_| {
+            let t0 = std::time::Instant::now();
+            let mut dec = FrameDecoder::new(Direction::ToHost);
+            for chunk in frame.chunks(64 * 1024) {
+                dec.push(chunk);
+            }
+            let payload = dec.next_frame().unwrap().unwrap();
+            let decoded = Envelope::<ToHost>::from_json(&payload).unwrap();
+            std::hint::black_box(decoded);
+            t0.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect()
+}
+
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
     sorted[rank.min(sorted.len() - 1)]
@@ -86,5 +115,15 @@ async fn main() -> Result<()> {
             sorted[sorted.len() - 1]
         );
     }
+    let mut sorted = host_decode_only(1 << 20, 100);
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    println!(
+        "{:<48} n={:<5} p50={:>7.3} ms  p99={:>7.3} ms  max={:>7.3} ms",
+        "host-side decode of the 1 MiB frame (in process)",
+        sorted.len(),
+        percentile(&sorted, 50.0),
+        percentile(&sorted, 99.0),
+        sorted[sorted.len() - 1]
+    );
     Ok(())
 }

@@ -14,35 +14,62 @@ pub struct Rect {
     pub height: f64,
 }
 
-/// One node of the pruned tree: either an interactive element or text between elements.
+/// One node of the pruned tree: an interactive element, a container kept for
+/// structure (a frame, a shadow host, a dialog), or text between elements.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct DomNode {
-    /// Index the model uses to name this element; `None` for text and for occluded elements.
+    /// Index the model uses to name this element; `None` for text, containers and occluded elements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<u32>,
+    /// Lower-case tag name; `"#text"` for a text node.
     pub tag: String,
+    /// Explicit or implicit ARIA role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// Accessible name (aria-labelledby, aria-label, label, placeholder, title, alt, text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Visible text of a text node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// `type` of inputs and buttons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_type: Option<String>,
+    /// Current value of form controls (never the value of a password field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub href: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    /// Other attributes worth showing the model, e.g. `name`, `id`, `aria-haspopup`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attributes: Vec<(String, String)>,
+    /// Among: checked, selected, disabled, expanded, collapsed, required, empty, invalid, readonly, focused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub states: Vec<String>,
     #[serde(default)]
     pub rect: Rect,
     #[serde(default)]
     pub in_viewport: bool,
+    /// Covered by something painted above it (a modal, a banner): it gets no index.
     #[serde(default)]
     pub occluded: bool,
+    /// A short description of what covers it, for action reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occluded_by: Option<String>,
+    /// The element scrolls its own content.
+    #[serde(default)]
+    pub scroll_container: bool,
     /// Rank in paint order: higher is painted later, i.e. on top.
     #[serde(default)]
     pub paint_order: u32,
     /// New since the previous observation of this tab.
     #[serde(default)]
     pub is_new: bool,
+    /// Frame the node lives in (0 = top frame), set on the nodes stitched in from other frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<Fingerprint>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
