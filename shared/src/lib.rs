@@ -10,6 +10,7 @@ pub mod codec;
 pub mod envelope;
 pub mod messages;
 pub mod observation;
+pub mod render;
 
 pub use action::{Action, Fingerprint, Modifier, ScrollDirection, Target};
 pub use codec::{encode_frame, Direction, FrameDecoder, FrameError};
