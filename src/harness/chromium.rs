@@ -10,7 +10,12 @@ use futures::StreamExt;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
+use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+
 use super::locate::{dist_dir, host_binary};
+
+/// Viewport of every tab the harness opens (a window's size would include the browser's own chrome).
+pub const VIEWPORT: (i64, i64) = (1280, 720);
 
 #[derive(Debug, Clone)]
 pub struct LaunchOptions {
@@ -77,6 +82,8 @@ impl Chromium {
             "--no-default-browser-check",
             "--disable-search-engine-choice-screen",
             "--remote-debugging-port=0",
+            // Fixtures are laid out for this viewport; headless would otherwise use 800x600.
+            "--window-size=1280,720",
             "--enable-logging=stderr",
             "--v=0",
         ])
@@ -126,12 +133,23 @@ impl Chromium {
         })
     }
 
-    /// Opens a new tab at `url`.
+    /// Opens a new tab at `url`, with the viewport fixtures are laid out for.
     pub async fn open(&self, url: &str) -> Result<Page> {
-        self.browser
-            .new_page(url)
+        // Start blank, fix the viewport, then navigate: the page lays out at its final size once.
+        let page = self
+            .browser
+            .new_page("about:blank")
             .await
-            .with_context(|| format!("opening {url}"))
+            .with_context(|| format!("opening a tab for {url}"))?;
+        page.execute(SetDeviceMetricsOverrideParams::new(
+            VIEWPORT.0, VIEWPORT.1, 1.0, false,
+        ))
+        .await
+        .context("setting the viewport")?;
+        page.goto(url)
+            .await
+            .with_context(|| format!("opening {url}"))?;
+        Ok(page)
     }
 
     pub fn profile_dir(&self) -> &Path {
@@ -183,7 +201,8 @@ impl Drop for Chromium {
 }
 
 pub(crate) fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
+    // D-Bus complaints are noise on machines without a session bus.
+    let all: Vec<&str> = text.lines().filter(|l| !l.contains("dbus/")).collect();
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 

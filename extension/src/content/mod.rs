@@ -1,12 +1,23 @@
 //! The content script, running in every frame of every page.
 //!
-//! For now it announces itself and answers probes (which engine loaded, in
-//! which frame); observation and actions build on this entry point.
+//! It answers the background: `probe` (which engine loaded, in which frame) and
+//! `observe` (the pruned, occlusion-aware tree of this frame, see `observe`).
+
+mod dom;
+mod observe;
+mod occlusion;
+mod semantics;
+
+use std::cell::RefCell;
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::chrome;
+
+thread_local! {
+    static OBSERVER: RefCell<observe::Observer> = RefCell::new(observe::Observer::default());
+}
 
 pub fn start(engine: String) {
     let url = web_sys::window()
@@ -21,11 +32,20 @@ pub fn start(engine: String) {
             let kind = js_sys::Reflect::get(&msg, &"kind".into())
                 .ok()
                 .and_then(|k| k.as_string());
-            if kind.as_deref() != Some("probe") {
-                return false;
-            }
-            let reply = serde_json::json!({ "engine": probe_engine, "url": url, "top": top });
-            let _ = respond.call1(&JsValue::NULL, &chrome::to_js(&reply));
+            let reply = match kind.as_deref() {
+                Some("probe") => chrome::to_js(
+                    &serde_json::json!({ "engine": probe_engine, "url": url, "top": top }),
+                ),
+                Some("observe") => {
+                    let Some(win) = web_sys::window() else {
+                        return false;
+                    };
+                    let obs = OBSERVER.with(|o| o.borrow_mut().observe(&win));
+                    chrome::to_js(&obs)
+                }
+                _ => return false,
+            };
+            let _ = respond.call1(&JsValue::NULL, &reply);
             false
         },
     );

@@ -1,0 +1,198 @@
+//! The observation, checked against what each fixture page declares about itself.
+//!
+//! Fixture elements carry `data-expect`: `indexed` (usable: must get an index,
+//! with `data-name` / `data-states` when given), `occluded` (covered: no
+//! index), `hidden` (invisible: absent), `text` / `text-hidden` (their text
+//! must / must not appear in the page text). The test reads those marks from
+//! the page, asks the content script for an observation, and lists every
+//! mismatch, so a failure shows the whole picture at once.
+
+use anyhow::Result;
+use itinero::harness::{Harness, PageExt, WAIT};
+use itinero_shared::observation::{DomNode, Observation};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+struct Mark {
+    id: String,
+    expect: String,
+    name: Option<String>,
+    states: Option<String>,
+    text: String,
+}
+
+fn flatten<'a>(node: &'a DomNode, out: &mut Vec<&'a DomNode>) {
+    out.push(node);
+    for c in &node.children {
+        flatten(c, out);
+    }
+}
+
+fn clean(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Opens `path`, observes it through the extension, and returns (observation, mismatches).
+async fn check(h: &Harness, path: &str) -> Result<(Observation, Vec<String>)> {
+    let url = h.fixture_url(path);
+    let page = h.chromium.open(&url).await?;
+    page.wait_for("document.readyState === 'complete'", WAIT)
+        .await?;
+    let marks: Vec<Mark> = page
+        .run_js(
+            r#"return [...document.querySelectorAll('[data-expect]')].map(e => ({
+                 id: e.id, expect: e.dataset.expect, name: e.dataset.name ?? null,
+                 states: e.dataset.states ?? null, text: e.textContent }));"#,
+        )
+        .await?;
+    let panel = h.open_panel().await?;
+    let url_js = serde_json::to_string(&url)?;
+    let obs = panel
+        .wait_for(
+            &format!(
+                "(async () => {{
+                   const [tab] = await chrome.tabs.query({{ url: {url_js} }});
+                   return tab && await chrome.tabs.sendMessage(tab.id, {{ kind: 'observe' }}, {{ frameId: 0 }});
+                 }})()"
+            ),
+            WAIT,
+        )
+        .await?;
+    let obs: Observation = serde_json::from_value(obs)?;
+    let mut nodes = Vec::new();
+    flatten(&obs.root, &mut nodes);
+    let find = |m: &Mark| -> Vec<&DomNode> {
+        nodes
+            .iter()
+            .copied()
+            .filter(|n| {
+                let fp = n.fingerprint.as_ref();
+                if !m.id.is_empty() {
+                    fp.and_then(|f| f.id.as_deref()) == Some(m.id.as_str())
+                } else {
+                    m.name.is_some() && n.name == m.name
+                }
+            })
+            .collect()
+    };
+    let page_text = clean(&obs.text);
+    let mut problems = Vec::new();
+    for m in &marks {
+        let label = if m.id.is_empty() {
+            format!("{:?}", m.name)
+        } else {
+            format!("#{}", m.id)
+        };
+        let found = find(m);
+        match m.expect.as_str() {
+            "indexed" | "partial" => match found.iter().find(|n| n.index.is_some()) {
+                None => problems.push(format!(
+                    "{label}: expected an indexed element, found {found:?}"
+                )),
+                Some(n) => {
+                    if let Some(name) = &m.name {
+                        if n.name.as_deref() != Some(name.as_str()) {
+                            problems.push(format!("{label}: name {:?}, expected {name:?}", n.name));
+                        }
+                    }
+                    for s in m.states.as_deref().unwrap_or("").split_whitespace() {
+                        if !n.states.iter().any(|x| x == s) {
+                            problems
+                                .push(format!("{label}: missing state {s} (has {:?})", n.states));
+                        }
+                    }
+                }
+            },
+            "occluded" => {
+                if found.iter().any(|n| n.index.is_some()) {
+                    problems.push(format!("{label}: covered, but got an index"));
+                }
+            }
+            "hidden" => {
+                if !found.is_empty() {
+                    problems.push(format!("{label}: hidden, but observed as {found:?}"));
+                }
+            }
+            "text" => {
+                let t = clean(&m.text);
+                if !t.is_empty() && !page_text.contains(&t) {
+                    problems.push(format!("{label}: text {t:?} missing from the page text"));
+                }
+            }
+            "text-hidden" => {
+                let t = clean(&m.text);
+                if !t.is_empty() && page_text.contains(&t) {
+                    problems.push(format!(
+                        "{label}: hidden text {t:?} leaked into the page text"
+                    ));
+                }
+            }
+            other => problems.push(format!("{label}: unknown data-expect {other:?}")),
+        }
+    }
+    Ok((obs, problems))
+}
+
+async fn assert_fixture(path: &str) -> Result<Observation> {
+    let h = Harness::start().await?;
+    let (obs, problems) = check(&h, path).await?;
+    assert!(
+        problems.is_empty(),
+        "{path}: {} mismatches (viewport {}x{}):\n  {}\n--- observation as the model sees it ---\n{}",
+        problems.len(),
+        obs.viewport.width,
+        obs.viewport.height,
+        problems.join("\n  "),
+        itinero_shared::render::render(&obs, &Default::default()).text
+    );
+    Ok(obs)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modal_covers_the_form_behind_it() -> Result<()> {
+    let obs = assert_fixture("observe/modal.html").await?;
+    let covered: Vec<_> = {
+        let mut all = Vec::new();
+        flatten(&obs.root, &mut all);
+        all.into_iter()
+            .filter(|n| n.occluded && n.fingerprint.is_some())
+            .map(|n| n.occluded_by.clone())
+            .collect()
+    };
+    assert!(!covered.is_empty());
+    assert!(
+        covered.iter().all(|b| b.is_some()),
+        "every covered element says what covers it: {covered:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cookie_banner_covers_only_what_is_under_it() -> Result<()> {
+    assert_fixture("observe/cookie-banner.html").await.map(drop)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sticky_header_covers_the_link_under_it() -> Result<()> {
+    assert_fixture("observe/sticky-header.html").await.map(drop)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hidden_elements_and_their_text_stay_out() -> Result<()> {
+    assert_fixture("observe/visibility.html").await.map(drop)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controls_have_their_names_and_states() -> Result<()> {
+    assert_fixture("observe/controls.html").await.map(drop)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_and_closed_shadow_roots_are_walked() -> Result<()> {
+    assert_fixture("observe/shadow.html").await.map(drop)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_origin_iframes_are_walked_in_place() -> Result<()> {
+    assert_fixture("observe/iframes.html").await.map(drop)
+}
