@@ -47,7 +47,8 @@ fn run() -> Result<()> {
     }
     let wasm = compile_extension(&root)?;
     let dist = root.join("dist/extension");
-    let staging = root.join("target/extension-staging");
+    // Each build stages in its own OUT_DIR: builds of two profiles may run this script at once.
+    let staging = PathBuf::from(std::env::var("OUT_DIR")?).join("extension");
     if staging.exists() {
         std::fs::remove_dir_all(&staging).context("cannot clear the staging directory")?;
     }
@@ -66,12 +67,33 @@ fn run() -> Result<()> {
     )?;
     wasm2js_fallback(&wasm, &staging.join("pkg-js"), &binaryen)?;
     copy_static(&root, &staging)?;
-    if dist.exists() {
-        std::fs::remove_dir_all(&dist).context("cannot replace dist/extension")?;
+    install(&staging, &dist)
+}
+
+/// Replaces `dist` with `staging` by renames, so a browser or a concurrent build never sees half a directory.
+fn install(staging: &Path, dist: &Path) -> Result<()> {
+    let parent = dist.parent().expect("dist/extension has a parent");
+    std::fs::create_dir_all(parent)?;
+    let unique = format!(
+        ".extension-old-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    );
+    let old = parent.join(unique);
+    for _ in 0..5 {
+        if dist.exists() {
+            // Another build may have moved it already; that is fine.
+            let _ = std::fs::rename(dist, &old);
+        }
+        if std::fs::rename(staging, dist).is_ok() {
+            let _ = std::fs::remove_dir_all(&old);
+            return Ok(());
+        }
     }
-    std::fs::create_dir_all(dist.parent().unwrap())?;
-    std::fs::rename(&staging, &dist).context("cannot move the extension into dist/extension")?;
-    Ok(())
+    bail!("cannot move the extension into {}", dist.display())
 }
 
 /// Which compiler builds the wasm.

@@ -35,10 +35,18 @@ impl Harness {
     }
 
     pub async fn start_with(options: LaunchOptions) -> Result<Self> {
-        let fixtures =
-            FixtureServer::start(workspace_root().join("tests/fixtures"), axum::Router::new())
-                .await
-                .context("starting the fixture server")?;
+        Self::start_full(options, axum::Router::new()).await
+    }
+
+    /// Starts with extra fixture routes (e.g. form endpoints that record what they receive).
+    pub async fn start_with_routes(routes: axum::Router) -> Result<Self> {
+        Self::start_full(LaunchOptions::default(), routes).await
+    }
+
+    async fn start_full(options: LaunchOptions, routes: axum::Router) -> Result<Self> {
+        let fixtures = FixtureServer::start(workspace_root().join("tests/fixtures"), routes)
+            .await
+            .context("starting the fixture server")?;
         let chromium = Chromium::launch(options).await?;
         Ok(Self { chromium, fixtures })
     }

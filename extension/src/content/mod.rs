@@ -1,22 +1,69 @@
 //! The content script, running in every frame of every page.
 //!
-//! It answers the background: `probe` (which engine loaded, in which frame) and
-//! `observe` (the pruned, occlusion-aware tree of this frame, see `observe`).
+//! It answers the background: `probe` (which engine loaded, in which frame),
+//! `observe` (the pruned, occlusion-aware tree of this frame, see `observe`) and
+//! `act` (perform an action on it and report the outcome, see `act`).
 
+mod act;
 mod dom;
 mod observe;
 mod occlusion;
+mod resolve;
 mod semantics;
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
+use itinero_shared::messages::Outcome;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::chrome;
 
 thread_local! {
-    static OBSERVER: RefCell<observe::Observer> = RefCell::new(observe::Observer::default());
+    static OBSERVER: Rc<RefCell<observe::Observer>> = Rc::new(RefCell::new(observe::Observer::default()));
+}
+
+/// Handles one message; `true` means the reply comes later (the channel must stay open).
+fn on_message(msg: JsValue, respond: js_sys::Function, engine: &str, url: &str, top: bool) -> bool {
+    let kind = js_sys::Reflect::get(&msg, &"kind".into())
+        .ok()
+        .and_then(|k| k.as_string());
+    let reply = match kind.as_deref() {
+        Some("probe") => {
+            chrome::to_js(&serde_json::json!({ "engine": engine, "url": url, "top": top }))
+        }
+        Some("observe") => {
+            let Some(win) = web_sys::window() else {
+                return false;
+            };
+            let obs = OBSERVER.with(|o| o.borrow_mut().observe(&win));
+            chrome::to_js(&obs)
+        }
+        Some("act") => {
+            let action = js_sys::Reflect::get(&msg, &"action".into())
+                .ok()
+                .map(serde_wasm_bindgen::from_value::<itinero_shared::Action>);
+            let observer = OBSERVER.with(Rc::clone);
+            // Actions take time (settling): answer asynchronously, keeping the channel open.
+            wasm_bindgen_futures::spawn_local(async move {
+                let outcome = match action {
+                    Some(Ok(action)) => act::perform(&observer, action).await,
+                    Some(Err(e)) => Outcome::Failed {
+                        reason: format!("the action could not be read: {e}"),
+                    },
+                    None => Outcome::Failed {
+                        reason: "the message has no action".into(),
+                    },
+                };
+                let _ = respond.call1(&JsValue::NULL, &chrome::to_js(&outcome));
+            });
+            return true;
+        }
+        _ => return false,
+    };
+    let _ = respond.call1(&JsValue::NULL, &reply);
+    false
 }
 
 pub fn start(engine: String) {
@@ -29,24 +76,7 @@ pub fn start(engine: String) {
     let probe_engine = engine.clone();
     let listener = Closure::<dyn FnMut(JsValue, JsValue, js_sys::Function) -> bool>::new(
         move |msg: JsValue, _sender: JsValue, respond: js_sys::Function| {
-            let kind = js_sys::Reflect::get(&msg, &"kind".into())
-                .ok()
-                .and_then(|k| k.as_string());
-            let reply = match kind.as_deref() {
-                Some("probe") => chrome::to_js(
-                    &serde_json::json!({ "engine": probe_engine, "url": url, "top": top }),
-                ),
-                Some("observe") => {
-                    let Some(win) = web_sys::window() else {
-                        return false;
-                    };
-                    let obs = OBSERVER.with(|o| o.borrow_mut().observe(&win));
-                    chrome::to_js(&obs)
-                }
-                _ => return false,
-            };
-            let _ = respond.call1(&JsValue::NULL, &reply);
-            false
+            on_message(msg, respond, &probe_engine, &url, top)
         },
     );
     chrome::RUNTIME_ON_MESSAGE.with(|e| e.add_listener(listener.as_ref().unchecked_ref()));

@@ -26,10 +26,13 @@ const SKIPPED: &[&str] = &[
     "script", "style", "noscript", "template", "head", "meta", "link", "title", "base",
 ];
 
-/// Remembers the previous observation so new elements can be marked.
+/// Remembers the previous observation: to mark new elements, and to find the
+/// element behind an index when an action arrives.
 #[derive(Default)]
 pub struct Observer {
     previous: Option<HashSet<u64>>,
+    /// The element and fingerprint of every index in the last observation.
+    indexed: Vec<(Element, Fingerprint)>,
 }
 
 /// Per-document context: which frame, where it sits in the top viewport, what its ancestors imply.
@@ -51,6 +54,7 @@ struct Ctx {
 
 struct Walk<'a> {
     next_index: u32,
+    indexed: Vec<(Element, Fingerprint)>,
     previous: Option<&'a HashSet<u64>>,
     seen: HashSet<u64>,
     text: String,
@@ -89,6 +93,16 @@ fn fingerprint_key(fp: &Fingerprint) -> u64 {
 }
 
 impl Observer {
+    /// The element an index named in the last observation, with the fingerprint it had then.
+    pub fn indexed(&self, index: u32) -> Option<&(Element, Fingerprint)> {
+        self.indexed.get(index as usize)
+    }
+
+    /// Every indexed element of the last observation.
+    pub fn all_indexed(&self) -> &[(Element, Fingerprint)] {
+        &self.indexed
+    }
+
     pub fn observe(&mut self, win: &Window) -> Observation {
         let perf = win.performance();
         let t0 = perf.as_ref().map(|p| p.now()).unwrap_or(0.0);
@@ -96,6 +110,7 @@ impl Observer {
         let (vw, vh) = viewport(&doc, win);
         let mut walk = Walk {
             next_index: 0,
+            indexed: Vec::new(),
             previous: self.previous.as_ref(),
             seen: HashSet::new(),
             text: String::new(),
@@ -118,7 +133,9 @@ impl Observer {
         }
         let seen = std::mem::take(&mut walk.seen);
         let text = std::mem::take(&mut walk.text);
+        let indexed = std::mem::take(&mut walk.indexed);
         self.previous = Some(seen);
+        self.indexed = indexed;
         let scroll_x = win.scroll_x().unwrap_or(0.0);
         let scroll_y = win.scroll_y().unwrap_or(0.0);
         let full_height = doc
@@ -377,11 +394,12 @@ impl Walk<'_> {
                 }
             }
             node.states = semantics::states(&ctx.doc, el, &tag, itype.as_deref());
-            node.fingerprint = Some(fingerprint);
             if !node.occluded {
                 node.index = Some(self.next_index);
                 self.next_index += 1;
+                self.indexed.push((el.clone(), fingerprint.clone()));
             }
+            node.fingerprint = Some(fingerprint);
         }
 
         let inner = Ctx {
