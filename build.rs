@@ -327,31 +327,45 @@ fn wasm2js_fallback(wasm: &Path, out: &Path, binaryen: &Binaryen) -> Result<()> 
     // the glue's "byteLength === 0" staleness check never fires, so compare buffers instead.
     let bg_js = out.join(format!("{CRATE}_bg.js"));
     let text = std::fs::read_to_string(&bg_js)?;
-    let patched = patch_memory_views(&text);
+    // The DataView check trusts `buffer.detached`, which a replaced (not detached) buffer never sets.
+    let patched = patch_memory_views(&text).replace(
+        ".buffer.detached === true",
+        ".buffer !== wasm.memory.buffer",
+    );
+    if patched.contains("cachedUint8ArrayMemory0.byteLength === 0") {
+        bail!(
+            "the wasm2js memory-view patch no longer matches wasm-bindgen's glue; update build.rs"
+        );
+    }
     std::fs::write(&bg_js, patched)?;
     Ok(())
 }
 
+/// Rewrites `cachedX.byteLength === 0` into `cachedX.buffer !== wasm.memory.buffer`.
 fn patch_memory_views(glue: &str) -> String {
+    const STALE: &str = ".byteLength === 0";
     let mut out = String::with_capacity(glue.len());
-    for line in glue.lines() {
-        let mut line = line.to_owned();
-        if let Some(start) = line.find("cached") {
-            if let Some(pos) = line[start..].find(".byteLength === 0") {
-                let var_end = start + pos;
-                let var = line[start..var_end].to_owned();
-                if var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    line = line.replacen(
-                        &format!("{var}.byteLength === 0"),
-                        &format!("{var}.buffer !== wasm.memory.buffer"),
-                        1,
-                    );
-                }
-            }
+    let mut rest = glue;
+    while let Some(pos) = rest.find(STALE) {
+        let head = &rest[..pos];
+        // The identifier just before the check, e.g. `cachedUint8ArrayMemory0`.
+        let ident_start = head
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_ascii_alphanumeric() || *c == '_' || *c == '$')
+            .last()
+            .map(|(i, _)| i)
+            .unwrap_or(pos);
+        let ident = &head[ident_start..];
+        out.push_str(head);
+        if ident.starts_with("cached") {
+            out.push_str(".buffer !== wasm.memory.buffer");
+        } else {
+            out.push_str(STALE);
         }
-        out.push_str(&line);
-        out.push('\n');
+        rest = &rest[pos + STALE.len()..];
     }
+    out.push_str(rest);
     out
 }
 

@@ -24,6 +24,8 @@ async fn open(h: &Harness, path: &str) -> Result<Tab> {
     page.wait_for("document.readyState === 'complete'", WAIT)
         .await?;
     let panel = h.open_panel().await?;
+    // The agent works on the tab the user sees; background tabs skip rendering work.
+    page.bring_to_front().await?;
     Ok(Tab { page, panel, url })
 }
 

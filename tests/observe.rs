@@ -34,6 +34,20 @@ fn clean(s: &str) -> String {
 
 /// Opens `path`, observes it through the extension, and returns (observation, mismatches).
 async fn check(h: &Harness, path: &str) -> Result<(Observation, Vec<String>)> {
+    let (obs, problems, _, _) = check_open(h, path).await?;
+    Ok((obs, problems))
+}
+
+/// Like [`check`], also returning the fixture's page and the panel page that observed it.
+async fn check_open(
+    h: &Harness,
+    path: &str,
+) -> Result<(
+    Observation,
+    Vec<String>,
+    chromiumoxide::Page,
+    chromiumoxide::Page,
+)> {
     let url = h.fixture_url(path);
     let page = h.chromium.open(&url).await?;
     page.wait_for("document.readyState === 'complete'", WAIT)
@@ -46,6 +60,8 @@ async fn check(h: &Harness, path: &str) -> Result<(Observation, Vec<String>)> {
         )
         .await?;
     let panel = h.open_panel().await?;
+    // The agent works on the tab the user sees; background tabs skip rendering work (IntersectionObserver).
+    page.bring_to_front().await?;
     let url_js = serde_json::to_string(&url)?;
     let obs = panel
         .wait_for(
@@ -130,7 +146,7 @@ async fn check(h: &Harness, path: &str) -> Result<(Observation, Vec<String>)> {
             other => problems.push(format!("{label}: unknown data-expect {other:?}")),
         }
     }
-    Ok((obs, problems))
+    Ok((obs, problems, page, panel))
 }
 
 async fn assert_fixture(path: &str) -> Result<Observation> {
@@ -195,4 +211,69 @@ async fn open_and_closed_shadow_roots_are_walked() -> Result<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn same_origin_iframes_are_walked_in_place() -> Result<()> {
     assert_fixture("observe/iframes.html").await.map(drop)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wasm2js_build_observes_a_large_page_under_a_strict_csp() -> Result<()> {
+    let h = Harness::start().await?;
+    let (obs, problems) = check(&h, "observe/strict-long.html").await?;
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut nodes = Vec::new();
+    flatten(&obs.root, &mut nodes);
+    let indexed: Vec<_> = nodes.iter().filter(|n| n.index.is_some()).collect();
+    // Search box + button, then a link and a button per row: 1,202 controls.
+    assert_eq!(indexed.len(), 1202, "indexed elements");
+    assert_eq!(
+        indexed.last().unwrap().name.as_deref(),
+        Some("Add 600 to cart")
+    );
+    assert!(obs.text.contains("Rated"), "page text is collected");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elements_that_appear_after_scrolling_are_marked_new() -> Result<()> {
+    let h = Harness::start().await?;
+    let (first, problems, _page, panel) = check_open(&h, "observe/infinite-scroll.html").await?;
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut nodes = Vec::new();
+    flatten(&first.root, &mut nodes);
+    assert!(
+        nodes.iter().all(|n| !n.is_new),
+        "nothing is new in a first observation"
+    );
+    assert!(first.pages_below > 0.5);
+
+    // Scroll as the agent would, through the content script; the page loads more items.
+    let url = serde_json::to_string(&h.fixture_url("observe/infinite-scroll.html"))?;
+    let ask = |msg: String| {
+        format!(
+            "const [tab] = await chrome.tabs.query({{ url: {url} }});
+             return await chrome.tabs.sendMessage(tab.id, {msg}, {{ frameId: 0 }});"
+        )
+    };
+    let outcome: serde_json::Value = panel
+        .run_js(&ask(
+            r#"{"kind":"act","action":{"kind":"scroll","direction":"down","pages":3}}"#.into(),
+        ))
+        .await?;
+    assert_eq!(outcome["kind"], "done", "{outcome}");
+    let second: Observation =
+        serde_json::from_value(panel.run_js(&ask(r#"{"kind":"observe"}"#.into())).await?)?;
+    let mut nodes = Vec::new();
+    flatten(&second.root, &mut nodes);
+    let named = |name: &str| {
+        nodes
+            .iter()
+            .find(|n| n.name.as_deref() == Some(name))
+            .copied()
+    };
+    assert!(!named("Item 1").expect("Item 1 is still there").is_new);
+    assert!(named("Item 31").expect("a second batch loaded").is_new);
+    assert!(
+        second.pages_above > 0.5,
+        "the page scrolled: {}",
+        second.pages_above
+    );
+    Ok(())
 }

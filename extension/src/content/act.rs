@@ -591,6 +591,16 @@ async fn select(win: &Window, doc: &Document, el: &Element, value: &str) -> Resu
     }
 }
 
+/// Resolves at the next animation frame, or after 100 ms where frames do not run (a hidden tab).
+async fn next_frame(win: &Window) {
+    let win = win.clone();
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let _ = win.request_animation_frame(&resolve);
+        let _ = win.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 100);
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
 /// Waits for a quiet DOM: `Ok` after no mutation for [`QUIET_MS`], `Err(waited)` at [`SETTLE_MAX_MS`].
 async fn settle(win: &Window, doc: &Document) -> Result<(), u64> {
     let perf = win.performance();
@@ -611,6 +621,10 @@ async fn settle(win: &Window, doc: &Document) -> Result<(), u64> {
         init.set_character_data(true);
         let _ = o.observe_with_options(&root, &init);
     }
+    // Rendering steps (IntersectionObserver, ResizeObserver callbacks) run with the next frames:
+    // let two pass before judging quietness.
+    next_frame(win).await;
+    next_frame(win).await;
     let result = loop {
         gloo_timers::future::TimeoutFuture::new(50).await;
         let t = now();
