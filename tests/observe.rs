@@ -277,3 +277,18 @@ async fn elements_that_appear_after_scrolling_are_marked_new() -> Result<()> {
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paint_order_follows_stacking_contexts() -> Result<()> {
+    let obs = assert_fixture("observe/paint.html").await?;
+    let mut nodes = Vec::new();
+    flatten(&obs.root, &mut nodes);
+    let mut indexed: Vec<_> = nodes.iter().filter(|n| n.index.is_some()).collect();
+    indexed.sort_by_key(|n| n.paint_order);
+    let order: Vec<&str> = indexed
+        .iter()
+        .filter_map(|n| n.fingerprint.as_ref()?.id.as_deref())
+        .collect();
+    assert_eq!(order, ["a", "b", "pos", "in-ctx", "z1", "z5", "modal-btn"]);
+    Ok(())
+}

@@ -8,6 +8,7 @@ mod act;
 mod dom;
 mod observe;
 mod occlusion;
+mod paint;
 mod resolve;
 mod semantics;
 

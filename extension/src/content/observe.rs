@@ -17,6 +17,7 @@ use web_sys::{Document, Element, HtmlIFrameElement, Node, Window};
 
 use super::dom::{attr, clean_text, is_visible, shadow_root};
 use super::occlusion;
+use super::paint;
 use super::semantics;
 
 /// Bound on the page text sent with an observation.
@@ -50,6 +51,9 @@ struct Ctx {
     parent_pointer: bool,
     path: String,
     frame_path: Vec<i64>,
+    /// Paint key of the stacking context (or positioned box) the children are painted in.
+    paint: paint::Key,
+    parent_flex_or_grid: bool,
 }
 
 struct Walk<'a> {
@@ -59,6 +63,10 @@ struct Walk<'a> {
     seen: HashSet<u64>,
     text: String,
     top_viewport: (f64, f64),
+    /// Document order, for paint keys.
+    order: u32,
+    /// Paint key of each interactive node, by its provisional `paint_order`.
+    paint_keys: Vec<paint::Key>,
 }
 
 /// The part of the window that shows the page: scrollbars excluded, since nothing under them can be seen or hit.
@@ -79,6 +87,18 @@ fn viewport(doc: &Document, win: &Window) -> (f64, f64) {
             f64::from(root.client_height()).min(inner.1),
         ),
         _ => inner,
+    }
+}
+
+/// Replaces provisional paint orders (indices into the key list) with ranks.
+fn apply_ranks(node: &mut DomNode, ranks: &[u32]) {
+    if node.fingerprint.is_some() {
+        if let Some(rank) = ranks.get(node.paint_order as usize) {
+            node.paint_order = *rank;
+        }
+    }
+    for child in &mut node.children {
+        apply_ranks(child, ranks);
     }
 }
 
@@ -111,6 +131,8 @@ impl Observer {
         let mut walk = Walk {
             next_index: 0,
             indexed: Vec::new(),
+            order: 0,
+            paint_keys: Vec::new(),
             previous: self.previous.as_ref(),
             seen: HashSet::new(),
             text: String::new(),
@@ -126,6 +148,8 @@ impl Observer {
             parent_pointer: false,
             path: String::new(),
             frame_path: Vec::new(),
+            paint: paint::Key::default(),
+            parent_flex_or_grid: false,
         };
         let mut children = Vec::new();
         if let Some(body) = doc.body() {
@@ -134,6 +158,10 @@ impl Observer {
         let seen = std::mem::take(&mut walk.seen);
         let text = std::mem::take(&mut walk.text);
         let indexed = std::mem::take(&mut walk.indexed);
+        let ranks = paint::ranks(&walk.paint_keys);
+        for child in &mut children {
+            apply_ranks(child, &ranks);
+        }
         self.previous = Some(seen);
         self.indexed = indexed;
         let scroll_x = win.scroll_x().unwrap_or(0.0);
@@ -315,6 +343,17 @@ impl Walk<'_> {
             .as_ref()
             .and_then(|s| s.get_property_value("cursor").ok())
             .is_some_and(|c| c == "pointer");
+        self.order += 1;
+        let painting = style
+            .as_ref()
+            .map(|s| paint::classify(s, ctx.parent_flex_or_grid, self.order));
+        let paint_key: paint::Key = {
+            let mut k = (*ctx.paint).clone();
+            if let Some(p) = &painting {
+                k.push(p.step);
+            }
+            std::rc::Rc::new(k)
+        };
         let overflow_scrolls = style.as_ref().is_some_and(|s| {
             let o = s.get_property_value("overflow-y").unwrap_or_default();
             (o == "auto" || o == "scroll") && el.scroll_height() > el.client_height() + 1
@@ -400,6 +439,8 @@ impl Walk<'_> {
                 self.indexed.push((el.clone(), fingerprint.clone()));
             }
             node.fingerprint = Some(fingerprint);
+            node.paint_order = self.paint_keys.len() as u32;
+            self.paint_keys.push(paint_key.clone());
         }
 
         let inner = Ctx {
@@ -407,6 +448,12 @@ impl Walk<'_> {
             inert,
             parent_pointer: pointer,
             path: path.clone(),
+            paint: if painting.as_ref().is_some_and(|p| p.groups_children) {
+                paint_key
+            } else {
+                ctx.paint.clone()
+            },
+            parent_flex_or_grid: style.as_ref().is_some_and(paint::is_flex_or_grid),
             ..ctx.clone()
         };
         let mut kids = Vec::new();
