@@ -62,8 +62,8 @@ ensure_chromium() {
 
 ensure_node_tools() {
   command -v npm >/dev/null || apt_install nodejs npm
-  if [ ! -x tools/node_modules/.bin/wasm2js ]; then
-    say "npm ci --prefix tools (binaryen: wasm-opt and wasm2js for the extension's no-wasm fallback)"
+  if [ ! -x tools/node_modules/.bin/wasm2js ] || [ ! -f tools/node_modules/react-dom/umd/react-dom.production.min.js ]; then
+    say "npm ci --prefix tools (binaryen for the extension's no-wasm fallback; React for the test fixtures)"
     npm ci --prefix tools --no-audit --no-fund --loglevel=error
   fi
 }

@@ -219,3 +219,58 @@ async fn a_covered_target_is_reported_with_what_covers_it() -> Result<()> {
     assert_eq!(tab.page.run_js::<u32>("return window.__clicked;").await?, 0);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_react_app_with_controlled_inputs_sees_what_is_typed() -> Result<()> {
+    let received = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let store = received.clone();
+    let routes = axum::Router::new().route(
+        "/react-signup",
+        post(move |axum::Json(body): axum::Json<Value>| async move {
+            store.lock().unwrap().push(body);
+            "ok"
+        }),
+    );
+    let h = Harness::start_with_routes(routes).await?;
+    let tab = open(&h, "react/index.html").await?;
+    tab.page
+        .wait_for("document.querySelector('#name') !== null", WAIT)
+        .await?;
+    let obs = observe(&tab).await?;
+    let typed = act(
+        &tab,
+        json!({"kind": "type", "target": target(&obs, "name")?, "text": "Ana Lima"}),
+    )
+    .await?;
+    assert_eq!(typed["kind"], "done", "{typed}");
+    // React re-rendered from its state: the greeting shows the typed name.
+    assert_eq!(tab.page.text_of("#greeting").await?, "Hello, Ana Lima");
+    let chosen = act(
+        &tab,
+        json!({"kind": "select", "target": target(&obs, "country")?, "value": "France"}),
+    )
+    .await?;
+    assert_eq!(chosen["kind"], "done", "{chosen}");
+    let ticked = act(
+        &tab,
+        json!({"kind": "check", "target": target(&obs, "terms")?, "checked": true}),
+    )
+    .await?;
+    assert_eq!(ticked["kind"], "done", "{ticked}");
+    // The button was disabled until now: observe again, as the agent would, and click it.
+    let obs = observe(&tab).await?;
+    let clicked = act(
+        &tab,
+        json!({"kind": "click", "target": target(&obs, "signup")?}),
+    )
+    .await?;
+    assert_eq!(clicked["kind"], "done", "{clicked}");
+    tab.page
+        .wait_for("document.querySelector('#welcome')?.textContent", WAIT)
+        .await?;
+    assert_eq!(
+        received.lock().unwrap().clone(),
+        vec![json!({"name": "Ana Lima", "country": "fr", "terms": true})]
+    );
+    Ok(())
+}

@@ -2,7 +2,8 @@
 //!
 //! Files under the fixture directory are served as they are; a sibling file
 //! `<name>.headers` adds response headers (one `Name: value` per line), so a
-//! page with a strict CSP is just two files. Tests add dynamic routes (form
+//! page with a strict CSP is just two files. `/node_modules/…` serves the npm
+//! packages installed in `tools/` (React for the fixture app). Tests add dynamic routes (form
 //! endpoints that record what they received) through the extra router.
 
 use std::net::SocketAddr;
@@ -65,7 +66,13 @@ async fn serve_file(dir: PathBuf, uri: Uri) -> Response<Body> {
     {
         return status(StatusCode::BAD_REQUEST);
     }
-    let path = dir.join(rel_path);
+    // Fixture apps load libraries installed from npm (React) under /node_modules/.
+    let path = match rel_path.strip_prefix("node_modules") {
+        Ok(inside) => super::workspace_root()
+            .join("tools/node_modules")
+            .join(inside),
+        Err(_) => dir.join(rel_path),
+    };
     let Ok(bytes) = tokio::fs::read(&path).await else {
         return status(StatusCode::NOT_FOUND);
     };
