@@ -274,3 +274,50 @@ async fn a_react_app_with_controlled_inputs_sees_what_is_typed() -> Result<()> {
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_that_leaves_the_page_reports_where_it_went() -> Result<()> {
+    let h = Harness::start().await?;
+    let tab = open(&h, "observe/mutating.html").await?;
+    let obs = observe(&tab).await?;
+    // The button navigates 50 ms after the click; the content script is torn down with the page.
+    let outcome = act(
+        &tab,
+        json!({"kind": "click", "target": target(&obs, "nav-button")?}),
+    )
+    .await?;
+    assert_eq!(outcome["kind"], "navigated", "{outcome}");
+    assert!(
+        outcome["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/observe/plain-target.html"),
+        "{outcome}"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_spa_route_change_is_reported_as_a_navigation() -> Result<()> {
+    let h = Harness::start().await?;
+    let mut tab = open(&h, "observe/spa.html").await?;
+    let obs = observe(&tab).await?;
+    let outcome = act(
+        &tab,
+        json!({"kind": "click", "target": target(&obs, "nav-products")?}),
+    )
+    .await?;
+    assert_eq!(outcome["kind"], "navigated", "{outcome}");
+    assert!(
+        outcome["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("spa.html?route=products"),
+        "{outcome}"
+    );
+    // Same document: the content script is still there and sees the new route.
+    tab.url = h.fixture_url("observe/spa.html?route=products");
+    let after = observe(&tab).await?;
+    assert!(after.url.ends_with("?route=products"), "{}", after.url);
+    Ok(())
+}

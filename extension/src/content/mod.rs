@@ -6,6 +6,7 @@
 
 mod act;
 mod dom;
+mod navigation;
 mod observe;
 mod occlusion;
 mod paint;
@@ -46,8 +47,12 @@ fn on_message(msg: JsValue, respond: js_sys::Function, engine: &str, url: &str, 
                 .ok()
                 .map(serde_wasm_bindgen::from_value::<itinero_shared::Action>);
             let observer = OBSERVER.with(Rc::clone);
-            // Actions take time (settling): answer asynchronously, keeping the channel open.
-            wasm_bindgen_futures::spawn_local(async move {
+            let Some(win) = web_sys::window() else {
+                return false;
+            };
+            let watch = Rc::new(navigation::NavigationWatch::start(&win));
+            let left = watch.left();
+            let acting = wasm_bindgen_futures::future_to_promise(async move {
                 let outcome = match action {
                     Some(Ok(action)) => act::perform(&observer, action).await,
                     Some(Err(e)) => Outcome::Failed {
@@ -57,7 +62,23 @@ fn on_message(msg: JsValue, respond: js_sys::Function, engine: &str, url: &str, 
                         reason: "the message has no action".into(),
                     },
                 };
-                let _ = respond.call1(&JsValue::NULL, &chrome::to_js(&outcome));
+                // A same-document navigation (pushState) leaves the page in place: say where it went.
+                let outcome = match (outcome, watch.destination()) {
+                    (Outcome::Done | Outcome::NeverSettled { .. }, Some(url)) => {
+                        Outcome::Navigated { url }
+                    }
+                    (outcome, _) => outcome,
+                };
+                drop(watch);
+                Ok(chrome::to_js(&outcome))
+            });
+            // Actions take time (settling): answer asynchronously, keeping the channel open.
+            // Whichever comes first answers: the outcome, or the page being left mid-action.
+            let race = js_sys::Promise::race(&js_sys::Array::of2(&acting, &left));
+            wasm_bindgen_futures::spawn_local(async move {
+                if let Ok(outcome) = wasm_bindgen_futures::JsFuture::from(race).await {
+                    let _ = respond.call1(&JsValue::NULL, &outcome);
+                }
             });
             return true;
         }
