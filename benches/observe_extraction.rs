@@ -1,0 +1,664 @@
+//! Observation extraction: the content script's Rust/WASM walk against a plain-JS
+//! port of the same algorithm (`benches/reference/observe.js`), on the same page.
+//!
+//! For each size of `tests/fixtures/observe/generated.html?n=N` it opens the page,
+//! injects the reference into the page's main world (CDP `Runtime.evaluate` of the
+//! file), checks that both produce the same observation, then interleaves timed
+//! runs: the Rust/WASM walk is asked for from the side-panel page
+//! (`chrome.tabs.sendMessage`) and timed by the observation's own `snapshot_ms`
+//! (`performance.now()` around the walk, inside the page); the reference is timed
+//! inside the page with `performance.now()` around `__itineroReferenceObserve()`.
+//! Both exclude messaging and serialisation. It then counts the DOM calls the
+//! reference makes per element (a separate, instrumented run) and prints the size
+//! of each fixture page's observation as the model sees it.
+//!
+//! Run: `cargo build --release -p itinero-host && cargo bench --bench observe_extraction`
+//! (`ITINERO_BENCH_PROFILE=1` adds a sampled CPU profile of both walks at n = 5000,
+//! with the Rust/WASM time charged to the boundary crossings it is spent in).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::{bail, Context, Result};
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::Page;
+use itinero::harness::{workspace_root, Harness, PageExt, WAIT};
+use itinero_shared::observation::{DomNode, Observation};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The plain-JS reference, injected into each page's main world.
+const REFERENCE_JS: &str = include_str!("reference/observe.js");
+
+const WARMUP: usize = 3;
+/// (elements, timed runs of each implementation).
+const SIZES: &[(usize, usize)] = &[(1000, 30), (5000, 30), (20000, 10)];
+/// Page size of the instrumented (call-counting) run.
+const INSTRUMENTED_N: usize = 5000;
+
+#[derive(Debug, Deserialize)]
+struct RustRun {
+    snapshot_ms: f64,
+    /// Request → reply in the panel, including messaging and serialisation (for context only).
+    roundtrip_ms: f64,
+    indexed: usize,
+}
+
+#[derive(Debug, Deserialize)]
+struct JsRun {
+    ms: f64,
+    indexed: usize,
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+fn sorted(mut v: Vec<f64>) -> Vec<f64> {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v
+}
+
+/// Counts the indexed nodes of the observation `obs` (a JS expression) in the page; a JS snippet.
+const COUNT_INDEXED: &str = r#"
+  const countIndexed = (node) => {
+    let n = node.index !== undefined && node.index !== null ? 1 : 0;
+    for (const c of node.children || []) n += countIndexed(c);
+    return n;
+  };"#;
+
+/// The tab showing `url`, as the extension sees it.
+async fn tab_id(panel: &Page, url: &str) -> Result<i64> {
+    let url_js = serde_json::to_string(url)?;
+    let id = panel
+        .wait_for(
+            &format!(
+                "(async () => (await chrome.tabs.query({{}})).find(t => t.url === {url_js})?.id)()"
+            ),
+            WAIT,
+        )
+        .await
+        .with_context(|| format!("no tab shows {url}"))?;
+    id.as_i64().context("tab id is not a number")
+}
+
+/// Asks the content script of `tab` for an observation and returns it whole.
+async fn rust_observation(panel: &Page, tab: i64) -> Result<Observation> {
+    let v = panel
+        .wait_for(
+            &format!(
+                "(async () => await chrome.tabs.sendMessage({tab}, {{ kind: 'observe' }}, {{ frameId: 0 }}))()"
+            ),
+            WAIT,
+        )
+        .await
+        .context("the content script did not answer `observe`")?;
+    Ok(serde_json::from_value(v)?)
+}
+
+async fn rust_run(panel: &Page, tab: i64) -> Result<RustRun> {
+    panel
+        .run_js(&format!(
+            r#"{COUNT_INDEXED}
+            const t0 = performance.now();
+            const obs = await chrome.tabs.sendMessage({tab}, {{ kind: 'observe' }}, {{ frameId: 0 }});
+            const roundtrip_ms = performance.now() - t0;
+            return {{ snapshot_ms: obs.snapshot_ms, roundtrip_ms, indexed: countIndexed(obs.root) }};"#
+        ))
+        .await
+}
+
+async fn js_run(page: &Page) -> Result<JsRun> {
+    page.run_js(&format!(
+        r#"{COUNT_INDEXED}
+        const t0 = performance.now();
+        const obs = window.__itineroReferenceObserve();
+        const ms = performance.now() - t0;
+        return {{ ms, indexed: countIndexed(obs.root) }};"#
+    ))
+    .await
+}
+
+/// Injects the reference into the page's main world, as the file's text.
+async fn inject_reference(page: &Page) -> Result<()> {
+    let params = EvaluateParams::builder()
+        .expression(REFERENCE_JS)
+        .build()
+        .map_err(anyhow::Error::msg)?;
+    page.evaluate_expression(params)
+        .await
+        .context("injecting benches/reference/observe.js")?;
+    let ok: bool = page
+        .run_js("return typeof window.__itineroReferenceObserve === 'function';")
+        .await?;
+    if !ok {
+        bail!("the reference did not define window.__itineroReferenceObserve");
+    }
+    Ok(())
+}
+
+/// The reference's observation as JSON, and parsed.
+async fn js_observation(page: &Page) -> Result<(Value, Observation)> {
+    let v: Value = page
+        .run_js("return window.__itineroReferenceObserve();")
+        .await?;
+    let obs = serde_json::from_value(v.clone())
+        .context("the reference's output is not an Observation")?;
+    Ok((v, obs))
+}
+
+fn flatten<'a>(node: &'a DomNode, out: &mut Vec<&'a DomNode>) {
+    out.push(node);
+    for c in &node.children {
+        flatten(c, out);
+    }
+}
+
+fn clear_volatile(node: &mut DomNode) {
+    node.is_new = false;
+    for c in &mut node.children {
+        clear_volatile(c);
+    }
+}
+
+/// Where a node is, for a difference report.
+fn label(n: &DomNode) -> String {
+    match (&n.fingerprint, &n.text) {
+        (Some(fp), _) => fp.path.clone(),
+        (None, Some(t)) => format!("#text {:?}", t.chars().take(40).collect::<String>()),
+        (None, None) => format!("<{}> at {:?}", n.tag, n.rect),
+    }
+}
+
+/// First path where `a` and `b` (JSON) disagree.
+fn first_json_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| match (x.get(k), y.get(k)) {
+                (Some(p), Some(q)) => first_json_difference(p, q, &format!("{at}.{k}")),
+                (p, q) => Some(format!("{at}.{k}: {p:?} vs {q:?}")),
+            })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| first_json_difference(p, q, &format!("{at}[{i}]"))),
+        (Value::Number(x), Value::Number(y)) if x.as_f64() == y.as_f64() => None,
+        _ if a == b => None,
+        _ => Some(format!("{at}: {a} vs {b}")),
+    }
+}
+
+/// The reference's JSON has exactly the keys serde writes for the parsed observation.
+fn shape_difference(js: &Value, serde_form: &Value, at: &str) -> Option<String> {
+    match (js, serde_form) {
+        (Value::Object(x), Value::Object(y)) => {
+            let kx: BTreeSet<&String> = x.keys().collect();
+            let ky: BTreeSet<&String> = y.keys().collect();
+            if kx != ky {
+                return Some(format!(
+                    "{at}: keys {:?} vs serde's {:?}",
+                    kx.symmetric_difference(&ky).collect::<Vec<_>>(),
+                    ky
+                ));
+            }
+            x.iter()
+                .find_map(|(k, v)| shape_difference(v, &y[k], &format!("{at}.{k}")))
+        }
+        (Value::Array(x), Value::Array(y)) => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| shape_difference(p, q, &format!("{at}[{i}]"))),
+        _ => None,
+    }
+}
+
+/// Compares the two observations; returns (indexed by Rust, indexed by JS, report lines).
+fn compare(rust: &Observation, js: &Observation, js_json: &Value) -> (usize, usize, Vec<String>) {
+    let mut rust = rust.clone();
+    let mut js = js.clone();
+    rust.snapshot_ms = 0.0;
+    js.snapshot_ms = 0.0;
+    clear_volatile(&mut rust.root);
+    clear_volatile(&mut js.root);
+    let mut report = Vec::new();
+    if let Some(d) = shape_difference(
+        js_json,
+        &serde_json::to_value(js.clone()).expect("serialises"),
+        "",
+    ) {
+        report.push(format!("JSON shape differs from serde's: {d}"));
+    }
+    let (mut rn, mut jn) = (Vec::new(), Vec::new());
+    flatten(&rust.root, &mut rn);
+    flatten(&js.root, &mut jn);
+    let indexed = |nodes: &[&DomNode]| -> BTreeMap<String, u32> {
+        nodes
+            .iter()
+            .filter_map(|n| Some((n.fingerprint.as_ref()?.path.clone(), n.index?)))
+            .collect()
+    };
+    let (ri, ji) = (indexed(&rn), indexed(&jn));
+    let (r_count, j_count) = (
+        rn.iter().filter(|n| n.index.is_some()).count(),
+        jn.iter().filter(|n| n.index.is_some()).count(),
+    );
+    let mut diffs = Vec::new();
+    for (path, i) in &ri {
+        match ji.get(path) {
+            None => diffs.push(format!("indexed only by Rust: {path} [{i}]")),
+            Some(j) if j != i => diffs.push(format!("{path}: index {i} (Rust) vs {j} (JS)")),
+            _ => {}
+        }
+    }
+    for (path, j) in &ji {
+        if !ri.contains_key(path) {
+            diffs.push(format!("indexed only by JS: {path} [{j}]"));
+        }
+    }
+    if !diffs.is_empty() {
+        report.push(format!("{} indexed elements differ, first:", diffs.len()));
+        report.extend(diffs.into_iter().take(8).map(|d| format!("  {d}")));
+    }
+    if rust != js {
+        let strip = |n: &DomNode| {
+            let mut n = n.clone();
+            n.children.clear();
+            serde_json::to_value(n).expect("serialises")
+        };
+        let differing: Vec<String> = rn
+            .iter()
+            .zip(&jn)
+            .filter_map(|(a, b)| {
+                first_json_difference(&strip(a), &strip(b), "")
+                    .map(|d| format!("{}: {d}", label(a)))
+            })
+            .collect();
+        report.push(format!(
+            "whole observation differs: {} vs {} nodes, {} node pairs differ in document order{}",
+            rn.len(),
+            jn.len(),
+            differing.len(),
+            if differing.is_empty() { "" } else { ", first:" }
+        ));
+        report.extend(differing.into_iter().take(5).map(|d| format!("  {d}")));
+        let top = |o: &Observation| {
+            let mut o = o.clone();
+            o.root = DomNode::default();
+            serde_json::to_value(o).expect("serialises")
+        };
+        if let Some(d) = first_json_difference(&top(&rust), &top(&js), "observation") {
+            report.push(format!("  page-level field: {d}"));
+        }
+    }
+    (r_count, j_count, report)
+}
+
+/// Wraps the DOM calls the reference makes with counters, runs it once, restores them.
+const INSTRUMENTED_RUN: &str = r#"
+  const counts = {};
+  const restore = [];
+  const wrap = (obj, name, label) => {
+    const orig = obj[name];
+    counts[label] = 0;
+    obj[name] = function (...args) { counts[label]++; return orig.apply(this, args); };
+    restore.push(() => { obj[name] = orig; });
+  };
+  const wrapGetter = (obj, name, label) => {
+    let owner = obj;
+    while (owner && !Object.getOwnPropertyDescriptor(owner, name)) owner = Object.getPrototypeOf(owner);
+    const d = Object.getOwnPropertyDescriptor(owner, name);
+    counts[label] = 0;
+    Object.defineProperty(owner, name, { ...d, get() { counts[label]++; return d.get.call(this); } });
+    restore.push(() => Object.defineProperty(owner, name, d));
+  };
+  wrap(Element.prototype, 'checkVisibility', 'checkVisibility');
+  wrap(window, 'getComputedStyle', 'getComputedStyle');
+  wrap(CSSStyleDeclaration.prototype, 'getPropertyValue', 'getPropertyValue');
+  wrap(Element.prototype, 'getBoundingClientRect', 'Element.getBoundingClientRect');
+  wrap(Range.prototype, 'getBoundingClientRect', 'Range.getBoundingClientRect');
+  wrap(Document.prototype, 'createRange', 'createRange');
+  wrap(Document.prototype, 'elementFromPoint', 'elementFromPoint');
+  wrap(Element.prototype, 'getAttribute', 'getAttribute');
+  wrap(Element.prototype, 'hasAttribute', 'hasAttribute');
+  wrapGetter(Node.prototype, 'textContent', 'textContent');
+  wrapGetter(Node.prototype, 'firstChild', 'firstChild');
+  wrapGetter(Node.prototype, 'nextSibling', 'nextSibling');
+  wrapGetter(Node.prototype, 'parentNode', 'parentNode');
+  wrapGetter(window, 'scrollY', 'scrollY');
+  let obs;
+  try { obs = window.__itineroReferenceObserve(); } finally { restore.reverse().forEach((r) => r()); }
+  let kept = 0, texts = 0;
+  const walk = (n) => { kept++; if (n.tag === '#text') texts++; (n.children || []).forEach(walk); };
+  walk(obs.root);
+  return { counts, elements: document.body.getElementsByTagName('*').length,
+           textNodes: document.evaluate('count(//body//text()[normalize-space()])', document, null,
+                                        XPathResult.NUMBER_TYPE, null).numberValue,
+           kept, texts };
+"#;
+
+/// Per-call cost of the main DOM calls in this page (main world), in µs, each over every element.
+const CALL_COSTS: &str = r#"
+  const els = [...document.body.getElementsByTagName('*')];
+  const time = (f) => { const t0 = performance.now(); for (const e of els) f(e); return (performance.now() - t0) * 1000 / els.length; };
+  const opts = { checkOpacity: true, checkVisibilityCSS: true };
+  let sink = 0;
+  const out = {
+    checkVisibility: time((e) => { sink += e.checkVisibility(opts) ? 1 : 0; }),
+    'getComputedStyle + cursor + overflow-y': time((e) => { const s = getComputedStyle(e); sink += s.getPropertyValue('cursor').length + s.getPropertyValue('overflow-y').length; }),
+    getBoundingClientRect: time((e) => { sink += e.getBoundingClientRect().width; }),
+    'elementFromPoint (rect centre)': time((e) => { const r = e.getBoundingClientRect(); const t = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2); sink += t ? 1 : 0; }),
+    'getAttribute x4': time((e) => { sink += (e.getAttribute('role') || e.getAttribute('id') || e.getAttribute('name') || e.getAttribute('aria-label') || '').length; }),
+    'localName + firstChild/nextSibling': time((e) => { sink += e.localName.length; for (let c = e.firstChild; c; c = c.nextSibling) sink++; }),
+  };
+  out.sink = sink > -1;
+  return out;
+"#;
+
+/// Samples the renderer's V8 isolate (main world, isolated worlds and wasm alike) during
+/// `walks`; prints where the time went: self time by function, and, for the Rust/WASM walk,
+/// time by boundary crossing (the wasm-bindgen import on the stack nearest to the sample),
+/// split into the DOM call itself, string conversion and other glue.
+async fn cpu_profile(
+    page: &Page,
+    what: &str,
+    walks: impl std::future::Future<Output = Result<()>>,
+) -> Result<()> {
+    use chromiumoxide::cdp::js_protocol::profiler::{
+        EnableParams, SetSamplingIntervalParams, StartParams, StopParams,
+    };
+    use std::collections::HashMap;
+    page.execute(EnableParams::default()).await?;
+    page.execute(SetSamplingIntervalParams::new(100)).await?;
+    page.execute(StartParams::default()).await?;
+    walks.await?;
+    let profile = page.execute(StopParams::default()).await?.result.profile;
+    // id → (function name, file name of its script)
+    let mut parent = HashMap::new();
+    let mut frame: HashMap<i64, (String, String)> = HashMap::new();
+    for n in &profile.nodes {
+        for c in n.children.iter().flatten() {
+            parent.insert(*c, n.id);
+        }
+        let file = n.call_frame.url.rsplit('/').next().unwrap_or("").to_owned();
+        let name = match n.call_frame.function_name.as_str() {
+            "" => "(anonymous)".to_owned(),
+            f => f.to_owned(),
+        };
+        frame.insert(n.id, (name, file));
+    }
+    let key = |id: &i64| {
+        let (name, file) = &frame[id];
+        if file.is_empty() {
+            name.clone()
+        } else {
+            format!("{name} @{file}")
+        }
+    };
+    let samples = profile.samples.unwrap_or_default();
+    let all = samples.len();
+    let busy: Vec<i64> = samples
+        .into_iter()
+        .filter(|s| !matches!(frame[s].0.as_str(), "(idle)" | "(program)" | "(root)"))
+        .collect();
+    let mut self_count: BTreeMap<String, usize> = BTreeMap::new();
+    // crossing → [total, DOM call, string conversion]
+    let mut crossing: BTreeMap<String, [usize; 3]> = BTreeMap::new();
+    for s in &busy {
+        *self_count.entry(key(s)).or_default() += 1;
+        let (leaf, leaf_file) = &frame[s];
+        let mut id = Some(*s);
+        let mut found = None;
+        while let Some(i) = id {
+            let (name, file) = &frame[&i];
+            if file.ends_with(".js")
+                && (name.starts_with("__wbg_") || name.starts_with("__wbindgen_"))
+            {
+                // `__wbg_getAttribute_c7b80d4010284561` → `getAttribute`
+                let short = name.trim_start_matches("__wbg_");
+                let short = match short.rsplit_once('_') {
+                    Some((head, hash)) if hash.len() == 16 => head,
+                    _ => short,
+                };
+                found = Some(short.to_owned());
+                break;
+            }
+            if file.ends_with(".wasm") {
+                break;
+            }
+            id = parent.get(&i).copied();
+        }
+        let bucket = match found {
+            Some(c) => c,
+            None if leaf_file.ends_with(".wasm") => "(Rust code in wasm)".to_owned(),
+            None => format!("(no crossing) {leaf}"),
+        };
+        let e = crossing.entry(bucket).or_default();
+        e[0] += 1;
+        let strings = matches!(
+            leaf.as_str(),
+            "decode"
+                | "encodeInto"
+                | "encode"
+                | "decodeText"
+                | "getStringFromWasm0"
+                | "passStringToWasm0"
+        );
+        if strings {
+            e[2] += 1;
+        } else if leaf_file.is_empty() && !leaf.starts_with('(') {
+            e[1] += 1;
+        }
+    }
+    let total = busy.len().max(1) as f64;
+    let pct = |c: usize| c as f64 * 100.0 / total;
+    let mut v: Vec<(&String, &usize)> = self_count.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1));
+    println!(
+        "\nCPU profile, {what}: {} busy samples of {all} (100 µs); self time:",
+        busy.len()
+    );
+    for (k, c) in v.into_iter().take(20) {
+        println!("    {:5.1}%  {k}", pct(*c));
+    }
+    if crossing.keys().any(|k| !k.starts_with('(')) {
+        let mut v: Vec<(&String, &[usize; 3])> = crossing.iter().collect();
+        v.sort_by(|a, b| b.1[0].cmp(&a.1[0]));
+        println!("  by boundary crossing (total = DOM call + strings + other glue):");
+        for (k, c) in v.into_iter().take(25) {
+            println!(
+                "    {:5.1}% = {:5.1}% + {:5.1}% + {:5.1}%  {k}",
+                pct(c[0]),
+                pct(c[1]),
+                pct(c[2]),
+                pct(c[0] - c[1] - c[2])
+            );
+        }
+    }
+    Ok(())
+}
+
+async fn token_table(h: &Harness, panel: &Page) -> Result<()> {
+    let dir = workspace_root().join("tests/fixtures/observe");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)?
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".html") && n != "generated.html")
+        .collect();
+    names.sort();
+    println!();
+    println!("observation size as the model sees it: render(&obs, &Default::default()) (budget 2000 tokens)");
+    println!(
+        "{:<22} {:>7} {:>7} {:>9} {:>5}  same as JS reference",
+        "fixture", "tokens", "chars", "elements", "cut"
+    );
+    for name in names {
+        let url = h.fixture_url(&format!("observe/{name}"));
+        let page = h.chromium.open(&url).await?;
+        page.wait_for("document.readyState === 'complete'", WAIT)
+            .await?;
+        let tab = tab_id(panel, &url).await?;
+        let obs = rust_observation(panel, tab).await?;
+        let rendered = itinero_shared::render::render(&obs, &Default::default());
+        inject_reference(&page).await?;
+        let (js_json, js_obs) = js_observation(&page).await?;
+        let (_, _, report) = compare(&obs, &js_obs, &js_json);
+        println!(
+            "{:<22} {:>7} {:>7} {:>4}/{:<4} {:>5}  {}",
+            name,
+            rendered.tokens,
+            rendered.text.chars().count(),
+            rendered.shown_elements,
+            rendered.total_elements,
+            if rendered.cut.is_some() { "yes" } else { "no" },
+            if report.is_empty() {
+                "yes".to_owned()
+            } else {
+                // The whole report would not fit a line: its summary lines and first example.
+                let lines: Vec<&str> = report.iter().map(|l| l.trim()).take(3).collect();
+                format!("no: {}", lines.join(" "))
+            }
+        );
+        page.close().await?;
+    }
+    Ok(())
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Result<()> {
+    let h = Harness::start().await?;
+    let panel = h.open_panel().await?;
+    let version: String = panel.run_js("return navigator.userAgent;").await?;
+    println!("observation extraction: Rust/WASM content script (isolated world) vs plain-JS reference (main world), same page");
+    println!("browser: {version}");
+    println!("warm-up {WARMUP} runs each; runs interleaved Rust, JS, Rust, JS, …; times measured inside the page");
+    println!();
+    println!(
+        "{:>6} {:>8} {:>9} {:>9} {:>5} {:>9} {:>9} {:>9} {:>9} {:>10} {:>12}",
+        "n",
+        "elements",
+        "idx Rust",
+        "idx JS",
+        "runs",
+        "Rust p50",
+        "Rust p95",
+        "JS p50",
+        "JS p95",
+        "Rust/JS",
+        "Rust rt p50"
+    );
+    let mut notes = Vec::new();
+    for &(n, runs) in SIZES {
+        let url = h.fixture_url(&format!("observe/generated.html?n={n}"));
+        let page = h.chromium.open(&url).await?;
+        let elements = page
+            .wait_for(
+                "document.readyState === 'complete' && window.__generated?.elements",
+                WAIT,
+            )
+            .await?
+            .as_u64()
+            .unwrap_or(0);
+        inject_reference(&page).await?;
+        let tab = tab_id(&panel, &url).await?;
+
+        // Same result first: the whole observation, not only the timings.
+        let rust_obs = rust_observation(&panel, tab).await?;
+        let (js_json, js_obs) = js_observation(&page).await?;
+        let (r_idx, j_idx, report) = compare(&rust_obs, &js_obs, &js_json);
+        if !report.is_empty() {
+            notes.push(format!("n={n}:"));
+            notes.extend(report.into_iter().map(|l| format!("  {l}")));
+        }
+
+        let (mut rust_ms, mut rust_rt, mut js_ms) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..WARMUP + runs {
+            let r = rust_run(&panel, tab).await?;
+            let j = js_run(&page).await?;
+            if r.indexed != r_idx || j.indexed != j_idx {
+                bail!(
+                    "n={n}: indexed count changed between runs ({} / {})",
+                    r.indexed,
+                    j.indexed
+                );
+            }
+            if i >= WARMUP {
+                rust_ms.push(r.snapshot_ms);
+                rust_rt.push(r.roundtrip_ms);
+                js_ms.push(j.ms);
+            }
+        }
+        let (rs, rr, js) = (sorted(rust_ms), sorted(rust_rt), sorted(js_ms));
+        println!(
+            "{:>6} {:>8} {:>9} {:>9} {:>5} {:>6.1} ms {:>6.1} ms {:>6.1} ms {:>6.1} ms {:>10.2} {:>9.1} ms",
+            n,
+            elements,
+            r_idx,
+            j_idx,
+            runs,
+            percentile(&rs, 50.0),
+            percentile(&rs, 95.0),
+            percentile(&js, 50.0),
+            percentile(&js, 95.0),
+            percentile(&rs, 50.0) / percentile(&js, 50.0),
+            percentile(&rr, 50.0),
+        );
+
+        if n == INSTRUMENTED_N {
+            notes.push(format!(
+                "n={n}: JS reference, instrumented run (calls per element of the page):"
+            ));
+            let v: Value = page.run_js(INSTRUMENTED_RUN).await?;
+            let per = v["elements"].as_f64().unwrap_or(1.0).max(1.0);
+            notes.push(format!(
+                "  page: {} elements, {} non-blank text nodes; observation keeps {} nodes ({} text)",
+                v["elements"], v["textNodes"], v["kept"], v["texts"]
+            ));
+            if let Some(counts) = v["counts"].as_object() {
+                let mut line = String::from(" ");
+                for (k, c) in counts {
+                    let c = c.as_f64().unwrap_or(0.0);
+                    line.push_str(&format!(" {k} {c:.0} ({:.2}/el);", c / per));
+                }
+                notes.push(line);
+            }
+            let costs: Value = page.run_js(CALL_COSTS).await?;
+            let mut line =
+                String::from("  main-world cost per call, µs (each over every element):");
+            if let Some(costs) = costs.as_object() {
+                for (k, c) in costs.iter().filter(|(k, _)| *k != "sink") {
+                    line.push_str(&format!(" {k} {:.2};", c.as_f64().unwrap_or(0.0)));
+                }
+            }
+            notes.push(line);
+        }
+        if n == INSTRUMENTED_N && std::env::var_os("ITINERO_BENCH_PROFILE").is_some() {
+            cpu_profile(&page, "Rust/WASM walk x10", async {
+                for _ in 0..10 {
+                    rust_run(&panel, tab).await?;
+                }
+                Ok(())
+            })
+            .await?;
+            cpu_profile(&page, "JS reference x10", async {
+                for _ in 0..10 {
+                    js_run(&page).await?;
+                }
+                Ok(())
+            })
+            .await?;
+        }
+        page.close().await?;
+    }
+    println!("Rust = snapshot_ms of the content script's observation (walk only); JS = performance.now() around __itineroReferenceObserve();");
+    println!("Rust/JS = ratio of p50s (below 1.0: Rust faster); Rust rt = panel → content script → panel round trip, for context.");
+    for n in notes {
+        println!("{n}");
+    }
+
+    token_table(&h, &panel).await?;
+    Ok(())
+}

@@ -1,0 +1,916 @@
+// Plain-JS reference of the content script's observation walk
+// (extension/src/content/{observe,semantics,occlusion,paint,dom}.rs), for the
+// `observe_extraction` benchmark: the same pruning, hit-testing, names, states
+// and fingerprints, written the way a hand-written JS extension would, so the
+// Rust/WASM walker can be timed against it on the same page.
+//
+// It runs in the page's MAIN world (the benchmark injects this file's text with
+// CDP `Runtime.evaluate`), so, unlike the content script, it cannot reach closed
+// shadow roots (`chrome.dom.openOrClosedShadowRoot` is an extension API): those
+// are skipped. Everything else follows the Rust code step by step, including the
+// DOM calls it makes (and the order it makes them in), so that both walks do the
+// same work. Type checks use `instanceof` with this window's constructors, as
+// wasm-bindgen's `dyn_ref` does with the content script's.
+//
+// Defines one global: `window.__itineroReferenceObserve()` → an object shaped
+// like `itinero_shared::observation::Observation` serialised by serde (same
+// field names and order; `None` / empty fields left out where serde skips them).
+(() => {
+  'use strict';
+
+  const PAGE_TEXT_MAX = 8000; // bytes (UTF-8), like the Rust `String::len`
+  const TEXT_RUN_MAX = 300;
+  const NAME_MAX = 120;
+  const SKIPPED = new Set([
+    'script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'base',
+  ]);
+  const WIDGET_ROLES = new Set([
+    'button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem', 'menuitemcheckbox',
+    'menuitemradio', 'option', 'combobox', 'listbox', 'textbox', 'searchbox', 'slider',
+    'spinbutton', 'treeitem', 'gridcell', 'scrollbar',
+  ]);
+  const TEXT_INPUTS = new Set(['text', 'email', 'password', 'search', 'tel', 'url', 'number', '']);
+  const NO_VALUE_INPUTS = new Set([
+    'password', 'checkbox', 'radio', 'submit', 'button', 'reset', 'image', 'file', 'hidden',
+  ]);
+  const VISIBILITY_OPTIONS = { checkOpacity: true, checkVisibilityCSS: true };
+  const ELEMENT_NODE = 1;
+  const TEXT_NODE = 3;
+
+  // Rust's `char::is_whitespace` (Unicode White_Space), which `split_whitespace` and `trim` use.
+  const WS = '\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+  const WS_RUN = new RegExp('[' + WS + ']+');
+  const NON_WS = new RegExp('[^' + WS + ']');
+  const TRIM = new RegExp('^[' + WS + ']+|[' + WS + ']+$', 'g');
+
+  function splitWhitespace(s) {
+    const parts = s.split(WS_RUN);
+    // Leading / trailing whitespace leaves empty strings at the ends only.
+    if (parts.length && parts[0] === '') parts.shift();
+    if (parts.length && parts[parts.length - 1] === '') parts.pop();
+    return parts;
+  }
+
+  function asciiLower(s) {
+    return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+  }
+
+  // f64::round: halves away from zero (Math.round rounds them up).
+  function rustRound(v) {
+    return v < 0 ? -Math.round(-v) : Math.round(v);
+  }
+
+  function px(v) {
+    return rustRound(v * 10) / 10;
+  }
+
+  /** dom::clean_text: whitespace collapsed and trimmed, cut to `max` characters (code points). */
+  function cleanText(s, max) {
+    let out = '';
+    let count = 0;
+    for (const word of splitWhitespace(s)) {
+      if (count > 0) {
+        out += ' ';
+        count += 1;
+      }
+      // Fast path: a word of BMP characters that fits (the usual case).
+      if (count + word.length <= max && !/[\ud800-\udfff]/.test(word)) {
+        out += word;
+        count += word.length;
+        continue;
+      }
+      for (const c of word) {
+        if (count >= max) {
+          return out + '\u2026';
+        }
+        out += c;
+        count += 1;
+      }
+    }
+    return out;
+  }
+
+  function utf8Len(s) {
+    let n = 0;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x80) n += 1;
+      else if (c < 0x800) n += 2;
+      else if (c >= 0xd800 && c <= 0xdbff) {
+        n += 4;
+        i += 1;
+      } else n += 3;
+    }
+    return n;
+  }
+
+  /** Longest prefix of `s` whose UTF-8 length is at most `max` bytes (String::truncate at a char boundary). */
+  function truncateUtf8(s, max) {
+    let n = 0;
+    let i = 0;
+    while (i < s.length) {
+      const c = s.charCodeAt(i);
+      const w = c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdbff ? 4 : 3;
+      if (n + w > max) break;
+      n += w;
+      i += w === 4 ? 2 : 1;
+    }
+    return s.slice(0, i);
+  }
+
+  function attr(el, name) {
+    return el.getAttribute(name);
+  }
+
+  function nonEmptyAttr(el, name) {
+    const v = el.getAttribute(name);
+    return v === null || v === '' ? null : v;
+  }
+
+  // ---- dom.rs ---------------------------------------------------------------------------------
+
+  function isVisible(el) {
+    return el.checkVisibility(VISIBILITY_OPTIONS);
+  }
+
+  /** Open shadow roots only: the main world cannot reach closed ones. */
+  function shadowRoot(el) {
+    return el.shadowRoot;
+  }
+
+  /** Topmost element at a point, descending into (open) shadow roots. Coordinates go through f32, as in web-sys. */
+  function elementAt(doc, x, y) {
+    const fx = Math.fround(x);
+    const fy = Math.fround(y);
+    let top = doc.elementFromPoint(fx, fy);
+    if (top === null) return null;
+    for (let i = 0; i < 32; i++) {
+      const root = shadowRoot(top);
+      if (!root) break;
+      const inner = root.elementFromPoint(fx, fy);
+      if (inner !== null && inner !== top) top = inner;
+      else break;
+    }
+    return top;
+  }
+
+  /** `inner` is `outer` or inside it, across shadow boundaries. */
+  function composedContains(outer, inner) {
+    let node = inner;
+    for (let i = 0; i < 4096; i++) {
+      if (node === null || node === undefined) return false;
+      if (node === outer) return true;
+      const parent = node.parentNode;
+      node = parent !== null ? parent : node instanceof ShadowRoot ? node.host : null;
+    }
+    return false;
+  }
+
+  // ---- occlusion.rs ---------------------------------------------------------------------------
+
+  function pointerEvents(el) {
+    const doc = el.ownerDocument;
+    const win = doc && doc.defaultView;
+    if (!win) return '';
+    const style = win.getComputedStyle(el);
+    return style ? style.getPropertyValue('pointer-events') : '';
+  }
+
+  const VISIBLE = { clipped: false, occluded: false, by: null };
+
+  function occlusionTest(doc, el, x, y, w, h, viewport) {
+    const points = [
+      [x + w * 0.5, y + h * 0.5],
+      [x + w * 0.25, y + h * 0.25],
+      [x + w * 0.75, y + h * 0.25],
+      [x + w * 0.25, y + h * 0.75],
+      [x + w * 0.75, y + h * 0.75],
+    ];
+    let tested = 0;
+    let ancestorsOnly = true;
+    let cover = null;
+    for (const [px, py] of points) {
+      if (px < 0 || py < 0 || px >= viewport[0] || py >= viewport[1]) continue;
+      tested += 1;
+      const top = elementAt(doc, px, py);
+      if (top !== null) {
+        if (composedContains(el, top)) return VISIBLE;
+        if (!composedContains(top, el)) {
+          ancestorsOnly = false;
+          if (cover === null) cover = top;
+        }
+      } else {
+        ancestorsOnly = false;
+      }
+    }
+    if (tested === 0) return VISIBLE;
+    if (ancestorsOnly && pointerEvents(el) !== 'none') {
+      return { clipped: true, occluded: false, by: null };
+    }
+    return { clipped: false, occluded: true, by: cover === null ? null : describe(cover) };
+  }
+
+  function textVisibleAt(doc, parent, px, py, viewport) {
+    if (px < 0 || py < 0 || px >= viewport[0] || py >= viewport[1]) return true;
+    const top = elementAt(doc, px, py);
+    if (top === null) return true;
+    if (composedContains(parent, top)) return true;
+    if (composedContains(top, parent)) return pointerEvents(parent) === 'none';
+    return false;
+  }
+
+  function describe(el) {
+    let s = el.localName;
+    const id = nonEmptyAttr(el, 'id');
+    if (id !== null) {
+      s += '#' + id;
+    } else {
+      const cls = attr(el, 'class');
+      if (cls !== null) {
+        const first = splitWhitespace(cls)[0];
+        if (first !== undefined) s += '.' + first;
+      }
+    }
+    const text = cleanText(el.textContent || '', 40);
+    if (text !== '') s += ' "' + text + '"';
+    return s;
+  }
+
+  // ---- semantics.rs ---------------------------------------------------------------------------
+
+  function inputType(el, tag) {
+    if (tag === 'input') return asciiLower(String(el.type));
+    if (tag === 'button') {
+      const t = attr(el, 'type');
+      return asciiLower(t === null ? 'submit' : t);
+    }
+    return null;
+  }
+
+  function role(el, tag, itype) {
+    const explicit = attr(el, 'role');
+    if (explicit !== null) {
+      const first = splitWhitespace(explicit)[0];
+      if (first !== undefined) return first;
+    }
+    switch (tag) {
+      case 'a':
+        return el.hasAttribute('href') ? 'link' : null;
+      case 'button':
+      case 'summary':
+        return 'button';
+      case 'select':
+        return el.hasAttribute('multiple') ? 'listbox' : 'combobox';
+      case 'textarea':
+        return 'textbox';
+      case 'option':
+        return 'option';
+      case 'img':
+        return 'img';
+      case 'input':
+        switch (itype === null ? 'text' : itype) {
+          case 'checkbox':
+            return 'checkbox';
+          case 'radio':
+            return 'radio';
+          case 'range':
+            return 'slider';
+          case 'number':
+            return 'spinbutton';
+          case 'search':
+            return 'searchbox';
+          case 'button':
+          case 'submit':
+          case 'reset':
+          case 'image':
+            return 'button';
+          default:
+            return 'textbox';
+        }
+      case 'dialog':
+        return 'dialog';
+      default:
+        return null;
+    }
+  }
+
+  function isInteractive(el, tag, role, pointerCursor) {
+    switch (tag) {
+      case 'a':
+        return el.hasAttribute('href') || pointerCursor;
+      case 'button':
+      case 'select':
+      case 'textarea':
+      case 'summary':
+        return true;
+      case 'input':
+        return el.type !== 'hidden';
+      default:
+        break;
+    }
+    if (role !== null && WIDGET_ROLES.has(role)) return true;
+    const ce = attr(el, 'contenteditable');
+    if (ce !== null) {
+      const l = asciiLower(ce);
+      if (ce === '' || l === 'true' || l === 'plaintext-only') return true;
+    }
+    const tabindex = attr(el, 'tabindex');
+    if (tabindex !== null) {
+      // str::parse::<i32>: optional sign, ASCII digits, in range.
+      const t = tabindex.replace(TRIM, '');
+      if (/^[+-]?[0-9]+$/.test(t)) {
+        const n = Number(t);
+        if (n >= 0 && n <= 2147483647) return true;
+      }
+    }
+    if (el.hasAttribute('onclick')) return true;
+    return pointerCursor;
+  }
+
+  function nonEmpty(s) {
+    if (s === null || s === undefined) return null;
+    const t = cleanText(s, NAME_MAX);
+    return t === '' ? null : t;
+  }
+
+  function textByIds(doc, ids) {
+    const parts = [];
+    for (const id of splitWhitespace(ids)) {
+      const e = doc.getElementById(id);
+      if (e === null) continue;
+      const text = e.textContent;
+      if (text === null) continue;
+      const t = cleanText(text, NAME_MAX);
+      if (t !== '') parts.push(t);
+    }
+    return parts.join(' ');
+  }
+
+  function labelText(el) {
+    const list = el.labels;
+    if (!(list instanceof NodeList)) return null;
+    const parts = [];
+    for (let i = 0; i < list.length; i++) {
+      const l = list.item(i);
+      const text = l === null ? null : l.textContent;
+      if (text !== null) {
+        const t = cleanText(text, NAME_MAX);
+        if (t !== '') parts.push(t);
+      }
+    }
+    return parts.length ? parts.join(' ') : null;
+  }
+
+  function accessibleName(doc, el, tag, itype) {
+    const ids = attr(el, 'aria-labelledby');
+    if (ids !== null) {
+      const t = textByIds(doc, ids);
+      if (t !== '') return t;
+    }
+    let t = nonEmpty(attr(el, 'aria-label'));
+    if (t !== null) return t;
+    if (tag === 'input' || tag === 'select' || tag === 'textarea') {
+      if (itype === 'submit' || itype === 'button' || itype === 'reset') {
+        t = nonEmpty(attr(el, 'value'));
+        return t !== null ? t : itype === 'reset' ? 'Reset' : 'Submit';
+      }
+      if (itype === 'image') {
+        t = nonEmpty(attr(el, 'alt'));
+        return t !== null ? t : nonEmpty(attr(el, 'title'));
+      }
+      t = labelText(el);
+      if (t !== null) return t;
+      t = nonEmpty(attr(el, 'placeholder'));
+      if (t !== null) return t;
+      return nonEmpty(attr(el, 'title'));
+    }
+    if (tag === 'img') {
+      t = nonEmpty(attr(el, 'alt'));
+      return t !== null ? t : nonEmpty(attr(el, 'title'));
+    }
+    t = nonEmpty(el.textContent);
+    if (t !== null) return t;
+    const img = el.querySelector('img[alt]');
+    if (img !== null) {
+      t = nonEmpty(attr(img, 'alt'));
+      if (t !== null) return t;
+    }
+    return nonEmpty(attr(el, 'title'));
+  }
+
+  function value(el, tag, itype) {
+    let v = null;
+    if (tag === 'input') {
+      if (!NO_VALUE_INPUTS.has(itype)) v = cleanText(el.value, NAME_MAX);
+    } else if (tag === 'textarea') {
+      v = cleanText(el.value, NAME_MAX);
+    } else if (tag === 'select') {
+      const options = el.selectedOptions;
+      const labels = [];
+      for (let i = 0; i < options.length; i++) {
+        const o = options.item(i);
+        if (o !== null) labels.push(cleanText(o.text, NAME_MAX));
+      }
+      v = labels.join(', ');
+    }
+    return v === '' ? null : v;
+  }
+
+  function states(doc, el, tag, itype) {
+    const out = [];
+    const input = el instanceof HTMLInputElement ? el : null;
+    const checked =
+      input !== null && (itype === 'checkbox' || itype === 'radio')
+        ? input.checked
+        : attr(el, 'aria-checked') === 'true';
+    if (checked) out.push('checked');
+    const selected =
+      el instanceof HTMLOptionElement ? el.selected : attr(el, 'aria-selected') === 'true';
+    if (selected) out.push('selected');
+    const d = el.disabled;
+    if ((typeof d === 'boolean' && d) || attr(el, 'aria-disabled') === 'true') out.push('disabled');
+    const expanded = attr(el, 'aria-expanded');
+    if (expanded === 'true') out.push('expanded');
+    else if (expanded === 'false') out.push('collapsed');
+    if (tag === 'summary') {
+      const details = el.parentElement;
+      if (details !== null && details.localName === 'details') {
+        out.push(details.hasAttribute('open') ? 'expanded' : 'collapsed');
+      }
+    }
+    const formControl = tag === 'input' || tag === 'select' || tag === 'textarea';
+    if ((formControl && el.hasAttribute('required')) || attr(el, 'aria-required') === 'true') {
+      out.push('required');
+    }
+    const textLike =
+      tag === 'textarea' || (tag === 'input' && TEXT_INPUTS.has(itype === null ? '' : itype));
+    if (textLike) {
+      const empty = input !== null ? input.value === '' : el.value === '';
+      if (empty) out.push('empty');
+    }
+    const ariaInvalid = attr(el, 'aria-invalid');
+    let invalid = ariaInvalid !== null && ariaInvalid !== 'false';
+    if (!invalid && formControl) {
+      // `validity.valid`, not `checkValidity()`: the latter fires events the page sees.
+      const validity = el.validity;
+      const valid =
+        validity !== null && validity !== undefined && typeof validity.valid === 'boolean'
+          ? validity.valid
+          : true;
+      invalid = !valid && !out.includes('empty');
+    }
+    if (invalid) out.push('invalid');
+    if (formControl && el.hasAttribute('readonly')) out.push('readonly');
+    if (doc.activeElement === el) out.push('focused');
+    return out;
+  }
+
+  // ---- paint.rs -------------------------------------------------------------------------------
+
+  // str::parse::<i32>() and str::parse::<f64>() (finite decimal forms; computed values are never others).
+  function parseI32(s) {
+    if (!/^[+-]?[0-9]+$/.test(s)) return null;
+    const n = Number(s);
+    return n >= -2147483648 && n <= 2147483647 ? n : null;
+  }
+
+  function parseF64(s) {
+    return /^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$/.test(s) ? Number(s) : null;
+  }
+
+  /** paint::classify: the element's step in its context's paint key, and whether it groups its descendants. */
+  function classifyPaint(style, parentFlexOrGrid, order) {
+    const position = style.getPropertyValue('position');
+    let z = parseI32(style.getPropertyValue('z-index'));
+    const positioned = position !== '' && position !== 'static';
+    if (!(positioned || parentFlexOrGrid)) z = null;
+    const o = parseF64(style.getPropertyValue('opacity'));
+    const opacity = o === null ? 1 : o;
+    const context =
+      z !== null ||
+      position === 'fixed' ||
+      position === 'sticky' ||
+      opacity < 1 ||
+      style.getPropertyValue('transform') !== 'none' ||
+      style.getPropertyValue('filter') !== 'none' ||
+      style.getPropertyValue('isolation') === 'isolate';
+    const layer = z !== null && z < 0 ? 0 : z !== null && z > 0 ? 3 : positioned || context ? 2 : 1;
+    return { step: [layer, z === null ? 0 : z, order], groupsChildren: context || positioned };
+  }
+
+  function isFlexOrGrid(style) {
+    const d = style.getPropertyValue('display');
+    return d.includes('flex') || d.includes('grid');
+  }
+
+  /** Lexicographic order of keys (arrays of [layer, z, order] steps), as Rust's `Vec<(u8, i32, u32)>`. */
+  function compareKeys(a, b) {
+    const n = Math.min(a.length, b.length);
+    for (let i = 0; i < n; i++) {
+      const x = a[i];
+      const y = b[i];
+      if (x[0] !== y[0]) return x[0] - y[0];
+      if (x[1] !== y[1]) return x[1] - y[1];
+      if (x[2] !== y[2]) return x[2] - y[2];
+    }
+    return a.length - b.length;
+  }
+
+  /** paint::ranks: each key's position in paint order (0 painted first). */
+  function paintRanks(keys) {
+    const order = keys.map((_, i) => i);
+    order.sort((a, b) => compareKeys(keys[a], keys[b]));
+    const rank = new Array(keys.length);
+    order.forEach((i, r) => {
+      rank[i] = r;
+    });
+    return rank;
+  }
+
+  // ---- observe.rs -----------------------------------------------------------------------------
+
+  function viewportOf(doc, win) {
+    const iw = win.innerWidth;
+    const ih = win.innerHeight;
+    const root = doc.documentElement;
+    if (root !== null) {
+      const cw = root.clientWidth;
+      const ch = root.clientHeight;
+      if (cw > 0 && ch > 0) return [Math.min(cw, iw), Math.min(ch, ih)];
+    }
+    return [iw, ih];
+  }
+
+  function fingerprintKey(fp) {
+    return JSON.stringify([fp.path, fp.tag, fp.name === undefined ? null : fp.name, fp.frame_path || []]);
+  }
+
+  /** A DomNode as serde writes it: optional fields only when set, in declaration order. */
+  function domNode(tag, rect, inViewport, scrollContainer) {
+    return {
+      tag,
+      rect,
+      in_viewport: inViewport,
+      occluded: false,
+      scroll_container: scrollContainer,
+      paint_order: 0,
+      is_new: false,
+    };
+  }
+
+  function Walk(previous, topViewport) {
+    this.nextIndex = 0;
+    this.previous = previous;
+    this.seen = new Set();
+    this.text = '';
+    this.textBytes = 0;
+    this.topViewport = topViewport;
+    this.order = 0;
+    this.paintKeys = [];
+    // Interactive nodes, whose provisional paint_order indexes paintKeys.
+    this.painted = [];
+  }
+
+  Walk.prototype.children = function (parent, ctx, out) {
+    const counts = new Map();
+    let child = parent.firstChild;
+    while (child !== null) {
+      const node = child;
+      child = node.nextSibling;
+      this.node(node, ctx, counts, out);
+    }
+  };
+
+  Walk.prototype.node = function (node, ctx, counts, out) {
+    const type = node.nodeType;
+    if (type === ELEMENT_NODE) this.element(node, ctx, counts, out);
+    else if (type === TEXT_NODE) this.textNode(node, ctx, out);
+  };
+
+  Walk.prototype.textNode = function (node, ctx, out) {
+    const raw = node.textContent || '';
+    if (!NON_WS.test(raw) || ctx.covered) return;
+    const parent = node.parentElement;
+    if (parent === null) return;
+    const range = ctx.doc.createRange();
+    range.selectNodeContents(node);
+    const r = range.getBoundingClientRect();
+    if (r.width < 2 || r.height < 2) return;
+    if (r.right <= 0 || r.bottom + ctx.win.scrollY <= 0) return;
+    const cx = r.x + r.width / 2;
+    const cy = r.y + r.height / 2;
+    if (!textVisibleAt(ctx.doc, parent, cx, cy, ctx.viewport)) return;
+    const text = cleanText(raw, TEXT_RUN_MAX);
+    if (this.textBytes < PAGE_TEXT_MAX) {
+      if (this.text !== '') {
+        this.text += ' ';
+        this.textBytes += 1;
+      }
+      this.text += text;
+      this.textBytes += utf8Len(text);
+      if (this.textBytes > PAGE_TEXT_MAX) {
+        this.text = truncateUtf8(this.text, PAGE_TEXT_MAX);
+        this.textBytes = utf8Len(this.text);
+      }
+    }
+    out.push({
+      tag: '#text',
+      text,
+      rect: { x: 0, y: 0, width: 0, height: 0 },
+      in_viewport: false,
+      occluded: false,
+      scroll_container: false,
+      paint_order: 0,
+      is_new: false,
+    });
+  };
+
+  function withPath(ctx, path) {
+    return {
+      doc: ctx.doc,
+      win: ctx.win,
+      viewport: ctx.viewport,
+      offset: ctx.offset,
+      covered: ctx.covered,
+      inert: ctx.inert,
+      parentPointer: ctx.parentPointer,
+      path,
+      framePath: ctx.framePath,
+      paint: ctx.paint,
+      parentFlexOrGrid: ctx.parentFlexOrGrid,
+    };
+  }
+
+  Walk.prototype.element = function (el, ctx, counts, out) {
+    const tag = el.localName;
+    if (SKIPPED.has(tag)) return;
+    const nth = counts.get(tag) || 0;
+    counts.set(tag, nth + 1);
+    const path = ctx.path + '>' + tag + '[' + nth + ']';
+    if (tag === 'slot') {
+      // Rendered content of a slot: its assigned nodes, else its fallback children.
+      const f = el.assignedNodes;
+      const assigned = typeof f === 'function' ? Array.from(f.call(el, { flatten: true })) : [];
+      const inner = withPath(ctx, path);
+      if (assigned.length === 0) {
+        this.children(el, inner, out);
+      } else {
+        const slotCounts = new Map();
+        for (const n of assigned) this.node(n, inner, slotCounts, out);
+      }
+      return;
+    }
+    if (!isVisible(el)) {
+      // display:contents boxes are "invisible" themselves while their children render.
+      const style = ctx.win.getComputedStyle(el);
+      if (style && style.getPropertyValue('display') === 'contents') {
+        this.children(el, withPath(ctx, path), out);
+      }
+      return;
+    }
+    const r = el.getBoundingClientRect();
+    const x = r.x;
+    const y = r.y;
+    const w = r.width;
+    const h = r.height;
+    const scrollY = ctx.win.scrollY;
+    // Placed where no scrolling reaches (left of the page, above its top): nobody sees it.
+    const offscreen = x + w <= 0 || y + h + scrollY <= 0;
+    const tiny = w < 2 || h < 2;
+    const inert = ctx.inert || el.hasAttribute('inert');
+    const style = ctx.win.getComputedStyle(el);
+    const pointer = style ? style.getPropertyValue('cursor') === 'pointer' : false;
+    this.order += 1;
+    const painting = style ? classifyPaint(style, ctx.parentFlexOrGrid, this.order) : null;
+    const paintKey = painting ? ctx.paint.concat([painting.step]) : ctx.paint.slice();
+    let overflowScrolls = false;
+    if (style) {
+      const o = style.getPropertyValue('overflow-y');
+      overflowScrolls = (o === 'auto' || o === 'scroll') && el.scrollHeight > el.clientHeight + 1;
+    }
+    const itype = inputType(el, tag);
+    const rl = role(el, tag, itype);
+    const interactive =
+      !inert && !offscreen && !tiny && isInteractive(el, tag, rl, pointer && !ctx.parentPointer);
+    const topRect = {
+      x: px(x + ctx.offset[0]),
+      y: px(y + ctx.offset[1]),
+      width: px(w),
+      height: px(h),
+    };
+    const inViewport =
+      topRect.x < this.topViewport[0] &&
+      topRect.y < this.topViewport[1] &&
+      topRect.x + topRect.width > 0 &&
+      topRect.y + topRect.height > 0;
+    const isFrame = tag === 'iframe' || tag === 'frame';
+
+    const node = domNode(tag, topRect, inViewport, overflowScrolls);
+    let covered = ctx.covered;
+    let occludedBy = null;
+    if ((interactive || isFrame) && inViewport && !ctx.covered) {
+      const occ = occlusionTest(ctx.doc, el, x, y, w, h, ctx.viewport);
+      if (occ.clipped) return;
+      node.occluded = occ.occluded;
+      occludedBy = occ.by;
+      covered = occ.occluded;
+    } else if (ctx.covered) {
+      node.occluded = true;
+    }
+    let result = node;
+    if (interactive) {
+      const name = accessibleName(ctx.doc, el, tag, itype);
+      const fingerprint = { tag };
+      if (rl !== null) fingerprint.role = rl;
+      if (name !== null) fingerprint.name = name;
+      const id = nonEmptyAttr(el, 'id');
+      if (id !== null) fingerprint.id = id;
+      const nameAttr = nonEmptyAttr(el, 'name');
+      if (nameAttr !== null) fingerprint.name_attr = nameAttr;
+      let testId = attr(el, 'data-testid');
+      if (testId === null) testId = attr(el, 'data-test-id');
+      if (testId === null) testId = attr(el, 'data-test');
+      if (testId !== null) fingerprint.test_id = testId;
+      const ariaLabel = nonEmptyAttr(el, 'aria-label');
+      if (ariaLabel !== null) fingerprint.aria_label = ariaLabel;
+      fingerprint.path = path;
+      if (ctx.framePath.length) fingerprint.frame_path = ctx.framePath.slice();
+      const key = fingerprintKey(fingerprint);
+      const isNew = this.previous !== null && !this.previous.has(key);
+      this.seen.add(key);
+      const v = value(el, tag, itype);
+      let href = null;
+      if (tag === 'a' && attr(el, 'href') !== null) {
+        const h = el.href;
+        if (typeof h === 'string') href = h;
+      }
+      const placeholder = nonEmptyAttr(el, 'placeholder');
+      const attributes = [];
+      for (const a of ['name', 'id', 'aria-haspopup', 'aria-controls']) {
+        const av = nonEmptyAttr(el, a);
+        if (av !== null) attributes.push([a, av]);
+      }
+      const st = states(ctx.doc, el, tag, itype);
+      const index = node.occluded ? null : this.nextIndex++;
+      // Rebuilt in serde's field order.
+      result = {};
+      if (index !== null) result.index = index;
+      result.tag = tag;
+      if (rl !== null) result.role = rl;
+      if (name !== null) result.name = name;
+      if (itype !== null) result.input_type = itype;
+      if (v !== null) result.value = v;
+      if (href !== null) result.href = href;
+      if (placeholder !== null) result.placeholder = placeholder;
+      if (attributes.length) result.attributes = attributes;
+      if (st.length) result.states = st;
+      result.rect = topRect;
+      result.in_viewport = inViewport;
+      result.occluded = node.occluded;
+      if (occludedBy !== null) result.occluded_by = occludedBy;
+      result.scroll_container = overflowScrolls;
+      result.paint_order = this.paintKeys.length;
+      result.is_new = isNew;
+      result.fingerprint = fingerprint;
+      this.paintKeys.push(paintKey);
+      this.painted.push(result);
+    } else if (occludedBy !== null) {
+      // Frames: the occluded_by field sits before scroll_container.
+      result = {
+        tag,
+        rect: topRect,
+        in_viewport: inViewport,
+        occluded: node.occluded,
+        occluded_by: occludedBy,
+        scroll_container: overflowScrolls,
+        paint_order: 0,
+        is_new: false,
+      };
+    }
+
+    const inner = {
+      doc: ctx.doc,
+      win: ctx.win,
+      viewport: ctx.viewport,
+      offset: ctx.offset,
+      covered,
+      inert,
+      parentPointer: pointer,
+      path,
+      framePath: ctx.framePath,
+      paint: painting !== null && painting.groupsChildren ? paintKey : ctx.paint,
+      parentFlexOrGrid: style ? isFlexOrGrid(style) : false,
+    };
+    let kids = [];
+    let root;
+    if (isFrame) {
+      this.frame(el, x, y, inner, kids);
+    } else if ((root = shadowRoot(el))) {
+      this.children(root, withPath(inner, path + '/shadow'), kids);
+    } else if (
+      (!tiny || el.childElementCount > 0) &&
+      tag !== 'select' &&
+      tag !== 'textarea' &&
+      tag !== 'option'
+    ) {
+      // A tiny box's own text is visually hidden (the sr-only pattern); its positioned children may not be.
+      this.children(el, inner, kids);
+      if (tiny) kids = kids.filter((n) => n.tag !== '#text');
+    }
+
+    if (interactive) {
+      if (kids.length) result.children = kids;
+      out.push(result);
+    } else if (isFrame || (el.shadowRoot !== null && kids.length) || tag === 'dialog') {
+      if (kids.length) {
+        result.children = kids;
+        result.occluded = false;
+        out.push(result);
+      }
+    } else {
+      // Plain containers are flattened away: their kept content joins the parent's.
+      for (const k of kids) out.push(k);
+    }
+  };
+
+  /** A same-origin iframe's document, walked in place. */
+  Walk.prototype.frame = function (el, x, y, ctx, out) {
+    if (!(el instanceof HTMLIFrameElement)) return;
+    const doc = el.contentDocument;
+    const win = el.contentWindow;
+    if (doc === null || win === null) return;
+    const body = doc.body;
+    if (body === null) return;
+    const inner = {
+      doc,
+      win,
+      viewport: viewportOf(doc, win),
+      offset: [ctx.offset[0] + x + el.clientLeft, ctx.offset[1] + y + el.clientTop],
+      covered: ctx.covered,
+      inert: ctx.inert,
+      parentPointer: false,
+      path: ctx.path + '/frame',
+      framePath: ctx.framePath,
+      paint: ctx.paint,
+      parentFlexOrGrid: ctx.parentFlexOrGrid,
+    };
+    this.children(body, inner, out);
+  };
+
+  /** Observer::observe. `previous` (for `is_new`) persists on the window between calls. */
+  function observe() {
+    const win = window;
+    const t0 = performance.now();
+    const doc = win.document;
+    const [vw, vh] = viewportOf(doc, win);
+    const walk = new Walk(observe.previous, [vw, vh]);
+    const ctx = {
+      doc,
+      win,
+      viewport: [vw, vh],
+      offset: [0, 0],
+      covered: false,
+      inert: false,
+      parentPointer: false,
+      path: '',
+      framePath: [],
+      paint: [],
+      parentFlexOrGrid: false,
+    };
+    const children = [];
+    if (doc.body !== null) walk.children(doc.body, ctx, children);
+    // Provisional paint orders (indices into the key list) become ranks.
+    const ranks = paintRanks(walk.paintKeys);
+    for (const node of walk.painted) node.paint_order = ranks[node.paint_order];
+    observe.previous = walk.seen;
+    const scrollX = win.scrollX;
+    const scrollY = win.scrollY;
+    const fullHeight = doc.documentElement !== null ? doc.documentElement.scrollHeight : vh;
+    const below = Math.max((fullHeight - scrollY - vh) / Math.max(vh, 1), 0);
+    const root = {
+      tag: 'body',
+      rect: { x: 0, y: 0, width: 0, height: 0 },
+      in_viewport: false,
+      occluded: false,
+      scroll_container: false,
+      paint_order: 0,
+      is_new: false,
+    };
+    if (children.length) root.children = children;
+    return {
+      url: doc.URL,
+      title: doc.title,
+      viewport: { x: 0, y: 0, width: vw, height: vh },
+      scroll_x: scrollX,
+      scroll_y: scrollY,
+      pages_above: rustRound((scrollY / Math.max(vh, 1)) * 10) / 10,
+      pages_below: rustRound(below * 10) / 10,
+      root,
+      text: walk.text,
+      snapshot_ms: performance.now() - t0,
+    };
+  }
+  observe.previous = null;
+
+  window.__itineroReferenceObserve = observe;
+})();
