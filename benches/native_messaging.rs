@@ -5,6 +5,7 @@
 //! Run: `cargo build --release -p itinero-host && cargo bench --bench native_messaging`
 
 use anyhow::{Context, Result};
+use itinero::harness::stats::{percentile, sorted};
 use itinero::harness::Harness;
 use itinero::harness::PageExt;
 
@@ -59,9 +60,17 @@ fn host_decode_only(payload_bytes: usize, samples: usize) -> Vec<f64> {
         .collect()
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
+/// One line per case: sample count, p50, p99 and max.
+fn report(name: &str, samples: Vec<f64>) {
+    let sorted = sorted(samples);
+    println!(
+        "{:<48} n={:<5} p50={:>7.3} ms  p99={:>7.3} ms  max={:>7.3} ms",
+        name,
+        sorted.len(),
+        percentile(&sorted, 50.0),
+        percentile(&sorted, 99.0),
+        sorted[sorted.len() - 1]
+    );
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -104,26 +113,11 @@ async fn main() -> Result<()> {
             ))
             .await
             .with_context(|| format!("running case {}", case.name))?;
-        let mut sorted = times.clone();
-        sorted.sort_by(|a, b| a.total_cmp(b));
-        println!(
-            "{:<48} n={:<5} p50={:>7.3} ms  p99={:>7.3} ms  max={:>7.3} ms",
-            case.name,
-            sorted.len(),
-            percentile(&sorted, 50.0),
-            percentile(&sorted, 99.0),
-            sorted[sorted.len() - 1]
-        );
+        report(case.name, times);
     }
-    let mut sorted = host_decode_only(1 << 20, 100);
-    sorted.sort_by(|a, b| a.total_cmp(b));
-    println!(
-        "{:<48} n={:<5} p50={:>7.3} ms  p99={:>7.3} ms  max={:>7.3} ms",
+    report(
         "host-side decode of the 1 MiB frame (in process)",
-        sorted.len(),
-        percentile(&sorted, 50.0),
-        percentile(&sorted, 99.0),
-        sorted[sorted.len() - 1]
+        host_decode_only(1 << 20, 100),
     );
     Ok(())
 }

@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::{bail, Context, Result};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
+use itinero::harness::stats::{percentile, sorted};
 use itinero::harness::{workspace_root, Harness, PageExt, WAIT};
 use itinero_shared::observation::{DomNode, Observation};
 use serde::Deserialize;
@@ -47,16 +48,6 @@ struct RustRun {
 struct JsRun {
     ms: f64,
     indexed: usize,
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
-}
-
-fn sorted(mut v: Vec<f64>) -> Vec<f64> {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v
 }
 
 /// Counts the indexed nodes of the observation `obs` (a JS expression) in the page; a JS snippet.

@@ -29,38 +29,18 @@ async fn open(h: &Harness, path: &str) -> Result<Tab> {
     Ok(Tab { page, panel, url })
 }
 
-/// Sends a message to the tab's top-frame content script from the panel page, retrying until it is loaded.
-async fn message(tab: &Tab, msg: Value) -> Result<Value> {
-    let url = serde_json::to_string(&tab.url)?;
-    tab.panel
-        .wait_for(
-            &format!(
-                "(async () => {{
-                   const [tab] = await chrome.tabs.query({{ url: {url} }});
-                   return tab && await chrome.tabs.sendMessage(tab.id, {msg}, {{ frameId: 0 }});
-                 }})()"
-            ),
-            WAIT,
-        )
-        .await
-}
-
 async fn observe(tab: &Tab) -> Result<Observation> {
-    Ok(serde_json::from_value(
-        message(tab, json!({"kind": "observe"})).await?,
-    )?)
+    let obs = tab
+        .panel
+        .tab_message_when_ready(&tab.url, &json!({"kind": "observe"}))
+        .await?;
+    Ok(serde_json::from_value(obs)?)
 }
 
 /// Sends an action exactly once (retrying could act twice).
 async fn act(tab: &Tab, action: Value) -> Result<Value> {
-    let url = serde_json::to_string(&tab.url)?;
     let msg = json!({"kind": "act", "action": action});
-    tab.panel
-        .run_js(&format!(
-            "const [tab] = await chrome.tabs.query({{ url: {url} }});
-             return await chrome.tabs.sendMessage(tab.id, {msg}, {{ frameId: 0 }});"
-        ))
-        .await
+    tab.panel.tab_message(&tab.url, &msg).await
 }
 
 fn find<'a>(node: &'a DomNode, id: &str) -> Option<&'a DomNode> {

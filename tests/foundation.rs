@@ -194,18 +194,8 @@ async fn killing_the_host_shows_disconnected_then_reconnects() -> Result<()> {
 
 /// Asks the content script in the top frame of the tab showing `url` which engine it runs on.
 async fn content_engine(panel: &chromiumoxide::Page, url: &str) -> Result<Value> {
-    let url = serde_json::to_string(url)?;
     panel
-        .wait_for(
-            &format!(
-                "(async () => {{
-                   const [tab] = await chrome.tabs.query({{ url: {url} }});
-                   if (!tab) return null;
-                   return await chrome.tabs.sendMessage(tab.id, {{ kind: 'probe' }}, {{ frameId: 0 }});
-                 }})()"
-            ),
-            WAIT,
-        )
+        .tab_message_when_ready(url, &serde_json::json!({"kind": "probe"}))
         .await
 }
 

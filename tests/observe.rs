@@ -62,17 +62,8 @@ async fn check_open(
     let panel = h.open_panel().await?;
     // The agent works on the tab the user sees; background tabs skip rendering work (IntersectionObserver).
     page.bring_to_front().await?;
-    let url_js = serde_json::to_string(&url)?;
     let obs = panel
-        .wait_for(
-            &format!(
-                "(async () => {{
-                   const [tab] = await chrome.tabs.query({{ url: {url_js} }});
-                   return tab && await chrome.tabs.sendMessage(tab.id, {{ kind: 'observe' }}, {{ frameId: 0 }});
-                 }})()"
-            ),
-            WAIT,
-        )
+        .tab_message_when_ready(&url, &serde_json::json!({"kind": "observe"}))
         .await?;
     let obs: Observation = serde_json::from_value(obs)?;
     let mut nodes = Vec::new();
@@ -245,21 +236,12 @@ async fn elements_that_appear_after_scrolling_are_marked_new() -> Result<()> {
     assert!(first.pages_below > 0.5);
 
     // Scroll as the agent would, through the content script; the page loads more items.
-    let url = serde_json::to_string(&h.fixture_url("observe/infinite-scroll.html"))?;
-    let ask = |msg: String| {
-        format!(
-            "const [tab] = await chrome.tabs.query({{ url: {url} }});
-             return await chrome.tabs.sendMessage(tab.id, {msg}, {{ frameId: 0 }});"
-        )
-    };
-    let outcome: serde_json::Value = panel
-        .run_js(&ask(
-            r#"{"kind":"act","action":{"kind":"scroll","direction":"down","pages":3}}"#.into(),
-        ))
-        .await?;
+    let url = h.fixture_url("observe/infinite-scroll.html");
+    let scroll = serde_json::json!({"kind": "act", "action": {"kind": "scroll", "direction": "down", "pages": 3}});
+    let outcome = panel.tab_message(&url, &scroll).await?;
     assert_eq!(outcome["kind"], "done", "{outcome}");
-    let second: Observation =
-        serde_json::from_value(panel.run_js(&ask(r#"{"kind":"observe"}"#.into())).await?)?;
+    let observe = serde_json::json!({"kind": "observe"});
+    let second: Observation = serde_json::from_value(panel.tab_message(&url, &observe).await?)?;
     let mut nodes = Vec::new();
     flatten(&second.root, &mut nodes);
     let named = |name: &str| {

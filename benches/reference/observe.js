@@ -596,7 +596,7 @@
     range.selectNodeContents(node);
     const r = range.getBoundingClientRect();
     if (r.width < 2 || r.height < 2) return;
-    if (r.right <= 0 || r.bottom + ctx.win.scrollY <= 0) return;
+    if (r.right <= 0 || r.bottom + ctx.scrollY <= 0) return;
     const cx = r.x + r.width / 2;
     const cy = r.y + r.height / 2;
     if (!textVisibleAt(ctx.doc, parent, cx, cy, ctx.viewport)) return;
@@ -673,7 +673,7 @@
     const y = r.y;
     const w = r.width;
     const h = r.height;
-    const scrollY = ctx.win.scrollY;
+    const scrollY = ctx.scrollY;
     // Placed where no scrolling reaches (left of the page, above its top): nobody sees it.
     const offscreen = x + w <= 0 || y + h + scrollY <= 0;
     const tiny = w < 2 || h < 2;
@@ -846,6 +846,7 @@
       win,
       viewport: viewportOf(doc, win),
       offset: [ctx.offset[0] + x + el.clientLeft, ctx.offset[1] + y + el.clientTop],
+      scrollY: win.scrollY,
       covered: ctx.covered,
       inert: ctx.inert,
       parentPointer: false,
@@ -869,6 +870,7 @@
       win,
       viewport: [vw, vh],
       offset: [0, 0],
+      scrollY: win.scrollY,
       covered: false,
       inert: false,
       parentPointer: false,
@@ -884,7 +886,7 @@
     for (const node of walk.painted) node.paint_order = ranks[node.paint_order];
     observe.previous = walk.seen;
     const scrollX = win.scrollX;
-    const scrollY = win.scrollY;
+    const scrollY = ctx.scrollY;
     const fullHeight = doc.documentElement !== null ? doc.documentElement.scrollHeight : vh;
     const below = Math.max((fullHeight - scrollY - vh) / Math.max(vh, 1), 0);
     const root = {

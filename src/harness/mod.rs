@@ -5,6 +5,7 @@ mod chromium;
 mod fixtures;
 mod locate;
 mod page;
+pub mod stats;
 
 pub use chromium::{Chromium, LaunchOptions};
 pub use fixtures::FixtureServer;

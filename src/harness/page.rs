@@ -19,6 +19,25 @@ pub trait PageExt {
 
     /// Text content of the first element matching `selector` ("" if none).
     async fn text_of(&self, selector: &str) -> Result<String>;
+
+    /// From an extension page (the panel), sends `msg` once to the content script in the top
+    /// frame of the tab showing `url`, and returns its reply.
+    async fn tab_message(&self, url: &str, msg: &Value) -> Result<Value>;
+
+    /// Like [`PageExt::tab_message`], retried until the content script answers (it loads at
+    /// `document_idle`). Only for messages that are safe to repeat (`probe`, `observe`).
+    async fn tab_message_when_ready(&self, url: &str, msg: &Value) -> Result<Value>;
+}
+
+/// A script asking the tab showing `url` (top frame) with `msg`; `null` while there is no such tab.
+fn tab_message_script(url: &str, msg: &Value) -> Result<String> {
+    let url = serde_json::to_string(url)?;
+    Ok(format!(
+        "(async () => {{
+           const [tab] = await chrome.tabs.query({{ url: {url} }});
+           return tab ? await chrome.tabs.sendMessage(tab.id, {msg}, {{ frameId: 0 }}) : null;
+         }})()"
+    ))
 }
 
 impl PageExt for Page {
@@ -52,6 +71,16 @@ impl PageExt for Page {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    async fn tab_message(&self, url: &str, msg: &Value) -> Result<Value> {
+        self.run_js(&format!("return await {};", tab_message_script(url, msg)?))
+            .await
+    }
+
+    async fn tab_message_when_ready(&self, url: &str, msg: &Value) -> Result<Value> {
+        self.wait_for(&tab_message_script(url, msg)?, super::WAIT)
+            .await
     }
 
     async fn text_of(&self, selector: &str) -> Result<String> {

@@ -11,8 +11,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use itinero_shared::envelope::Envelope;
-use itinero_shared::messages::Hello;
-use itinero_shared::{ToBrowser, ToHost, HOST_NAME, PROTOCOL_VERSION};
+use itinero_shared::messages::{ErrorReply, Hello};
+use itinero_shared::{ErrorCode, ToBrowser, ToHost, HOST_NAME, PROTOCOL_VERSION};
 use wasm_bindgen::prelude::*;
 
 use crate::chrome::{self, Port};
@@ -71,10 +71,29 @@ pub fn start() {
 }
 
 fn broadcast(bg: &Background, msg: &ToPanel) {
-    let js = chrome::to_js(msg);
+    broadcast_js(bg, &chrome::to_js(msg));
+}
+
+fn broadcast_js(bg: &Background, js: &JsValue) {
     for (_, port) in &bg.panels {
-        let _ = port.post_message(&js);
+        let _ = port.post_message(js);
     }
+}
+
+/// Answers one panel request with an `Error` envelope (host gone, send failed, bad request).
+fn send_error(bg: &Background, panel: u32, original: u64, message: String) {
+    let Some((_, port)) = bg.panels.iter().find(|(id, _)| *id == panel) else {
+        return;
+    };
+    let reply = Envelope::new(
+        original,
+        ToBrowser::Error(ErrorReply {
+            code: ErrorCode::Internal,
+            message,
+        }),
+    );
+    let envelope = serde_json::from_slice(&reply.to_json()).unwrap_or_default();
+    let _ = port.post_message(&chrome::to_js(&ToPanel::Host { envelope }));
 }
 
 fn set_status(st: &Rc<RefCell<Background>>, update: impl FnOnce(&mut HostStatus)) {
@@ -215,12 +234,7 @@ fn on_host_message(st: &Rc<RefCell<Background>>, generation: u32, msg: JsValue) 
                 let _ = port.post_message(&to_panel_host(with_id(&msg, original_id)));
             }
         }
-        None => {
-            let out = to_panel_host(msg);
-            for (_, port) in &bg.panels {
-                let _ = port.post_message(&out);
-            }
-        }
+        None => broadcast_js(&bg, &to_panel_host(msg)),
     }
 }
 
@@ -234,13 +248,12 @@ fn on_host_gone(st: &Rc<RefCell<Background>>, generation: u32, why: String) {
         // Requests in flight will never be answered: tell their panels now.
         let orphans = bg.router.drain();
         for (panel, original_id) in orphans {
-            if let Some((_, port)) = bg.panels.iter().find(|(id, _)| *id == panel) {
-                let reply = serde_json::json!({
-                    "v": PROTOCOL_VERSION, "id": original_id, "type": "Error",
-                    "body": {"code": "internal", "message": format!("the native host disconnected: {why}")}
-                });
-                let _ = port.post_message(&chrome::to_js(&ToPanel::Host { envelope: reply }));
-            }
+            send_error(
+                &bg,
+                panel,
+                original_id,
+                format!("the native host disconnected: {why}"),
+            );
         }
         bg.retry_pending = true;
         bg.backoff.next_delay()
@@ -301,14 +314,7 @@ pub fn on_connect(port: Port) {
 }
 
 fn reply_error(st: &Rc<RefCell<Background>>, panel: u32, original: u64, message: String) {
-    let bg = st.borrow();
-    if let Some((_, port)) = bg.panels.iter().find(|(id, _)| *id == panel) {
-        let reply = serde_json::json!({
-            "v": PROTOCOL_VERSION, "id": original, "type": "Error",
-            "body": {"code": "internal", "message": message}
-        });
-        let _ = port.post_message(&chrome::to_js(&ToPanel::Host { envelope: reply }));
-    }
+    send_error(&st.borrow(), panel, original, message);
 }
 
 /// Panel requests are forwarded as the JS objects they are, with only the id

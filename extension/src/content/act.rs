@@ -129,19 +129,12 @@ fn locate(
     options.set_inline(web_sys::ScrollLogicalPosition::Nearest);
     el.scroll_into_view_with_scroll_into_view_options(&options);
     let r = el.get_bounding_client_rect();
-    let viewport = (
-        f64::from(
-            doc.document_element()
-                .map(|d| d.client_width())
-                .unwrap_or(0),
-        ),
-        f64::from(
-            doc.document_element()
-                .map(|d| d.client_height())
-                .unwrap_or(0),
-        ),
+    let occ = occlusion::test(
+        doc,
+        &el,
+        (r.x(), r.y(), r.width(), r.height()),
+        super::observe::viewport(doc, win),
     );
-    let occ = occlusion::test(doc, &el, (r.x(), r.y(), r.width(), r.height()), viewport);
     if occ.occluded || occ.clipped {
         return Err(Outcome::TargetOccluded {
             by: occ
@@ -368,13 +361,18 @@ fn scroll_page(win: &Window, direction: ScrollDirection, pages: f64) {
         .ok()
         .and_then(|v| v.as_f64())
         .unwrap_or(800.0);
-    let (dx, dy) = match direction {
+    let (dx, dy) = scroll_delta(direction, pages, (w, h));
+    win.scroll_by_with_x_and_y(dx, dy);
+}
+
+/// How far `pages` pages in `direction` is, for a scrolling box of size `(w, h)`.
+fn scroll_delta(direction: ScrollDirection, pages: f64, (w, h): (f64, f64)) -> (f64, f64) {
+    match direction {
         ScrollDirection::Down => (0.0, h * pages),
         ScrollDirection::Up => (0.0, -h * pages),
         ScrollDirection::Right => (w * pages, 0.0),
         ScrollDirection::Left => (-w * pages, 0.0),
-    };
-    win.scroll_by_with_x_and_y(dx, dy);
+    }
 }
 
 async fn act_on(
@@ -426,14 +424,8 @@ async fn act_on(
         Action::Scroll {
             direction, pages, ..
         } => {
-            let h = f64::from(el.client_height());
-            let w = f64::from(el.client_width());
-            let (dx, dy) = match direction {
-                ScrollDirection::Down => (0.0, h * pages),
-                ScrollDirection::Up => (0.0, -h * pages),
-                ScrollDirection::Right => (w * pages, 0.0),
-                ScrollDirection::Left => (-w * pages, 0.0),
-            };
+            let size = (f64::from(el.client_width()), f64::from(el.client_height()));
+            let (dx, dy) = scroll_delta(*direction, *pages, size);
             el.scroll_by_with_x_and_y(dx, dy);
             Ok(())
         }

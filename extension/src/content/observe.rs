@@ -44,6 +44,8 @@ struct Ctx {
     viewport: (f64, f64),
     /// Offset of this frame's viewport in the top frame's.
     offset: (f64, f64),
+    /// This document's vertical scroll, read once per walk: it does not change while walking.
+    scroll_y: f64,
     /// The iframe showing this document is covered: so is everything in it.
     covered: bool,
     inert: bool,
@@ -70,7 +72,7 @@ struct Walk<'a> {
 }
 
 /// The part of the window that shows the page: scrollbars excluded, since nothing under them can be seen or hit.
-fn viewport(doc: &Document, win: &Window) -> (f64, f64) {
+pub fn viewport(doc: &Document, win: &Window) -> (f64, f64) {
     let inner = (
         win.inner_width()
             .ok()
@@ -143,6 +145,7 @@ impl Observer {
             win: win.clone(),
             viewport: (vw, vh),
             offset: (0.0, 0.0),
+            scroll_y: win.scroll_y().unwrap_or(0.0),
             covered: false,
             inert: false,
             parent_pointer: false,
@@ -165,7 +168,7 @@ impl Observer {
         self.previous = Some(seen);
         self.indexed = indexed;
         let scroll_x = win.scroll_x().unwrap_or(0.0);
-        let scroll_y = win.scroll_y().unwrap_or(0.0);
+        let scroll_y = ctx.scroll_y;
         let full_height = doc
             .document_element()
             .map(|e| f64::from(e.scroll_height()))
@@ -237,7 +240,7 @@ impl Walk<'_> {
             if r.width() < 2.0 || r.height() < 2.0 {
                 return;
             }
-            if r.right() <= 0.0 || r.bottom() + ctx.win.scroll_y().unwrap_or(0.0) <= 0.0 {
+            if r.right() <= 0.0 || r.bottom() + ctx.scroll_y <= 0.0 {
                 return;
             }
             let (cx, cy) = (r.x() + r.width() / 2.0, r.y() + r.height() / 2.0);
@@ -333,9 +336,8 @@ impl Walk<'_> {
         }
         let r = el.get_bounding_client_rect();
         let (x, y, w, h) = (r.x(), r.y(), r.width(), r.height());
-        let scroll_y = ctx.win.scroll_y().unwrap_or(0.0);
         // Placed where no scrolling reaches (left of the page, above its top): nobody sees it.
-        let offscreen = x + w <= 0.0 || y + h + scroll_y <= 0.0;
+        let offscreen = x + w <= 0.0 || y + h + ctx.scroll_y <= 0.0;
         let tiny = w < 2.0 || h < 2.0;
         let inert = ctx.inert || el.has_attribute("inert");
         let style = ctx.win.get_computed_style(el).ok().flatten();
@@ -502,6 +504,7 @@ impl Walk<'_> {
         };
         let Some(body) = doc.body() else { return };
         let (vw, vh) = viewport(&doc, &win);
+        let scroll_y = win.scroll_y().unwrap_or(0.0);
         let inner = Ctx {
             doc,
             win,
@@ -511,6 +514,7 @@ impl Walk<'_> {
                 ctx.offset.1 + y + f64::from(el.client_top()),
             ),
             path: format!("{}/frame", ctx.path),
+            scroll_y,
             parent_pointer: false,
             ..ctx.clone()
         };
