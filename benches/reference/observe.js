@@ -20,6 +20,8 @@
 
   const PAGE_TEXT_MAX = 8000; // bytes (UTF-8), like the Rust `String::len`
   const TEXT_RUN_MAX = 300;
+  // Text the tree carries beyond what is in view (bytes, UTF-8); in-view text is always kept.
+  const TREE_TEXT_MAX = 24000;
   const NAME_MAX = 120;
   const SKIPPED = new Set([
     'script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'base',
@@ -118,12 +120,34 @@
     return s.slice(0, i);
   }
 
+  // Attributes are read once per element, all together (dom.rs `Attrs`): most
+  // lookups are for attributes the element does not have.
+  let snapshotOf = null;
+  let snapshot = [];
+
+  function attributesOf(el) {
+    if (el !== snapshotOf) {
+      snapshotOf = el;
+      snapshot = [];
+      if (el.hasAttributes()) {
+        for (const name of el.getAttributeNames()) snapshot.push(name, el.getAttribute(name));
+      }
+    }
+    return snapshot;
+  }
+
   function attr(el, name) {
-    return el.getAttribute(name);
+    const a = attributesOf(el);
+    for (let i = 0; i < a.length; i += 2) if (a[i] === name) return a[i + 1];
+    return null;
+  }
+
+  function hasAttr(el, name) {
+    return attr(el, name) !== null;
   }
 
   function nonEmptyAttr(el, name) {
-    const v = el.getAttribute(name);
+    const v = attr(el, name);
     return v === null || v === '' ? null : v;
   }
 
@@ -238,29 +262,35 @@
 
   // ---- semantics.rs ---------------------------------------------------------------------------
 
-  function inputType(el, tag) {
+  /** `attrs`: the element has attributes at all (`hasAttributes()`), which saves asking for each one. */
+  function inputType(el, tag, attrs = true) {
     if (tag === 'input') return asciiLower(String(el.type));
     if (tag === 'button') {
-      const t = attr(el, 'type');
+      const t = attrs ? attr(el, 'type') : null;
       return asciiLower(t === null ? 'submit' : t);
     }
     return null;
   }
 
-  function role(el, tag, itype) {
+  function role(el, tag, itype, attrs = true) {
+    if (!attrs) return implicitRole(el, tag, itype, false);
     const explicit = attr(el, 'role');
     if (explicit !== null) {
       const first = splitWhitespace(explicit)[0];
       if (first !== undefined) return first;
     }
+    return implicitRole(el, tag, itype, true);
+  }
+
+  function implicitRole(el, tag, itype, attrs) {
     switch (tag) {
       case 'a':
-        return el.hasAttribute('href') ? 'link' : null;
+        return attrs && hasAttr(el, 'href') ? 'link' : null;
       case 'button':
       case 'summary':
         return 'button';
       case 'select':
-        return el.hasAttribute('multiple') ? 'listbox' : 'combobox';
+        return attrs && hasAttr(el, 'multiple') ? 'listbox' : 'combobox';
       case 'textarea':
         return 'textbox';
       case 'option':
@@ -294,10 +324,10 @@
     }
   }
 
-  function isInteractive(el, tag, role, pointerCursor) {
+  function isInteractive(el, tag, role, pointerCursor, attrs = true) {
     switch (tag) {
       case 'a':
-        return el.hasAttribute('href') || pointerCursor;
+        return (attrs && hasAttr(el, 'href')) || pointerCursor;
       case 'button':
       case 'select':
       case 'textarea':
@@ -309,6 +339,7 @@
         break;
     }
     if (role !== null && WIDGET_ROLES.has(role)) return true;
+    if (!attrs) return pointerCursor;
     const ce = attr(el, 'contenteditable');
     if (ce !== null) {
       const l = asciiLower(ce);
@@ -323,7 +354,7 @@
         if (n >= 0 && n <= 2147483647) return true;
       }
     }
-    if (el.hasAttribute('onclick')) return true;
+    if (hasAttr(el, 'onclick')) return true;
     return pointerCursor;
   }
 
@@ -439,7 +470,7 @@
       }
     }
     const formControl = tag === 'input' || tag === 'select' || tag === 'textarea';
-    if ((formControl && el.hasAttribute('required')) || attr(el, 'aria-required') === 'true') {
+    if ((formControl && hasAttr(el, 'required')) || attr(el, 'aria-required') === 'true') {
       out.push('required');
     }
     const textLike =
@@ -460,7 +491,7 @@
       invalid = !valid && !out.includes('empty');
     }
     if (invalid) out.push('invalid');
-    if (formControl && el.hasAttribute('readonly')) out.push('readonly');
+    if (formControl && hasAttr(el, 'readonly')) out.push('readonly');
     if (doc.activeElement === el) out.push('focused');
     return out;
   }
@@ -498,9 +529,8 @@
     return { step: [layer, z === null ? 0 : z, order], groupsChildren: context || positioned };
   }
 
-  function isFlexOrGrid(style) {
-    const d = style.getPropertyValue('display');
-    return d.includes('flex') || d.includes('grid');
+  function isFlexOrGrid(display) {
+    return display.includes('flex') || display.includes('grid');
   }
 
   /** Lexicographic order of keys (arrays of [layer, z, order] steps), as Rust's `Vec<(u8, i32, u32)>`. */
@@ -516,10 +546,19 @@
     return a.length - b.length;
   }
 
-  /** paint::ranks: each key's position in paint order (0 painted first). */
+  /**
+   * paint::ranks: each key's position in paint order (0 painted first). Keys
+   * are only worked out in the viewport, where overlap can be seen: `null`
+   * (outside) ranks after every key, in document order.
+   */
   function paintRanks(keys) {
     const order = keys.map((_, i) => i);
-    order.sort((a, b) => compareKeys(keys[a], keys[b]));
+    order.sort((a, b) => {
+      const ka = keys[a];
+      const kb = keys[b];
+      if (ka === null || kb === null) return ka === kb ? a - b : ka === null ? 1 : -1;
+      return compareKeys(ka, kb) || a - b;
+    });
     const rank = new Array(keys.length);
     order.forEach((i, r) => {
       rank[i] = r;
@@ -569,6 +608,78 @@
     this.paintKeys = [];
     // Interactive nodes, whose provisional paint_order indexes paintKeys.
     this.painted = [];
+    this.range = null;
+    this.treeTextBytes = 0;
+  }
+
+  /**
+   * An element whose children are being walked: the facts about it that its
+   * children may need, read only when one of them asks (observe.rs `Box_`).
+   */
+  function Box(el) {
+    this.el = el;
+    this.visible = undefined;
+    this.rect = undefined;
+    // Indexed and hit-tested visible: its own text needs no hit test of its own.
+    this.shown = false;
+  }
+
+  Box.prototype.isVisible = function () {
+    if (this.visible === undefined) this.visible = isVisible(this.el);
+    return this.visible;
+  };
+
+  Box.prototype.boundingRect = function () {
+    if (this.rect === undefined) this.rect = this.el.getBoundingClientRect();
+    return this.rect;
+  };
+
+  /**
+   * Paint facts of an element that is an ancestor of (or is) something indexed,
+   * read lazily: most elements are never asked (observe.rs `PaintEntry`).
+   */
+  function PaintEntry(win, el, style, display, order, parent) {
+    this.win = win;
+    this.el = el;
+    this.style = style;
+    this.display = display;
+    this.order = order;
+    this.parent = parent;
+    this.painting = undefined;
+    this.key = undefined;
+    this.context = undefined;
+  }
+
+  function styleOf(entry) {
+    if (entry.style === null) entry.style = entry.win.getComputedStyle(entry.el);
+    return entry.style;
+  }
+
+  function displayOf(entry) {
+    if (entry.display === null) entry.display = styleOf(entry).getPropertyValue('display');
+    return entry.display;
+  }
+
+  function paintingOf(entry) {
+    if (entry.painting === undefined) {
+      const parentFlexOrGrid = entry.parent !== null && isFlexOrGrid(displayOf(entry.parent));
+      entry.painting = classifyPaint(styleOf(entry), parentFlexOrGrid, entry.order);
+    }
+    return entry.painting;
+  }
+
+  /** The key of the context that `entry`'s children are painted in. */
+  function contextKey(entry) {
+    if (entry === null) return [];
+    if (entry.context === undefined) {
+      entry.context = paintingOf(entry).groupsChildren ? keyOf(entry) : contextKey(entry.parent);
+    }
+    return entry.context;
+  }
+
+  function keyOf(entry) {
+    if (entry.key === undefined) entry.key = contextKey(entry.parent).concat([paintingOf(entry).step]);
+    return entry.key;
   }
 
   Walk.prototype.children = function (parent, ctx, out) {
@@ -592,15 +703,28 @@
     if (!NON_WS.test(raw) || ctx.covered) return;
     const parent = node.parentElement;
     if (parent === null) return;
-    const range = ctx.doc.createRange();
+    // Texts of the walked element share its facts; a slotted text's parent is elsewhere.
+    const box = ctx.box !== null && ctx.box.el === parent ? ctx.box : new Box(parent);
+    if (this.treeTextBytes >= TREE_TEXT_MAX) {
+      // Past the budget only text in view is kept: its element's box tells, without measuring the text.
+      const b = box.boundingRect();
+      const inView = b.right > 0 && b.bottom > 0 && b.left < ctx.viewport[0] && b.top < ctx.viewport[1];
+      if (!inView) return;
+    }
+    if (!box.isVisible()) return;
+    if (this.range === null) this.range = ctx.doc.createRange();
+    const range = this.range;
     range.selectNodeContents(node);
     const r = range.getBoundingClientRect();
-    if (r.width < 2 || r.height < 2) return;
-    if (r.right <= 0 || r.bottom + ctx.scrollY <= 0) return;
-    const cx = r.x + r.width / 2;
-    const cy = r.y + r.height / 2;
-    if (!textVisibleAt(ctx.doc, parent, cx, cy, ctx.viewport)) return;
+    const x = r.x;
+    const y = r.y;
+    const w = r.width;
+    const h = r.height;
+    if (w < 2 || h < 2) return;
+    if (x + w <= 0 || y + h + ctx.scrollY <= 0) return;
+    if (!box.shown && !textVisibleAt(ctx.doc, parent, x + w / 2, y + h / 2, ctx.viewport)) return;
     const text = cleanText(raw, TEXT_RUN_MAX);
+    this.treeTextBytes += utf8Len(text);
     if (this.textBytes < PAGE_TEXT_MAX) {
       if (this.text !== '') {
         this.text += ' ';
@@ -631,13 +755,15 @@
       win: ctx.win,
       viewport: ctx.viewport,
       offset: ctx.offset,
+      scrollY: ctx.scrollY,
       covered: ctx.covered,
       inert: ctx.inert,
       parentPointer: ctx.parentPointer,
       path,
       framePath: ctx.framePath,
       paint: ctx.paint,
-      parentFlexOrGrid: ctx.parentFlexOrGrid,
+      box: ctx.box,
+      outside: ctx.outside,
     };
   }
 
@@ -660,52 +786,64 @@
       }
       return;
     }
-    if (!isVisible(el)) {
-      // display:contents boxes are "invisible" themselves while their children render.
-      const style = ctx.win.getComputedStyle(el);
-      if (style && style.getPropertyValue('display') === 'contents') {
+    // Inside the viewport every element's style is read: hidden subtrees are cut
+    // where they start and a pointer cursor marks a click target. Outside it
+    // (an ancestor's box lies wholly off screen) markup alone decides.
+    let style = null;
+    let display = null;
+    let pointer = false;
+    if (!ctx.outside) {
+      style = ctx.win.getComputedStyle(el);
+      display = style.getPropertyValue('display');
+      if (display === 'none') return;
+      if (display === 'contents') {
+        // No box of its own, while its children render.
         this.children(el, withPath(ctx, path), out);
+        return;
       }
-      return;
+      pointer = style.getPropertyValue('cursor') === 'pointer';
     }
-    const r = el.getBoundingClientRect();
-    const x = r.x;
-    const y = r.y;
-    const w = r.width;
-    const h = r.height;
-    const scrollY = ctx.scrollY;
-    // Placed where no scrolling reaches (left of the page, above its top): nobody sees it.
-    const offscreen = x + w <= 0 || y + h + scrollY <= 0;
-    const tiny = w < 2 || h < 2;
-    const inert = ctx.inert || el.hasAttribute('inert');
-    const style = ctx.win.getComputedStyle(el);
-    const pointer = style ? style.getPropertyValue('cursor') === 'pointer' : false;
+    const attrs = attributesOf(el).length > 0;
+    const inert = ctx.inert || (attrs && hasAttr(el, 'inert'));
     this.order += 1;
-    const painting = style ? classifyPaint(style, ctx.parentFlexOrGrid, this.order) : null;
-    const paintKey = painting ? ctx.paint.concat([painting.step]) : ctx.paint.slice();
-    let overflowScrolls = false;
-    if (style) {
-      const o = style.getPropertyValue('overflow-y');
-      overflowScrolls = (o === 'auto' || o === 'scroll') && el.scrollHeight > el.clientHeight + 1;
+    const entry = new PaintEntry(ctx.win, el, style, display, this.order, ctx.paint);
+    const itype = inputType(el, tag, attrs);
+    const rl = role(el, tag, itype, attrs);
+    const isFrame = tag === 'iframe' || tag === 'frame';
+    const candidate = !inert && isInteractive(el, tag, rl, pointer && !ctx.parentPointer, attrs);
+    const box = new Box(el);
+    if (isFrame && !box.isVisible()) return;
+    const root = isFrame ? null : shadowRoot(el);
+    const hasChildren = el.firstChild !== null || root !== null;
+    let x = 0;
+    let y = 0;
+    let w = 0;
+    let h = 0;
+    let measured = false;
+    if (candidate || isFrame || (hasChildren && !ctx.outside)) {
+      const r = box.boundingRect();
+      x = r.x;
+      y = r.y;
+      w = r.width;
+      h = r.height;
+      measured = true;
     }
-    const itype = inputType(el, tag);
-    const rl = role(el, tag, itype);
-    const interactive =
-      !inert && !offscreen && !tiny && isInteractive(el, tag, rl, pointer && !ctx.parentPointer);
+    // Placed where no scrolling reaches (left of the page, above its top): nobody sees it.
+    const offscreen = x + w <= 0 || y + h + ctx.scrollY <= 0;
+    const tiny = measured && (w < 2 || h < 2);
+    const interactive = candidate && box.isVisible() && !offscreen && !tiny;
+    const outside =
+      ctx.outside ||
+      (measured && !tiny && (x + w <= 0 || y + h <= 0 || x >= ctx.viewport[0] || y >= ctx.viewport[1]));
     const topRect = {
       x: px(x + ctx.offset[0]),
       y: px(y + ctx.offset[1]),
       width: px(w),
       height: px(h),
     };
-    const inViewport =
-      topRect.x < this.topViewport[0] &&
-      topRect.y < this.topViewport[1] &&
-      topRect.x + topRect.width > 0 &&
-      topRect.y + topRect.height > 0;
-    const isFrame = tag === 'iframe' || tag === 'frame';
+    const inViewport = inViewportOf(this.topViewport, topRect);
 
-    const node = domNode(tag, topRect, inViewport, overflowScrolls);
+    const node = domNode(tag, topRect, inViewport, false);
     let covered = ctx.covered;
     let occludedBy = null;
     if ((interactive || isFrame) && inViewport && !ctx.covered) {
@@ -714,6 +852,7 @@
       node.occluded = occ.occluded;
       occludedBy = occ.by;
       covered = occ.occluded;
+      box.shown = interactive && !occ.occluded;
     } else if (ctx.covered) {
       node.occluded = true;
     }
@@ -768,11 +907,11 @@
       result.in_viewport = inViewport;
       result.occluded = node.occluded;
       if (occludedBy !== null) result.occluded_by = occludedBy;
-      result.scroll_container = overflowScrolls;
+      result.scroll_container = scrollContainer(el, styleOf(entry));
       result.paint_order = this.paintKeys.length;
       result.is_new = isNew;
       result.fingerprint = fingerprint;
-      this.paintKeys.push(paintKey);
+      this.paintKeys.push(inViewport ? keyOf(entry) : null);
       this.painted.push(result);
     } else if (occludedBy !== null) {
       // Frames: the occluded_by field sits before scroll_container.
@@ -782,7 +921,7 @@
         in_viewport: inViewport,
         occluded: node.occluded,
         occluded_by: occludedBy,
-        scroll_container: overflowScrolls,
+        scroll_container: false,
         paint_order: 0,
         is_new: false,
       };
@@ -793,21 +932,25 @@
       win: ctx.win,
       viewport: ctx.viewport,
       offset: ctx.offset,
+      scrollY: ctx.scrollY,
       covered,
       inert,
       parentPointer: pointer,
       path,
       framePath: ctx.framePath,
-      paint: painting !== null && painting.groupsChildren ? paintKey : ctx.paint,
-      parentFlexOrGrid: style ? isFlexOrGrid(style) : false,
+      paint: entry,
+      box,
+      outside,
     };
     let kids = [];
-    let root;
     if (isFrame) {
       this.frame(el, x, y, inner, kids);
-    } else if ((root = shadowRoot(el))) {
-      this.children(root, withPath(inner, path + '/shadow'), kids);
+    } else if (root) {
+      const shadow = withPath(inner, path + '/shadow');
+      shadow.box = null;
+      this.children(root, shadow, kids);
     } else if (
+      hasChildren &&
       (!tiny || el.childElementCount > 0) &&
       tag !== 'select' &&
       tag !== 'textarea' &&
@@ -825,6 +968,12 @@
       if (kids.length) {
         result.children = kids;
         result.occluded = false;
+        if (!measured) {
+          const r = box.boundingRect();
+          result.rect = { x: px(r.x + ctx.offset[0]), y: px(r.y + ctx.offset[1]), width: px(r.width), height: px(r.height) };
+          result.in_viewport = inViewportOf(this.topViewport, result.rect);
+        }
+        result.scroll_container = scrollContainer(el, styleOf(entry));
         out.push(result);
       }
     } else {
@@ -832,6 +981,16 @@
       for (const k of kids) out.push(k);
     }
   };
+
+  function inViewportOf(viewport, r) {
+    return r.x < viewport[0] && r.y < viewport[1] && r.x + r.width > 0 && r.y + r.height > 0;
+  }
+
+  /** Whether the element scrolls its content: read only for nodes the observation keeps. */
+  function scrollContainer(el, style) {
+    const o = style.getPropertyValue('overflow-y');
+    return (o === 'auto' || o === 'scroll') && el.scrollHeight > el.clientHeight + 1;
+  }
 
   /** A same-origin iframe's document, walked in place. */
   Walk.prototype.frame = function (el, x, y, ctx, out) {
@@ -853,9 +1012,12 @@
       path: ctx.path + '/frame',
       framePath: ctx.framePath,
       paint: ctx.paint,
-      parentFlexOrGrid: ctx.parentFlexOrGrid,
+      box: new Box(body),
+      outside: ctx.outside,
     };
+    this.range = null;
     this.children(body, inner, out);
+    this.range = null;
   };
 
   /** Observer::observe. `previous` (for `is_new`) persists on the window between calls. */
@@ -865,6 +1027,7 @@
     const doc = win.document;
     const [vw, vh] = viewportOf(doc, win);
     const walk = new Walk(observe.previous, [vw, vh]);
+    snapshotOf = null;
     const ctx = {
       doc,
       win,
@@ -876,8 +1039,9 @@
       parentPointer: false,
       path: '',
       framePath: [],
-      paint: [],
-      parentFlexOrGrid: false,
+      paint: null,
+      box: doc.body !== null ? new Box(doc.body) : null,
+      outside: false,
     };
     const children = [];
     if (doc.body !== null) walk.children(doc.body, ctx, children);

@@ -93,3 +93,17 @@ where
 pub fn log(text: &str) {
     web_sys::console::log_1(&JsValue::from_str(text));
 }
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getFrameId, catch)]
+    fn get_frame_id(target: &JsValue) -> Result<f64, JsValue>;
+}
+
+/// The frame id of an `<iframe>` element's frame (content scripts only; `None` if it has none yet).
+pub fn frame_id(frame_element: &web_sys::Element) -> Option<i64> {
+    get_frame_id(frame_element)
+        .ok()
+        .filter(|id| *id >= 0.0)
+        .map(|id| id as i64)
+}

@@ -10,6 +10,7 @@ use wasm_bindgen::prelude::*;
 mod background;
 mod chrome;
 mod content;
+mod frame_protocol;
 mod panel_protocol;
 mod sidepanel;
 

@@ -118,7 +118,7 @@ fn locate(
         Some(el) => el,
         None => {
             // The page changed since the observation: look again and find it by fingerprint.
-            observer.borrow_mut().observe(win);
+            observer.borrow_mut().observe_again(win);
             let obs = observer.borrow();
             let candidates = obs.all_indexed().iter().map(|(el, fp)| (fp, el.clone()));
             resolve::best(&target.fingerprint, candidates).ok_or(Outcome::TargetDetached)?
@@ -151,8 +151,9 @@ fn still_matches(recorded: &Fingerprint, then: &Fingerprint, el: &Element, doc: 
         return false;
     }
     let tag = el.local_name();
-    let itype = super::semantics::input_type(el);
-    let name_now = super::semantics::accessible_name(doc, el, &tag, itype.as_deref());
+    let attrs = super::dom::Attrs::read(el);
+    let itype = super::semantics::input_type(el, &tag, &attrs);
+    let name_now = super::semantics::accessible_name(doc, el, &attrs, &tag, itype.as_deref());
     name_now == recorded.name
 }
 
@@ -336,7 +337,7 @@ fn move_focus(doc: &Document, from: &Element, backwards: bool) {
     let items: Vec<Element> = (0..list.length())
         .filter_map(|i| list.item(i))
         .filter_map(|n| n.dyn_into::<Element>().ok())
-        .filter(super::dom::is_visible)
+        .filter(|e| super::dom::is_visible(e))
         .collect();
     let pos = items.iter().position(|e| e == from);
     let next = match (pos, backwards) {

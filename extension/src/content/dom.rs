@@ -2,34 +2,294 @@
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{Document, Element, Node, ShadowRoot};
+use web_sys::{Document, Element, Node, Range, ShadowRoot, Window};
 
 #[wasm_bindgen]
 extern "C" {
-    /// `Element.checkVisibility()`: one call answers display/visibility/opacity/content-visibility.
-    #[wasm_bindgen(extends = Element)]
-    pub type VisibilityCheck;
-
-    #[wasm_bindgen(method, js_name = checkVisibility)]
-    fn check_visibility(this: &VisibilityCheck, options: &JsValue) -> bool;
-
     /// `chrome.dom.openOrClosedShadowRoot`: content scripts may see closed shadow roots.
     #[wasm_bindgen(js_namespace = ["chrome", "dom"], js_name = openOrClosedShadowRoot, catch)]
     fn open_or_closed_shadow_root(element: &Element) -> Result<JsValue, JsValue>;
 }
 
-thread_local! {
-    static VISIBILITY_OPTIONS: JsValue = {
-        let o = js_sys::Object::new();
-        let _ = js_sys::Reflect::set(&o, &"checkOpacity".into(), &JsValue::TRUE);
-        let _ = js_sys::Reflect::set(&o, &"checkVisibilityCSS".into(), &JsValue::TRUE);
-        o.into()
-    };
+// Batched reads: one crossing per node instead of one per fact (see read.js).
+#[wasm_bindgen(module = "/src/content/read.js")]
+extern "C" {
+    fn bind(memory: &JsValue, ptr: u32, tags: &str);
+    #[wasm_bindgen(js_name = readElement)]
+    fn read_element_js(el: &Element, win: &Window, styled: bool) -> Option<String>;
+    /// A text node's text, or `None` when it is only whitespace.
+    #[wasm_bindgen(js_name = readText)]
+    pub fn read_text(node: &Node) -> Option<String>;
+    #[wasm_bindgen(js_name = readAttributes)]
+    fn read_attributes_js(el: &Element) -> String;
+    #[wasm_bindgen(js_name = readRect)]
+    fn read_rect_js(el: &Element);
+    #[wasm_bindgen(js_name = isVisible)]
+    fn is_visible_js(el: &Element) -> bool;
+    #[wasm_bindgen(js_name = readTextRect)]
+    fn read_text_rect_js(range: &Range, node: &Node);
+    #[wasm_bindgen(js_name = readPaint)]
+    fn read_paint_js(el: &Element, win: &Window);
+    /// Whether the element scrolls its content vertically (and has content to scroll).
+    #[wasm_bindgen(js_name = readScrolls)]
+    pub fn read_scrolls(el: &Element, win: &Window) -> bool;
 }
 
-/// Whether a person could see the element at all (not whether something covers it).
+/// Tags that cross as a number, not a string (read.js learns them in `bind`).
+const TAGS: &[&str] = &[
+    "div",
+    "span",
+    "a",
+    "p",
+    "li",
+    "ul",
+    "ol",
+    "button",
+    "input",
+    "label",
+    "img",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "nav",
+    "main",
+    "aside",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "td",
+    "th",
+    "form",
+    "select",
+    "option",
+    "textarea",
+    "strong",
+    "em",
+    "b",
+    "i",
+    "small",
+    "br",
+    "hr",
+    "svg",
+    "path",
+    "g",
+    "figure",
+    "figcaption",
+    "iframe",
+    "pre",
+    "code",
+    "blockquote",
+    "dl",
+    "dt",
+    "dd",
+    "summary",
+    "details",
+    "dialog",
+    "picture",
+    "source",
+    "time",
+    "abbr",
+    "sup",
+    "sub",
+    "fieldset",
+    "legend",
+    "canvas",
+    "video",
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "link",
+    "meta",
+    "slot",
+];
+
+/// Where read.js writes numbers. Single-threaded wasm; read right after each call.
+static mut FACTS: [f64; 8] = [0.0; 8];
+
+thread_local! {
+    static BOUND: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The numbers the last read wrote.
+fn facts() -> [f64; 8] {
+    // SAFETY: wasm32 here is single-threaded and read.js only writes during the calls above.
+    unsafe { std::ptr::addr_of!(FACTS).read_volatile() }
+}
+
+/// Tells read.js where `FACTS` is, once.
+fn ensure_bound() {
+    if !BOUND.with(|b| b.replace(true)) {
+        bind(
+            &wasm_bindgen::memory(),
+            std::ptr::addr_of!(FACTS) as u32,
+            &TAGS.join(","),
+        );
+    }
+}
+
+/// Whether a person could see the element at all (not whether something covers it):
+/// `checkVisibility` with opacity and the `visibility` property checked.
 pub fn is_visible(el: &Element) -> bool {
-    VISIBILITY_OPTIONS.with(|o| el.unchecked_ref::<VisibilityCheck>().check_visibility(o))
+    is_visible_js(el)
+}
+
+/// An element's attributes, read in one go: most lookups are for attributes it does not have.
+#[derive(Default)]
+pub struct Attrs(String);
+
+impl Attrs {
+    pub fn read(el: &Element) -> Self {
+        Self(read_attributes_js(el))
+    }
+
+    /// `raw` as read.js writes it: `\0name\0value` for each attribute.
+    fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        let mut parts = self.0.split('\0').skip(1);
+        std::iter::from_fn(move || Some((parts.next()?, parts.next()?)))
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.pairs().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// An element's computed `display`, as far as the walk cares.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Display {
+    None,
+    Contents,
+    Block,
+    FlexOrGrid,
+    /// Not read (outside the viewport, the walk reads no style).
+    Unread,
+}
+
+impl Display {
+    fn from_code(code: f64) -> Self {
+        match code as u8 {
+            0 => Self::None,
+            1 => Self::Contents,
+            2 => Self::Block,
+            3 => Self::FlexOrGrid,
+            _ => Self::Unread,
+        }
+    }
+}
+
+/// What the walk reads about every element it meets.
+pub struct ElementFacts {
+    pub tag: String,
+    pub attrs: Attrs,
+    pub display: Display,
+    pub pointer: bool,
+    pub has_children: bool,
+    pub open_shadow: bool,
+    pub child_elements: u32,
+}
+
+/// `styled`: read computed style too (display, cursor).
+pub fn read_element(el: &Element, win: &Window, styled: bool) -> ElementFacts {
+    ensure_bound();
+    let text = read_element_js(el, win, styled).unwrap_or_default();
+    let out = facts();
+    let code = out[5] as usize;
+    let (tag, attrs) = match code.checked_sub(1).and_then(|i| TAGS.get(i)) {
+        Some(tag) => ((*tag).to_owned(), Attrs(text)),
+        None => {
+            let mut tag = text;
+            let attrs = match tag.find('\0') {
+                Some(i) => Attrs(tag.split_off(i)),
+                None => Attrs::default(),
+            };
+            (tag, attrs)
+        }
+    };
+    ElementFacts {
+        tag,
+        attrs,
+        display: Display::from_code(out[0]),
+        pointer: out[1] != 0.0,
+        has_children: out[2] != 0.0,
+        open_shadow: out[3] != 0.0,
+        child_elements: out[4] as u32,
+    }
+}
+
+/// Border box in the frame's viewport: (x, y, width, height).
+pub type Box4 = (f64, f64, f64, f64);
+
+pub fn read_rect(el: &Element) -> Box4 {
+    ensure_bound();
+    read_rect_js(el);
+    let out = facts();
+    (out[0], out[1], out[2], out[3])
+}
+
+/// Where a text node's text is drawn, measured with a range reused across the walk.
+pub fn read_text_rect(range: &Range, node: &Node) -> Box4 {
+    ensure_bound();
+    read_text_rect_js(range, node);
+    let out = facts();
+    (out[0], out[1], out[2], out[3])
+}
+
+/// Computed style that decides painting (see paint.rs).
+pub struct PaintFacts {
+    pub positioned: bool,
+    pub fixed_or_sticky: bool,
+    pub z_index: Option<i32>,
+    pub opacity: f64,
+    pub transform: bool,
+    pub filter: bool,
+    pub isolate: bool,
+    pub display: Display,
+}
+
+pub fn read_paint(el: &Element, win: &Window) -> PaintFacts {
+    ensure_bound();
+    read_paint_js(el, win);
+    let out = facts();
+    let position = out[0] as u8;
+    PaintFacts {
+        positioned: position != 0,
+        fixed_or_sticky: position >= 3,
+        z_index: (!out[1].is_nan()).then_some(out[1] as i32),
+        opacity: out[2],
+        transform: out[3] != 0.0,
+        filter: out[4] != 0.0,
+        isolate: out[5] != 0.0,
+        display: Display::from_code(out[6]),
+    }
+}
+
+/// The shadow root of an element already read: `open` says whether it has an open one.
+pub fn shadow_root_of(el: &Element, tag: &str, open: bool) -> Option<ShadowRoot> {
+    if open {
+        return el.shadow_root();
+    }
+    if !tag.contains('-') {
+        return None;
+    }
+    open_or_closed_shadow_root(el)
+        .ok()
+        .and_then(|r| r.dyn_into::<ShadowRoot>().ok())
 }
 
 /// The element's shadow root, open or closed.
@@ -98,4 +358,24 @@ pub fn clean_text(s: &str, max: usize) -> String {
         }
     }
     out
+}
+
+thread_local! {
+    /// Property names as JS strings, made once: a `&str` key is decoded on every use.
+    static KEYS: std::cell::RefCell<Vec<(&'static str, JsValue)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `obj[key]`, with the key's JS string made once per walk's lifetime.
+pub fn get(obj: &JsValue, key: &'static str) -> Option<JsValue> {
+    KEYS.with(|keys| {
+        let mut keys = keys.borrow_mut();
+        let i = match keys.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                keys.push((key, JsValue::from_str(key)));
+                keys.len() - 1
+            }
+        };
+        js_sys::Reflect::get(obj, &keys[i].1).ok()
+    })
 }

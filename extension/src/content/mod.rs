@@ -21,6 +21,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::chrome;
+use crate::frame_protocol::ObserveFrame;
 
 thread_local! {
     static OBSERVER: Rc<RefCell<observe::Observer>> = Rc::new(RefCell::new(observe::Observer::default()));
@@ -39,8 +40,18 @@ fn on_message(msg: JsValue, respond: js_sys::Function, engine: &str, url: &str, 
             let Some(win) = web_sys::window() else {
                 return false;
             };
-            let obs = OBSERVER.with(|o| o.borrow_mut().observe(&win));
-            chrome::to_js(&obs)
+            // The background says where this frame sits when it is not the top one.
+            let frame = js_sys::Reflect::get(&msg, &"frame".into())
+                .ok()
+                .filter(|f| !f.is_undefined() && !f.is_null())
+                .and_then(|f| serde_wasm_bindgen::from_value::<ObserveFrame>(f).ok())
+                .unwrap_or_default();
+            let obs = OBSERVER.with(|o| o.borrow_mut().observe(&win, &frame));
+            // One JSON string parsed by V8 beats a JS object built field by field across the boundary.
+            serde_json::to_string(&obs)
+                .ok()
+                .and_then(|json| js_sys::JSON::parse(&json).ok())
+                .unwrap_or(JsValue::NULL)
         }
         Some("act") => {
             let action = js_sys::Reflect::get(&msg, &"action".into())

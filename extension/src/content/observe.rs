@@ -1,27 +1,43 @@
 //! One walk of a frame's document: the pruned tree of what a person can see and use.
 //!
-//! Hidden subtrees are cut as soon as they are met (`checkVisibility`), so
-//! their text never leaks; interactive elements are hit-tested for occlusion
-//! and indexed only when usable; text is kept only where it shows. Open and
-//! closed shadow roots are walked through their slots as rendered, and
-//! same-origin iframes in place, offset by the iframe's position.
+//! Reading the DOM is what costs, so the walk reads as little as it can: one
+//! batched read per node (see `dom` and read.js), computed style only inside
+//! the viewport (outside it, where an ancestor's box lies wholly off screen,
+//! markup alone says what is interactive), geometry and visibility only for
+//! what could be indexed or shown, paint order only for indexed elements in
+//! view (where overlap can be seen), and text beyond a budget only where it is
+//! in view. Hidden subtrees (`display: none`) are cut where they start; other
+//! hiding (`visibility`, `opacity`, `content-visibility`) is checked on each
+//! candidate and on each text's element, so hidden text never leaks.
+//! Interactive elements in view are hit-tested for occlusion and indexed only
+//! when usable. Open and closed shadow roots are walked through their slots as
+//! rendered, and same-origin iframes in place, offset by the iframe's position.
 
+use std::cell::{Cell, OnceCell};
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
+use std::rc::Rc;
 
 use itinero_shared::observation::{DomNode, Observation, Rect};
 use itinero_shared::Fingerprint;
 use wasm_bindgen::JsCast;
-use web_sys::{Document, Element, HtmlIFrameElement, Node, Window};
+use web_sys::{Document, Element, HtmlIFrameElement, Node, Range, Window};
 
-use super::dom::{attr, clean_text, is_visible, shadow_root};
+use super::dom::{
+    clean_text, get, is_visible, read_element, read_paint, read_rect, read_scrolls, read_text,
+    read_text_rect, shadow_root_of, Attrs, Box4, Display, PaintFacts,
+};
 use super::occlusion;
 use super::paint;
 use super::semantics;
+use crate::chrome;
+use crate::frame_protocol::ObserveFrame;
 
 /// Bound on the page text sent with an observation.
 const PAGE_TEXT_MAX: usize = 8_000;
+/// Text the tree carries beyond what is in view (bytes); text in view is always kept.
+const TREE_TEXT_MAX: usize = 24_000;
 const TEXT_RUN_MAX: usize = 300;
 const SKIPPED: &[&str] = &[
     "script", "style", "noscript", "template", "head", "meta", "link", "title", "base",
@@ -34,41 +50,178 @@ pub struct Observer {
     previous: Option<HashSet<u64>>,
     /// The element and fingerprint of every index in the last observation.
     indexed: Vec<(Element, Fingerprint)>,
+    /// Where this frame sat in the last observation (indices, offset).
+    placement: ObserveFrame,
 }
 
-/// Per-document context: which frame, where it sits in the top viewport, what its ancestors imply.
-#[derive(Clone)]
-struct Ctx {
+/// One document being walked: the top one, or a same-origin frame's.
+struct Doc {
     doc: Document,
     win: Window,
     viewport: (f64, f64),
     /// Offset of this frame's viewport in the top frame's.
     offset: (f64, f64),
-    /// This document's vertical scroll, read once per walk: it does not change while walking.
+    /// Read once per walk: scrolling does not change while walking.
     scroll_y: f64,
+    /// One range measures every text node of the document.
+    range: OnceCell<Option<Range>>,
+}
+
+impl Doc {
+    fn range(&self) -> Option<&Range> {
+        self.range
+            .get_or_init(|| self.doc.create_range().ok())
+            .as_ref()
+    }
+}
+
+/// An element the walk has entered: what its children may ask about it, read once, when first asked.
+struct Elem {
+    el: Element,
+    doc: Rc<Doc>,
+    /// The element its paint key extends (`None`: the page's root context).
+    parent: Option<Rc<Elem>>,
+    display: Display,
+    /// Document order, for paint keys.
+    order: u32,
+    visible: Cell<Option<bool>>,
+    rect: Cell<Option<Box4>>,
+    /// Indexed and hit-tested visible: its own text needs no hit test of its own.
+    shown: Cell<bool>,
+    style: OnceCell<PaintFacts>,
+    painting: OnceCell<paint::Paint>,
+    key: OnceCell<paint::Key>,
+    context: OnceCell<paint::Key>,
+}
+
+impl Elem {
+    fn new(
+        el: Element,
+        doc: Rc<Doc>,
+        parent: Option<Rc<Elem>>,
+        display: Display,
+        order: u32,
+    ) -> Self {
+        Self {
+            el,
+            doc,
+            parent,
+            display,
+            order,
+            visible: Cell::new(None),
+            rect: Cell::new(None),
+            shown: Cell::new(false),
+            style: OnceCell::new(),
+            painting: OnceCell::new(),
+            key: OnceCell::new(),
+            context: OnceCell::new(),
+        }
+    }
+
+    fn visible(&self) -> bool {
+        match self.visible.get() {
+            Some(v) => v,
+            None => {
+                let v = is_visible(&self.el);
+                self.visible.set(Some(v));
+                v
+            }
+        }
+    }
+
+    fn rect(&self) -> Box4 {
+        match self.rect.get() {
+            Some(r) => r,
+            None => {
+                let r = read_rect(&self.el);
+                self.rect.set(Some(r));
+                r
+            }
+        }
+    }
+
+    fn style(&self) -> &PaintFacts {
+        self.style
+            .get_or_init(|| read_paint(&self.el, &self.doc.win))
+    }
+
+    fn display(&self) -> Display {
+        match self.display {
+            Display::Unread => self.style().display,
+            d => d,
+        }
+    }
+
+    fn painting(&self) -> &paint::Paint {
+        self.painting.get_or_init(|| {
+            let flex_or_grid = self
+                .parent
+                .as_ref()
+                .is_some_and(|p| p.display() == Display::FlexOrGrid);
+            paint::classify(self.style(), flex_or_grid, self.order)
+        })
+    }
+
+    /// The key of the context this element's children are painted in.
+    fn context(&self) -> paint::Key {
+        self.context
+            .get_or_init(|| {
+                if self.painting().groups_children {
+                    self.key()
+                } else {
+                    context_of(self.parent.as_deref())
+                }
+            })
+            .clone()
+    }
+
+    fn key(&self) -> paint::Key {
+        self.key
+            .get_or_init(|| {
+                let mut k = (*context_of(self.parent.as_deref())).clone();
+                k.push(self.painting().step);
+                Rc::new(k)
+            })
+            .clone()
+    }
+}
+
+fn context_of(parent: Option<&Elem>) -> paint::Key {
+    parent.map_or_else(paint::Key::default, Elem::context)
+}
+
+/// What the children of the element being walked inherit.
+#[derive(Clone)]
+struct Ctx {
+    doc: Rc<Doc>,
     /// The iframe showing this document is covered: so is everything in it.
     covered: bool,
     inert: bool,
     /// Parent has a pointer cursor: children inherit it without being click targets themselves.
     parent_pointer: bool,
+    /// An ancestor's box lies wholly outside the viewport: no style is read below it.
+    outside: bool,
     path: String,
-    frame_path: Vec<i64>,
-    /// Paint key of the stacking context (or positioned box) the children are painted in.
-    paint: paint::Key,
-    parent_flex_or_grid: bool,
+    frame_path: Rc<Vec<i64>>,
+    /// The element whose paint context the children join.
+    paint: Option<Rc<Elem>>,
+    /// The element whose children these are, when their text nodes' parent is it.
+    container: Option<Rc<Elem>>,
 }
 
 struct Walk<'a> {
     next_index: u32,
+    /// Written on indexed nodes when this is not the top frame.
+    frame_id: Option<i64>,
     indexed: Vec<(Element, Fingerprint)>,
     previous: Option<&'a HashSet<u64>>,
     seen: HashSet<u64>,
     text: String,
+    tree_text: usize,
     top_viewport: (f64, f64),
-    /// Document order, for paint keys.
     order: u32,
-    /// Paint key of each interactive node, by its provisional `paint_order`.
-    paint_keys: Vec<paint::Key>,
+    /// Paint key of each interactive node (by its provisional `paint_order`), in view only.
+    paint_keys: Vec<Option<paint::Key>>,
 }
 
 /// The part of the window that shows the page: scrollbars excluded, since nothing under them can be seen or hit.
@@ -117,7 +270,14 @@ fn fingerprint_key(fp: &Fingerprint) -> u64 {
 impl Observer {
     /// The element an index named in the last observation, with the fingerprint it had then.
     pub fn indexed(&self, index: u32) -> Option<&(Element, Fingerprint)> {
-        self.indexed.get(index as usize)
+        self.indexed
+            .get(index.checked_sub(self.placement.base_index)? as usize)
+    }
+
+    /// Observes again, placed as last time: to find elements after the page changed.
+    pub fn observe_again(&mut self, win: &Window) -> Observation {
+        let placement = self.placement.clone();
+        self.observe(win, &placement)
     }
 
     /// Every indexed element of the last observation.
@@ -125,37 +285,52 @@ impl Observer {
         &self.indexed
     }
 
-    pub fn observe(&mut self, win: &Window) -> Observation {
+    /// Observes this frame; `frame` places it in the top frame's terms (default: it is the top frame).
+    pub fn observe(&mut self, win: &Window, frame: &ObserveFrame) -> Observation {
         let perf = win.performance();
         let t0 = perf.as_ref().map(|p| p.now()).unwrap_or(0.0);
         let doc = win.document().expect("a window has a document");
         let (vw, vh) = viewport(&doc, win);
         let mut walk = Walk {
-            next_index: 0,
+            next_index: frame.base_index,
+            frame_id: frame.frame_id,
             indexed: Vec::new(),
             order: 0,
             paint_keys: Vec::new(),
             previous: self.previous.as_ref(),
             seen: HashSet::new(),
             text: String::new(),
-            top_viewport: (vw, vh),
+            tree_text: 0,
+            top_viewport: frame.top_viewport.unwrap_or((vw, vh)),
         };
-        let ctx = Ctx {
+        let scroll_y = win.scroll_y().unwrap_or(0.0);
+        let top = Rc::new(Doc {
             doc: doc.clone(),
             win: win.clone(),
             viewport: (vw, vh),
-            offset: (0.0, 0.0),
-            scroll_y: win.scroll_y().unwrap_or(0.0),
-            covered: false,
-            inert: false,
-            parent_pointer: false,
-            path: String::new(),
-            frame_path: Vec::new(),
-            paint: paint::Key::default(),
-            parent_flex_or_grid: false,
-        };
+            offset: frame.offset,
+            scroll_y,
+            range: OnceCell::new(),
+        });
         let mut children = Vec::new();
         if let Some(body) = doc.body() {
+            let ctx = Ctx {
+                doc: top.clone(),
+                covered: frame.covered,
+                inert: false,
+                parent_pointer: false,
+                outside: false,
+                path: String::new(),
+                frame_path: Rc::new(frame.frame_path.clone()),
+                paint: None,
+                container: Some(Rc::new(Elem::new(
+                    body.clone().into(),
+                    top,
+                    None,
+                    Display::Unread,
+                    0,
+                ))),
+            };
             walk.children(body.unchecked_ref(), &ctx, &mut children);
         }
         let seen = std::mem::take(&mut walk.seen);
@@ -167,8 +342,8 @@ impl Observer {
         }
         self.previous = Some(seen);
         self.indexed = indexed;
+        self.placement = frame.clone();
         let scroll_x = win.scroll_x().unwrap_or(0.0);
-        let scroll_y = ctx.scroll_y;
         let full_height = doc
             .document_element()
             .map(|e| f64::from(e.scroll_height()))
@@ -198,57 +373,97 @@ impl Observer {
     }
 }
 
+/// The number of earlier siblings with the same tag, for structural paths.
+fn nth_of(counts: &mut Vec<(String, u32)>, tag: &str) -> u32 {
+    match counts.iter_mut().find(|(t, _)| t == tag) {
+        Some((_, c)) => {
+            *c += 1;
+            *c - 1
+        }
+        None => {
+            counts.push((tag.to_owned(), 1));
+            0
+        }
+    }
+}
+
+fn non_empty(v: Option<&str>) -> Option<String> {
+    v.filter(|v| !v.is_empty()).map(str::to_owned)
+}
+
 impl Walk<'_> {
     /// Walks the rendered children of `parent` (slots resolved), appending kept nodes to `out`.
     fn children(&mut self, parent: &Node, ctx: &Ctx, out: &mut Vec<DomNode>) {
-        let mut counts: HashMap<String, u32> = HashMap::new();
+        let mut counts = Vec::new();
         let mut child = parent.first_child();
         while let Some(node) = child {
             child = node.next_sibling();
-            self.node(&node, ctx, &mut counts, out);
+            self.node(node, ctx, &mut counts, out);
         }
     }
 
     fn node(
         &mut self,
-        node: &Node,
+        node: Node,
         ctx: &Ctx,
-        counts: &mut HashMap<String, u32>,
+        counts: &mut Vec<(String, u32)>,
         out: &mut Vec<DomNode>,
     ) {
         match node.node_type() {
-            Node::ELEMENT_NODE => self.element(node.unchecked_ref(), ctx, counts, out),
-            Node::TEXT_NODE => self.text_node(node, ctx, out),
+            Node::ELEMENT_NODE => self.element(node.unchecked_into(), ctx, counts, out),
+            Node::TEXT_NODE => self.text_node(&node, ctx, out),
             _ => {}
         }
     }
 
     fn text_node(&mut self, node: &Node, ctx: &Ctx, out: &mut Vec<DomNode>) {
-        let raw = node.text_content().unwrap_or_default();
-        if raw.trim().is_empty() || ctx.covered {
+        if ctx.covered {
             return;
         }
-        let Some(parent) = node.parent_element() else {
-            return;
+        // Texts of the walked element share its facts; others (slotted, in a
+        // display:contents box) have a parent of their own to ask.
+        let container = match &ctx.container {
+            Some(c) => c.clone(),
+            None => match node.parent_element() {
+                Some(p) => Rc::new(Elem::new(p, ctx.doc.clone(), None, Display::Unread, 0)),
+                None => return,
+            },
         };
-        // Where the text actually is: a range over it, hit-tested at its centre.
-        let rect = ctx.doc.create_range().ok().and_then(|r| {
-            r.select_node_contents(node).ok()?;
-            Some(r.get_bounding_client_rect())
-        });
-        if let Some(r) = &rect {
-            if r.width() < 2.0 || r.height() < 2.0 {
-                return;
-            }
-            if r.right() <= 0.0 || r.bottom() + ctx.scroll_y <= 0.0 {
-                return;
-            }
-            let (cx, cy) = (r.x() + r.width() / 2.0, r.y() + r.height() / 2.0);
-            if !occlusion::text_visible_at(&ctx.doc, &parent, cx, cy, ctx.viewport) {
-                return;
-            }
+        // Past the budget only text in view is kept: its element's box tells, without measuring the text.
+        let (vw, vh) = ctx.doc.viewport;
+        let in_view = |(x, y, w, h): Box4| x + w > 0.0 && y + h > 0.0 && x < vw && y < vh;
+        let over = self.tree_text >= TREE_TEXT_MAX;
+        if over && container.rect.get().is_some_and(|r| !in_view(r)) {
+            return;
+        }
+        let Some(raw) = read_text(node) else { return };
+        if over && !in_view(container.rect()) {
+            return;
+        }
+        if !container.visible() {
+            return;
+        }
+        let Some(range) = ctx.doc.range() else { return };
+        let (x, y, w, h) = read_text_rect(range, node);
+        if w < 2.0 || h < 2.0 {
+            return;
+        }
+        if x + w <= 0.0 || y + h + ctx.doc.scroll_y <= 0.0 {
+            return;
+        }
+        if !container.shown.get()
+            && !occlusion::text_visible_at(
+                &ctx.doc.doc,
+                &container.el,
+                x + w / 2.0,
+                y + h / 2.0,
+                ctx.doc.viewport,
+            )
+        {
+            return;
         }
         let text = clean_text(&raw, TEXT_RUN_MAX);
+        self.tree_text += text.len();
         if self.text.len() < PAGE_TEXT_MAX {
             if !self.text.is_empty() {
                 self.text.push(' ');
@@ -271,221 +486,186 @@ impl Walk<'_> {
 
     fn element(
         &mut self,
-        el: &Element,
+        el: Element,
         ctx: &Ctx,
-        counts: &mut HashMap<String, u32>,
+        counts: &mut Vec<(String, u32)>,
         out: &mut Vec<DomNode>,
     ) {
-        let tag = el.local_name();
+        // Inside the viewport every element's style is read: hidden subtrees are cut
+        // where they start and a pointer cursor marks a click target. Outside it
+        // markup alone decides.
+        let facts = read_element(&el, &ctx.doc.win, !ctx.outside);
+        let tag = facts.tag;
         if SKIPPED.contains(&tag.as_str()) {
             return;
         }
-        let nth = {
-            let c = counts.entry(tag.clone()).or_insert(0);
-            *c += 1;
-            *c - 1
-        };
+        let nth = nth_of(counts, &tag);
         let path = format!("{}>{}[{}]", ctx.path, tag, nth);
         if tag == "slot" {
-            // Rendered content of a slot: its assigned nodes, else its fallback children.
-            let assigned = js_sys::Reflect::get(el, &"assignedNodes".into())
-                .ok()
-                .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
-                .and_then(|f| {
-                    let opts = js_sys::Object::new();
-                    let _ = js_sys::Reflect::set(
-                        &opts,
-                        &"flatten".into(),
-                        &wasm_bindgen::JsValue::TRUE,
-                    );
-                    f.call1(el, &opts).ok()
-                })
-                .map(|v| js_sys::Array::from(&v))
-                .unwrap_or_default();
-            let inner = Ctx {
-                path,
-                ..ctx.clone()
-            };
-            if assigned.length() == 0 {
-                self.children(el.unchecked_ref(), &inner, out);
-            } else {
-                let mut slot_counts = HashMap::new();
-                for n in assigned.iter() {
-                    self.node(n.unchecked_ref(), &inner, &mut slot_counts, out);
-                }
-            }
+            self.slot(
+                &el,
+                Ctx {
+                    path,
+                    container: None,
+                    ..ctx.clone()
+                },
+                out,
+            );
             return;
         }
-        if !is_visible(el) {
-            // display:contents boxes are "invisible" themselves while their children render.
-            let contents = ctx
-                .win
-                .get_computed_style(el)
-                .ok()
-                .flatten()
-                .and_then(|s| s.get_property_value("display").ok())
-                .is_some_and(|d| d == "contents");
-            if contents {
+        match facts.display {
+            Display::None => return,
+            Display::Contents => {
+                // No box of its own, while its children render.
                 let inner = Ctx {
                     path,
+                    container: None,
                     ..ctx.clone()
                 };
                 self.children(el.unchecked_ref(), &inner, out);
+                return;
             }
+            _ => {}
+        }
+        let attrs: Attrs = facts.attrs;
+        let inert = ctx.inert || attrs.has("inert");
+        let pointer = facts.pointer;
+        self.order += 1;
+        let itype = semantics::input_type(&el, &tag, &attrs);
+        let role = semantics::role(&attrs, &tag, itype.as_deref());
+        let is_frame = tag == "iframe" || tag == "frame";
+        let candidate = !inert
+            && semantics::is_interactive(
+                &el,
+                &attrs,
+                &tag,
+                role.as_deref(),
+                pointer && !ctx.parent_pointer,
+            );
+        let me = Rc::new(Elem::new(
+            el,
+            ctx.doc.clone(),
+            ctx.paint.clone(),
+            facts.display,
+            self.order,
+        ));
+        if is_frame && !me.visible() {
             return;
         }
-        let r = el.get_bounding_client_rect();
-        let (x, y, w, h) = (r.x(), r.y(), r.width(), r.height());
-        // Placed where no scrolling reaches (left of the page, above its top): nobody sees it.
-        let offscreen = x + w <= 0.0 || y + h + ctx.scroll_y <= 0.0;
-        let tiny = w < 2.0 || h < 2.0;
-        let inert = ctx.inert || el.has_attribute("inert");
-        let style = ctx.win.get_computed_style(el).ok().flatten();
-        let pointer = style
-            .as_ref()
-            .and_then(|s| s.get_property_value("cursor").ok())
-            .is_some_and(|c| c == "pointer");
-        self.order += 1;
-        let painting = style
-            .as_ref()
-            .map(|s| paint::classify(s, ctx.parent_flex_or_grid, self.order));
-        let paint_key: paint::Key = {
-            let mut k = (*ctx.paint).clone();
-            if let Some(p) = &painting {
-                k.push(p.step);
-            }
-            std::rc::Rc::new(k)
+        let root = if is_frame {
+            None
+        } else {
+            shadow_root_of(&me.el, &tag, facts.open_shadow)
         };
-        let overflow_scrolls = style.as_ref().is_some_and(|s| {
-            let o = s.get_property_value("overflow-y").unwrap_or_default();
-            (o == "auto" || o == "scroll") && el.scroll_height() > el.client_height() + 1
-        });
-        let itype = semantics::input_type(el);
-        let role = semantics::role(el, &tag, itype.as_deref());
-        let interactive = !inert
-            && !offscreen
-            && !tiny
-            && semantics::is_interactive(el, &tag, role.as_deref(), pointer && !ctx.parent_pointer);
+        let has_children = facts.has_children || root.is_some();
+        let measured = candidate || is_frame || (has_children && !ctx.outside);
+        let (x, y, w, h) = if measured {
+            me.rect()
+        } else {
+            (0.0, 0.0, 0.0, 0.0)
+        };
+        // Placed where no scrolling reaches (left of the page, above its top): nobody sees it.
+        let offscreen = x + w <= 0.0 || y + h + ctx.doc.scroll_y <= 0.0;
+        let tiny = measured && (w < 2.0 || h < 2.0);
+        let interactive = candidate && me.visible() && !offscreen && !tiny;
+        // A box of its own wholly off screen: what it holds is too, unless it escapes
+        // it (positioned content), which the candidates' own boxes still show.
+        let (vw, vh) = ctx.doc.viewport;
+        let outside = ctx.outside
+            || (measured && !tiny && (x + w <= 0.0 || y + h <= 0.0 || x >= vw || y >= vh));
         let top_rect = Rect {
-            x: px(x + ctx.offset.0),
-            y: px(y + ctx.offset.1),
+            x: px(x + ctx.doc.offset.0),
+            y: px(y + ctx.doc.offset.1),
             width: px(w),
             height: px(h),
         };
-        let in_viewport = top_rect.x < self.top_viewport.0
-            && top_rect.y < self.top_viewport.1
-            && top_rect.x + top_rect.width > 0.0
-            && top_rect.y + top_rect.height > 0.0;
-        let is_frame = tag == "iframe" || tag == "frame";
+        let in_viewport = self.in_viewport(&top_rect);
 
         let mut node = DomNode {
             tag: tag.clone(),
             rect: top_rect,
             in_viewport,
-            scroll_container: overflow_scrolls,
             ..Default::default()
         };
         let mut covered = ctx.covered;
         if (interactive || is_frame) && in_viewport && !ctx.covered {
-            let occ = occlusion::test(&ctx.doc, el, (x, y, w, h), ctx.viewport);
+            let occ = occlusion::test(&ctx.doc.doc, &me.el, (x, y, w, h), ctx.doc.viewport);
             if occ.clipped {
                 return;
             }
             node.occluded = occ.occluded;
             node.occluded_by = occ.by;
             covered = occ.occluded;
+            me.shown.set(interactive && !occ.occluded);
         } else if ctx.covered {
             node.occluded = true;
         }
         if interactive {
-            let name = semantics::accessible_name(&ctx.doc, el, &tag, itype.as_deref());
-            let fingerprint = Fingerprint {
-                tag: tag.clone(),
-                role: role.clone(),
-                name: name.clone(),
-                id: attr(el, "id").filter(|v| !v.is_empty()),
-                name_attr: attr(el, "name").filter(|v| !v.is_empty()),
-                test_id: attr(el, "data-testid")
-                    .or_else(|| attr(el, "data-test-id"))
-                    .or_else(|| attr(el, "data-test")),
-                aria_label: attr(el, "aria-label").filter(|v| !v.is_empty()),
-                text: None,
-                path: path.clone(),
-                frame_path: ctx.frame_path.clone(),
-            };
-            let key = fingerprint_key(&fingerprint);
-            node.is_new = self.previous.is_some_and(|p| !p.contains(&key));
-            self.seen.insert(key);
-            node.role = role;
-            node.name = name;
-            node.input_type = itype.clone();
-            node.value = semantics::value(el, &tag, itype.as_deref());
-            node.href = (tag == "a")
-                .then(|| attr(el, "href"))
-                .flatten()
-                .and_then(|_| {
-                    js_sys::Reflect::get(el, &"href".into())
-                        .ok()
-                        .and_then(|v| v.as_string())
-                });
-            node.placeholder = attr(el, "placeholder").filter(|v| !v.is_empty());
-            for a in ["name", "id", "aria-haspopup", "aria-controls"] {
-                if let Some(v) = attr(el, a).filter(|v| !v.is_empty()) {
-                    node.attributes.push((a.to_owned(), v));
-                }
-            }
-            node.states = semantics::states(&ctx.doc, el, &tag, itype.as_deref());
-            if !node.occluded {
-                node.index = Some(self.next_index);
-                self.next_index += 1;
-                self.indexed.push((el.clone(), fingerprint.clone()));
-            }
-            node.fingerprint = Some(fingerprint);
-            node.paint_order = self.paint_keys.len() as u32;
-            self.paint_keys.push(paint_key.clone());
+            self.describe(&me, &attrs, &tag, role, itype, path.clone(), ctx, &mut node);
         }
 
         let inner = Ctx {
+            doc: ctx.doc.clone(),
             covered,
             inert,
             parent_pointer: pointer,
-            path: path.clone(),
-            paint: if painting.as_ref().is_some_and(|p| p.groups_children) {
-                paint_key
-            } else {
-                ctx.paint.clone()
-            },
-            parent_flex_or_grid: style.as_ref().is_some_and(paint::is_flex_or_grid),
-            ..ctx.clone()
+            outside,
+            path,
+            frame_path: ctx.frame_path.clone(),
+            paint: Some(me.clone()),
+            container: Some(me.clone()),
         };
         let mut kids = Vec::new();
+        let mut remote = None;
         if is_frame {
-            self.frame(el, (x, y), &inner, &mut kids);
-        } else if let Some(root) = shadow_root(el) {
+            remote = self.frame(&me.el, (x, y), &inner, &mut kids);
+        } else if let Some(root) = root {
             let shadow = Ctx {
-                path: format!("{path}/shadow"),
+                path: format!("{}/shadow", inner.path),
+                container: None,
                 ..inner
             };
             self.children(root.unchecked_ref(), &shadow, &mut kids);
-        } else if (!tiny || el.child_element_count() > 0)
+        } else if has_children
+            && (!tiny || facts.child_elements > 0)
             && !matches!(tag.as_str(), "select" | "textarea" | "option")
         {
             // A tiny box's own text is visually hidden (the sr-only pattern); its positioned children may not be.
-            let mut walked = Vec::new();
-            self.children(el.unchecked_ref(), &inner, &mut walked);
+            self.children(me.el.unchecked_ref(), &inner, &mut kids);
             if tiny {
-                walked.retain(|n| n.tag != "#text");
+                kids.retain(|n| n.tag != "#text");
             }
-            kids = walked;
         }
 
-        if interactive {
+        if let Some(frame_id) = remote {
+            // Its own content script walks it; the background stitches it in here.
+            let el = &me.el;
+            node.frame_id = Some(frame_id);
+            node.rect = Rect {
+                x: px(x + f64::from(el.client_left()) + ctx.doc.offset.0),
+                y: px(y + f64::from(el.client_top()) + ctx.doc.offset.1),
+                width: px(f64::from(el.client_width())),
+                height: px(f64::from(el.client_height())),
+            };
+            out.push(node);
+        } else if interactive {
             node.children = kids;
             out.push(node);
-        } else if is_frame || (el.shadow_root().is_some() && !kids.is_empty()) || tag == "dialog" {
+        } else if is_frame || (facts.open_shadow && !kids.is_empty()) || tag == "dialog" {
             if !kids.is_empty() {
+                if !measured {
+                    let (x, y, w, h) = me.rect();
+                    node.rect = Rect {
+                        x: px(x + ctx.doc.offset.0),
+                        y: px(y + ctx.doc.offset.1),
+                        width: px(w),
+                        height: px(h),
+                    };
+                    node.in_viewport = self.in_viewport(&node.rect);
+                }
                 node.children = kids;
                 node.occluded = false;
+                node.scroll_container = read_scrolls(&me.el, &ctx.doc.win);
                 out.push(node);
             }
         } else {
@@ -494,30 +674,138 @@ impl Walk<'_> {
         }
     }
 
-    /// Walks a same-origin iframe's document in place; cross-origin frames report through their own content script.
-    fn frame(&mut self, el: &Element, (x, y): (f64, f64), ctx: &Ctx, out: &mut Vec<DomNode>) {
-        let Some(iframe) = el.dyn_ref::<HtmlIFrameElement>() else {
-            return;
+    fn in_viewport(&self, r: &Rect) -> bool {
+        r.x < self.top_viewport.0
+            && r.y < self.top_viewport.1
+            && r.x + r.width > 0.0
+            && r.y + r.height > 0.0
+    }
+
+    /// Fills in what an indexed element is: name, value, states, fingerprint, index.
+    #[allow(clippy::too_many_arguments)]
+    fn describe(
+        &mut self,
+        me: &Elem,
+        attrs: &Attrs,
+        tag: &str,
+        role: Option<String>,
+        itype: Option<String>,
+        path: String,
+        ctx: &Ctx,
+        node: &mut DomNode,
+    ) {
+        let el = &me.el;
+        let doc = &ctx.doc.doc;
+        let name = semantics::accessible_name(doc, el, attrs, tag, itype.as_deref());
+        let fingerprint = Fingerprint {
+            tag: tag.to_owned(),
+            role: role.clone(),
+            name: name.clone(),
+            id: non_empty(attrs.get("id")),
+            name_attr: non_empty(attrs.get("name")),
+            test_id: attrs
+                .get("data-testid")
+                .or_else(|| attrs.get("data-test-id"))
+                .or_else(|| attrs.get("data-test"))
+                .map(str::to_owned),
+            aria_label: non_empty(attrs.get("aria-label")),
+            text: None,
+            path,
+            frame_path: (*ctx.frame_path).clone(),
         };
-        let (Some(doc), Some(win)) = (iframe.content_document(), iframe.content_window()) else {
-            return;
+        let key = fingerprint_key(&fingerprint);
+        node.is_new = self.previous.is_some_and(|p| !p.contains(&key));
+        self.seen.insert(key);
+        node.role = role;
+        node.name = name;
+        node.value = semantics::value(el, tag, itype.as_deref());
+        node.href = (tag == "a" && attrs.has("href"))
+            .then(|| get(el, "href").and_then(|v| v.as_string()))
+            .flatten();
+        node.placeholder = non_empty(attrs.get("placeholder"));
+        for a in ["name", "id", "aria-haspopup", "aria-controls"] {
+            if let Some(v) = non_empty(attrs.get(a)) {
+                node.attributes.push((a.to_owned(), v));
+            }
+        }
+        node.states = semantics::states(doc, el, attrs, tag, itype.as_deref());
+        node.input_type = itype;
+        node.scroll_container = read_scrolls(el, &ctx.doc.win);
+        if !node.occluded {
+            node.frame_id = self.frame_id;
+            node.index = Some(self.next_index);
+            self.next_index += 1;
+            self.indexed.push((el.clone(), fingerprint.clone()));
+        }
+        node.fingerprint = Some(fingerprint);
+        node.paint_order = self.paint_keys.len() as u32;
+        self.paint_keys.push(node.in_viewport.then(|| me.key()));
+    }
+
+    /// Rendered content of a slot: its assigned nodes, else its fallback children.
+    fn slot(&mut self, el: &Element, inner: Ctx, out: &mut Vec<DomNode>) {
+        let assigned = get(el, "assignedNodes")
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+            .and_then(|f| {
+                let opts = js_sys::Object::new();
+                let _ =
+                    js_sys::Reflect::set(&opts, &"flatten".into(), &wasm_bindgen::JsValue::TRUE);
+                f.call1(el, &opts).ok()
+            })
+            .map(|v| js_sys::Array::from(&v))
+            .unwrap_or_default();
+        if assigned.length() == 0 {
+            self.children(el.unchecked_ref(), &inner, out);
+        } else {
+            let mut slot_counts = Vec::new();
+            for n in assigned.iter() {
+                self.node(n.unchecked_into(), &inner, &mut slot_counts, out);
+            }
+        }
+    }
+
+    /// Walks a same-origin iframe's document in place. A cross-origin one reports
+    /// through its own content script: its frame id is returned for the background.
+    fn frame(
+        &mut self,
+        el: &Element,
+        (x, y): (f64, f64),
+        ctx: &Ctx,
+        out: &mut Vec<DomNode>,
+    ) -> Option<i64> {
+        let iframe = el.dyn_ref::<HtmlIFrameElement>()?;
+        let Some(doc) = iframe.content_document() else {
+            return chrome::frame_id(el).filter(|id| *id > 0);
         };
-        let Some(body) = doc.body() else { return };
-        let (vw, vh) = viewport(&doc, &win);
+        let win = iframe.content_window()?;
+        let body = doc.body()?;
+        let viewport = viewport(&doc, &win);
         let scroll_y = win.scroll_y().unwrap_or(0.0);
-        let inner = Ctx {
+        let frame = Rc::new(Doc {
             doc,
             win,
-            viewport: (vw, vh),
+            viewport,
             offset: (
-                ctx.offset.0 + x + f64::from(el.client_left()),
-                ctx.offset.1 + y + f64::from(el.client_top()),
+                ctx.doc.offset.0 + x + f64::from(el.client_left()),
+                ctx.doc.offset.1 + y + f64::from(el.client_top()),
             ),
-            path: format!("{}/frame", ctx.path),
             scroll_y,
+            range: OnceCell::new(),
+        });
+        let inner = Ctx {
+            container: Some(Rc::new(Elem::new(
+                body.clone().into(),
+                frame.clone(),
+                None,
+                Display::Unread,
+                0,
+            ))),
+            doc: frame,
+            path: format!("{}/frame", ctx.path),
             parent_pointer: false,
             ..ctx.clone()
         };
         self.children(body.unchecked_ref(), &inner, out);
+        None
     }
 }

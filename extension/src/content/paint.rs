@@ -10,7 +10,7 @@
 
 use std::rc::Rc;
 
-use web_sys::CssStyleDeclaration;
+use super::dom::PaintFacts;
 
 /// One step of a paint key: (layer, z-index, document order).
 pub type Step = (u8, i32, u32);
@@ -23,25 +23,20 @@ pub struct Paint {
     pub groups_children: bool,
 }
 
-fn prop(style: &CssStyleDeclaration, name: &str) -> String {
-    style.get_property_value(name).unwrap_or_default()
-}
-
 /// `parent_is_flex_or_grid`: z-index applies to flex and grid items even when they are not positioned.
-pub fn classify(style: &CssStyleDeclaration, parent_is_flex_or_grid: bool, order: u32) -> Paint {
-    let position = prop(style, "position");
-    let z: Option<i32> = prop(style, "z-index").parse().ok();
-    let positioned = !position.is_empty() && position != "static";
-    let z_applies = positioned || parent_is_flex_or_grid;
-    let z = if z_applies { z } else { None };
-    let opacity: f64 = prop(style, "opacity").parse().unwrap_or(1.0);
+pub fn classify(style: &PaintFacts, parent_is_flex_or_grid: bool, order: u32) -> Paint {
+    let positioned = style.positioned;
+    let z = if positioned || parent_is_flex_or_grid {
+        style.z_index
+    } else {
+        None
+    };
     let context = z.is_some()
-        || position == "fixed"
-        || position == "sticky"
-        || opacity < 1.0
-        || prop(style, "transform") != "none"
-        || prop(style, "filter") != "none"
-        || prop(style, "isolation") == "isolate";
+        || style.fixed_or_sticky
+        || style.opacity < 1.0
+        || style.transform
+        || style.filter
+        || style.isolate;
     let layer = match z {
         Some(z) if z < 0 => 0,
         Some(z) if z > 0 => 3,
@@ -54,15 +49,17 @@ pub fn classify(style: &CssStyleDeclaration, parent_is_flex_or_grid: bool, order
     }
 }
 
-pub fn is_flex_or_grid(style: &CssStyleDeclaration) -> bool {
-    let d = prop(style, "display");
-    d.contains("flex") || d.contains("grid")
-}
-
 /// Ranks keys: the returned vector gives each key's position in paint order (0 painted first).
-pub fn ranks(keys: &[Key]) -> Vec<u32> {
+/// Keys are only worked out in the viewport, where overlap can be seen: `None`
+/// (outside it) ranks after every key, in the order given.
+pub fn ranks(keys: &[Option<Key>]) -> Vec<u32> {
     let mut order: Vec<usize> = (0..keys.len()).collect();
-    order.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
+    order.sort_by(|&a, &b| match (&keys[a], &keys[b]) {
+        (Some(x), Some(y)) => x.cmp(y).then(a.cmp(&b)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(&b),
+    });
     let mut rank = vec![0; keys.len()];
     for (r, i) in order.into_iter().enumerate() {
         rank[i] = r as u32;
@@ -77,7 +74,9 @@ mod tests {
     #[test]
     fn contexts_and_layers_order_painting() {
         let root: Vec<Step> = vec![];
-        let key = |steps: &[Step]| -> Key { Rc::new(root.iter().chain(steps).copied().collect()) };
+        let key = |steps: &[Step]| -> Option<Key> {
+            Some(Rc::new(root.iter().chain(steps).copied().collect()))
+        };
         let in_flow_first = key(&[(1, 0, 1)]);
         let in_flow_later = key(&[(1, 0, 5)]);
         let positioned_early = key(&[(2, 0, 2)]);
@@ -93,7 +92,8 @@ mod tests {
             modal,
             button_in_modal,
             above_modal,
+            None,
         ]);
-        assert_eq!(r, vec![1, 2, 3, 0, 4, 5, 6]);
+        assert_eq!(r, vec![1, 2, 3, 0, 4, 5, 6, 7]);
     }
 }

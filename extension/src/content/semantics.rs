@@ -5,7 +5,7 @@ use web_sys::{
     Document, Element, HtmlInputElement, HtmlOptionElement, HtmlSelectElement, HtmlTextAreaElement,
 };
 
-use super::dom::{attr, clean_text};
+use super::dom::{attr, clean_text, get, Attrs};
 
 const NAME_MAX: usize = 120;
 
@@ -37,32 +37,31 @@ const TEXT_INPUTS: &[&str] = &[
     "text", "email", "password", "search", "tel", "url", "number", "",
 ];
 
-pub fn input_type(el: &Element) -> Option<String> {
-    match el.local_name().as_str() {
+pub fn input_type(el: &Element, tag: &str, attrs: &Attrs) -> Option<String> {
+    match tag {
         "input" => Some(
             el.unchecked_ref::<HtmlInputElement>()
                 .type_()
                 .to_ascii_lowercase(),
         ),
-        "button" => Some(
-            attr(el, "type")
-                .unwrap_or_else(|| "submit".into())
-                .to_ascii_lowercase(),
-        ),
+        "button" => Some(attrs.get("type").unwrap_or("submit").to_ascii_lowercase()),
         _ => None,
     }
 }
 
 /// The role a person would call it: explicit `role`, else the tag's implicit one.
-pub fn role(el: &Element, tag: &str, input_type: Option<&str>) -> Option<String> {
-    if let Some(r) = attr(el, "role").and_then(|r| r.split_whitespace().next().map(str::to_owned)) {
+pub fn role(attrs: &Attrs, tag: &str, input_type: Option<&str>) -> Option<String> {
+    if let Some(r) = attrs
+        .get("role")
+        .and_then(|r| r.split_whitespace().next().map(str::to_owned))
+    {
         return Some(r);
     }
     let implicit = match tag {
-        "a" if el.has_attribute("href") => "link",
+        "a" if attrs.has("href") => "link",
         "button" | "summary" => "button",
         "select" => {
-            if el.has_attribute("multiple") {
+            if attrs.has("multiple") {
                 "listbox"
             } else {
                 "combobox"
@@ -88,9 +87,15 @@ pub fn role(el: &Element, tag: &str, input_type: Option<&str>) -> Option<String>
 
 /// Whether a person could operate the element. `pointer_cursor` is the element's
 /// computed cursor being `pointer` where its parent's is not (a click handler's usual sign).
-pub fn is_interactive(el: &Element, tag: &str, role: Option<&str>, pointer_cursor: bool) -> bool {
+pub fn is_interactive(
+    el: &Element,
+    attrs: &Attrs,
+    tag: &str,
+    role: Option<&str>,
+    pointer_cursor: bool,
+) -> bool {
     match tag {
-        "a" => return el.has_attribute("href") || pointer_cursor,
+        "a" => return attrs.has("href") || pointer_cursor,
         "button" | "select" | "textarea" | "summary" => return true,
         "input" => return el.unchecked_ref::<HtmlInputElement>().type_() != "hidden",
         _ => {}
@@ -98,7 +103,10 @@ pub fn is_interactive(el: &Element, tag: &str, role: Option<&str>, pointer_curso
     if role.is_some_and(|r| WIDGET_ROLES.contains(&r)) {
         return true;
     }
-    if let Some(ce) = attr(el, "contenteditable") {
+    if attrs.is_empty() {
+        return pointer_cursor;
+    }
+    if let Some(ce) = attrs.get("contenteditable") {
         if ce.is_empty()
             || ce.eq_ignore_ascii_case("true")
             || ce.eq_ignore_ascii_case("plaintext-only")
@@ -106,13 +114,14 @@ pub fn is_interactive(el: &Element, tag: &str, role: Option<&str>, pointer_curso
             return true;
         }
     }
-    if attr(el, "tabindex")
+    if attrs
+        .get("tabindex")
         .and_then(|t| t.trim().parse::<i32>().ok())
         .is_some_and(|t| t >= 0)
     {
         return true;
     }
-    if el.has_attribute("onclick") {
+    if attrs.has("onclick") {
         return true;
     }
     pointer_cursor
@@ -131,7 +140,7 @@ fn text_by_ids(doc: &Document, ids: &str) -> String {
 
 /// Text of the `<label>`s that name a form control.
 fn label_text(el: &Element) -> Option<String> {
-    let labels = js_sys::Reflect::get(el, &"labels".into()).ok()?;
+    let labels = get(el, "labels")?;
     let list: &web_sys::NodeList = labels.dyn_ref()?;
     let mut parts = Vec::new();
     for i in 0..list.length() {
@@ -145,31 +154,31 @@ fn label_text(el: &Element) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 
-fn non_empty(s: Option<String>) -> Option<String> {
-    s.map(|s| clean_text(&s, NAME_MAX))
-        .filter(|s| !s.is_empty())
+fn non_empty(s: Option<&str>) -> Option<String> {
+    s.map(|s| clean_text(s, NAME_MAX)).filter(|s| !s.is_empty())
 }
 
 /// Accessible name, in the order of the accname algorithm's main steps.
 pub fn accessible_name(
     doc: &Document,
     el: &Element,
+    attrs: &Attrs,
     tag: &str,
     input_type: Option<&str>,
 ) -> Option<String> {
-    if let Some(ids) = attr(el, "aria-labelledby") {
-        let t = text_by_ids(doc, &ids);
+    if let Some(ids) = attrs.get("aria-labelledby") {
+        let t = text_by_ids(doc, ids);
         if !t.is_empty() {
             return Some(t);
         }
     }
-    if let Some(t) = non_empty(attr(el, "aria-label")) {
+    if let Some(t) = non_empty(attrs.get("aria-label")) {
         return Some(t);
     }
     let form_control = matches!(tag, "input" | "select" | "textarea");
     if form_control {
         if matches!(input_type, Some("submit" | "button" | "reset")) {
-            return non_empty(attr(el, "value")).or_else(|| {
+            return non_empty(attrs.get("value")).or_else(|| {
                 Some(
                     if input_type == Some("reset") {
                         "Reset"
@@ -181,26 +190,26 @@ pub fn accessible_name(
             });
         }
         if input_type == Some("image") {
-            return non_empty(attr(el, "alt")).or_else(|| non_empty(attr(el, "title")));
+            return non_empty(attrs.get("alt")).or_else(|| non_empty(attrs.get("title")));
         }
         return label_text(el)
-            .or_else(|| non_empty(attr(el, "placeholder")))
-            .or_else(|| non_empty(attr(el, "title")));
+            .or_else(|| non_empty(attrs.get("placeholder")))
+            .or_else(|| non_empty(attrs.get("title")));
     }
     if tag == "img" {
-        return non_empty(attr(el, "alt")).or_else(|| non_empty(attr(el, "title")));
+        return non_empty(attrs.get("alt")).or_else(|| non_empty(attrs.get("title")));
     }
     // Name from content: visible text, else the alt text of images inside (a logo link).
-    let text = non_empty(el.text_content());
+    let text = non_empty(el.text_content().as_deref());
     if text.is_some() {
         return text;
     }
     if let Ok(Some(img)) = el.query_selector("img[alt]") {
-        if let Some(alt) = non_empty(attr(&img, "alt")) {
+        if let Some(alt) = non_empty(attr(&img, "alt").as_deref()) {
             return Some(alt);
         }
     }
-    non_empty(attr(el, "title"))
+    non_empty(attrs.get("title"))
 }
 
 /// Current value of a form control; never a password's.
@@ -239,33 +248,38 @@ pub fn value(el: &Element, tag: &str, input_type: Option<&str>) -> Option<String
     .filter(|v| !v.is_empty())
 }
 
-pub fn states(doc: &Document, el: &Element, tag: &str, input_type: Option<&str>) -> Vec<String> {
+pub fn states(
+    doc: &Document,
+    el: &Element,
+    attrs: &Attrs,
+    tag: &str,
+    input_type: Option<&str>,
+) -> Vec<String> {
     let mut out = Vec::new();
-    let aria = |name: &str| attr(el, name);
+    let aria = |name: &str| attrs.get(name);
     let input = el.dyn_ref::<HtmlInputElement>();
     let checked = match input {
         Some(i) if matches!(input_type, Some("checkbox" | "radio")) => i.checked(),
-        _ => aria("aria-checked").is_some_and(|v| v == "true"),
+        _ => aria("aria-checked") == Some("true"),
     };
     if checked {
         out.push("checked");
     }
     let selected = match el.dyn_ref::<HtmlOptionElement>() {
         Some(o) => o.selected(),
-        None => aria("aria-selected").is_some_and(|v| v == "true"),
+        None => aria("aria-selected") == Some("true"),
     };
     if selected {
         out.push("selected");
     }
-    let disabled = js_sys::Reflect::get(el, &"disabled".into())
-        .ok()
+    let disabled = get(el, "disabled")
         .and_then(|v| v.as_bool())
         .unwrap_or(false)
-        || aria("aria-disabled").is_some_and(|v| v == "true");
+        || aria("aria-disabled") == Some("true");
     if disabled {
         out.push("disabled");
     }
-    match aria("aria-expanded").as_deref() {
+    match aria("aria-expanded") {
         Some("true") => out.push("expanded"),
         Some("false") => out.push("collapsed"),
         _ => {}
@@ -280,9 +294,7 @@ pub fn states(doc: &Document, el: &Element, tag: &str, input_type: Option<&str>)
         }
     }
     let form_control = matches!(tag, "input" | "select" | "textarea");
-    if (form_control && el.has_attribute("required"))
-        || aria("aria-required").is_some_and(|v| v == "true")
-    {
+    if (form_control && attrs.has("required")) || aria("aria-required") == Some("true") {
         out.push("required");
     }
     let text_like =
@@ -300,9 +312,8 @@ pub fn states(doc: &Document, el: &Element, tag: &str, input_type: Option<&str>)
         || (form_control && {
             // `validity.valid`, not `checkValidity()`: the latter fires events the page sees.
             // An untouched empty required field is "empty", not yet "invalid".
-            let valid = js_sys::Reflect::get(el, &"validity".into())
-                .and_then(|v| js_sys::Reflect::get(&v, &"valid".into()))
-                .ok()
+            let valid = get(el, "validity")
+                .and_then(|v| get(&v, "valid"))
                 .and_then(|v| v.as_bool())
                 .unwrap_or(true);
             !valid && !out.contains(&"empty")
@@ -310,7 +321,7 @@ pub fn states(doc: &Document, el: &Element, tag: &str, input_type: Option<&str>)
     if invalid {
         out.push("invalid");
     }
-    if form_control && el.has_attribute("readonly") {
+    if form_control && attrs.has("readonly") {
         out.push("readonly");
     }
     if doc.active_element().as_ref() == Some(el) {

@@ -1,0 +1,146 @@
+// Batched DOM reads for the observation walk (see dom.rs).
+//
+// Each call into JavaScript from WebAssembly costs glue, and every string
+// argument is decoded on the way: a walk that asks for each fact separately
+// crosses the boundary ~35 times per element. These functions read what the
+// walk needs about one node in a single crossing, writing numbers into a
+// buffer in wasm memory and returning at most one string. They only read: every
+// decision stays in Rust.
+
+const VISIBILITY = { checkOpacity: true, checkVisibilityCSS: true };
+// Tags the walk never enters (observe.rs SKIPPED) and slots, whose style is not asked for.
+const NO_STYLE = new Set([
+  'script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'base', 'slot',
+]);
+
+// Display codes shared with dom.rs `Display`.
+const NONE = 0;
+const CONTENTS = 1;
+const BLOCK = 2;
+const FLEX_OR_GRID = 3;
+const UNREAD = 4;
+
+function displayCode(d) {
+  if (d === 'none') return NONE;
+  if (d === 'contents') return CONTENTS;
+  return d.includes('flex') || d.includes('grid') ? FLEX_OR_GRID : BLOCK;
+}
+
+// Numbers go back through a buffer in wasm memory (dom.rs `FACTS`), viewed
+// afresh whenever memory has grown: no array is allocated per call.
+let memory = null;
+let base = 0;
+let view = null;
+// Tag name → code (its position in dom.rs `TAGS`, plus one): common tags cross as a number.
+let tagCodes = new Map();
+
+function buffer() {
+  if (view === null || view.buffer !== memory.buffer) view = new Float64Array(memory.buffer, base, 8);
+  return view;
+}
+
+/** Called once: where the buffer is, and the tags that have codes (comma-separated). */
+export function bind(mem, ptr, tags) {
+  memory = mem;
+  base = ptr;
+  view = null;
+  tagCodes = new Map(tags.split(',').map((t, i) => [t, i + 1]));
+}
+
+/**
+ * One element. Buffer: [display, pointer cursor, has children, open shadow root,
+ * child element count, tag code (0: the tag leads the string)]. Style is read
+ * only when `styled`. Returns nothing for a tag with a code and no attributes;
+ * else the tag (when it has no code), then each attribute as NUL-separated name
+ * and value (HTML cannot hold NUL).
+ */
+export function readElement(el, win, styled) {
+  const o = buffer();
+  const tag = el.localName;
+  if (styled && !NO_STYLE.has(tag)) {
+    const s = win.getComputedStyle(el);
+    o[0] = displayCode(s.getPropertyValue('display'));
+    o[1] = s.getPropertyValue('cursor') === 'pointer' ? 1 : 0;
+  } else {
+    o[0] = UNREAD;
+    o[1] = 0;
+  }
+  o[2] = el.firstChild !== null ? 1 : 0;
+  o[3] = el.shadowRoot !== null ? 1 : 0;
+  o[4] = el.childElementCount;
+  const code = tagCodes.get(tag) || 0;
+  o[5] = code;
+  if (!el.hasAttributes()) return code === 0 ? tag : undefined;
+  let s = code === 0 ? tag : '';
+  for (const name of el.getAttributeNames()) s += '\0' + name + '\0' + el.getAttribute(name);
+  return s;
+}
+
+// Anything but Rust's `char::is_whitespace` (Unicode White_Space), which the walk trims with.
+const NON_BLANK = /[^\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
+
+/** A text node's text, or nothing when it is only whitespace. */
+export function readText(node) {
+  const t = node.data;
+  return NON_BLANK.test(t) ? t : undefined;
+}
+
+/** Every attribute of an element, as `readElement` returns them (after the tag). */
+export function readAttributes(el) {
+  if (!el.hasAttributes()) return '';
+  let s = '';
+  for (const name of el.getAttributeNames()) s += '\0' + name + '\0' + el.getAttribute(name);
+  return s;
+}
+
+/** Buffer: [x, y, width, height] of the element's border box. */
+export function readRect(el) {
+  const o = buffer();
+  const r = el.getBoundingClientRect();
+  o[0] = r.x;
+  o[1] = r.y;
+  o[2] = r.width;
+  o[3] = r.height;
+}
+
+/** `Element.checkVisibility` with opacity and `visibility` checked. */
+export function isVisible(el) {
+  return el.checkVisibility(VISIBILITY);
+}
+
+/** Buffer: [x, y, width, height] of a text node's rendered text, measured with `range`. */
+export function readTextRect(range, node) {
+  const o = buffer();
+  range.selectNodeContents(node);
+  const r = range.getBoundingClientRect();
+  o[0] = r.x;
+  o[1] = r.y;
+  o[2] = r.width;
+  o[3] = r.height;
+}
+
+/**
+ * Paint facts: buffer = [position (0 static, 1 relative, 2 absolute, 3 fixed,
+ * 4 sticky), z-index (NaN for auto), opacity, transform, filter, isolate,
+ * display], as the strings computed style gives them reduced to numbers.
+ */
+export function readPaint(el, win) {
+  const out = buffer();
+  const s = win.getComputedStyle(el);
+  const p = s.getPropertyValue('position');
+  out[0] = p === 'relative' ? 1 : p === 'absolute' ? 2 : p === 'fixed' ? 3 : p === 'sticky' ? 4 : 0;
+  const z = s.getPropertyValue('z-index');
+  out[1] = /^[+-]?[0-9]+$/.test(z) ? Number(z) : NaN;
+  const o = Number(s.getPropertyValue('opacity'));
+  out[2] = Number.isFinite(o) ? o : 1;
+  out[3] = s.getPropertyValue('transform') !== 'none' ? 1 : 0;
+  out[4] = s.getPropertyValue('filter') !== 'none' ? 1 : 0;
+  out[5] = s.getPropertyValue('isolation') === 'isolate' ? 1 : 0;
+  out[6] = displayCode(s.getPropertyValue('display'));
+}
+
+/** Whether the element scrolls its content vertically (and has content to scroll). */
+export function readScrolls(el, win) {
+  const o = win.getComputedStyle(el).getPropertyValue('overflow-y');
+  return (o === 'auto' || o === 'scroll') && el.scrollHeight > el.clientHeight + 1;
+}
