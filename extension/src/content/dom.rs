@@ -196,6 +196,7 @@ impl Display {
 /// What the walk reads about every element it meets.
 pub struct ElementFacts {
     pub tag: String,
+    /// Only the attributes that decide whether it is interactive (read.js `DECIDING`).
     pub attrs: Attrs,
     pub display: Display,
     pub pointer: bool,

@@ -527,7 +527,8 @@ impl Walk<'_> {
             }
             _ => {}
         }
-        let attrs: Attrs = facts.attrs;
+        // Only the attributes that decide candidacy so far; all of them for candidates.
+        let mut attrs: Attrs = facts.attrs;
         let inert = ctx.inert || attrs.has("inert");
         let pointer = facts.pointer;
         self.order += 1;
@@ -542,6 +543,9 @@ impl Walk<'_> {
                 role.as_deref(),
                 pointer && !ctx.parent_pointer,
             );
+        if candidate {
+            attrs = Attrs::read(&el);
+        }
         let me = Rc::new(Elem::new(
             el,
             ctx.doc.clone(),

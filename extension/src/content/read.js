@@ -47,12 +47,16 @@ export function bind(mem, ptr, tags) {
   tagCodes = new Map(tags.split(',').map((t, i) => [t, i + 1]));
 }
 
+// The attributes that decide whether an element is interactive (semantics.rs);
+// the rest are read (`readAttributes`) only for elements that are.
+const DECIDING = new Set(['role', 'contenteditable', 'tabindex', 'onclick', 'inert', 'href', 'type', 'multiple']);
+
 /**
  * One element. Buffer: [display, pointer cursor, has children, open shadow root,
  * child element count, tag code (0: the tag leads the string)]. Style is read
- * only when `styled`. Returns nothing for a tag with a code and no attributes;
- * else the tag (when it has no code), then each attribute as NUL-separated name
- * and value (HTML cannot hold NUL).
+ * only when `styled`. Returns nothing for a tag with a code and none of the
+ * DECIDING attributes; else the tag (when it has no code), then each of those
+ * attributes as NUL-separated name and value (HTML cannot hold NUL).
  */
 export function readElement(el, win, styled) {
   const o = buffer();
@@ -70,9 +74,12 @@ export function readElement(el, win, styled) {
   o[4] = el.childElementCount;
   const code = tagCodes.get(tag) || 0;
   o[5] = code;
-  if (!el.hasAttributes()) return code === 0 ? tag : undefined;
-  let s = code === 0 ? tag : '';
-  for (const name of el.getAttributeNames()) s += '\0' + name + '\0' + el.getAttribute(name);
+  let s = code === 0 ? tag : undefined;
+  if (el.hasAttributes()) {
+    for (const name of el.getAttributeNames()) {
+      if (DECIDING.has(name)) s = (s || '') + '\0' + name + '\0' + el.getAttribute(name);
+    }
+  }
   return s;
 }
 
