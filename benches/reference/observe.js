@@ -699,6 +699,8 @@
   };
 
   Walk.prototype.textNode = function (node, ctx, out) {
+    // Past the budget, text under a box wholly off screen is not even read.
+    if (this.treeTextBytes >= TREE_TEXT_MAX && ctx.outside) return;
     const raw = node.textContent || '';
     if (!NON_WS.test(raw) || ctx.covered) return;
     const parent = node.parentElement;

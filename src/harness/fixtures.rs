@@ -15,32 +15,52 @@ use axum::http::{HeaderName, HeaderValue, Response, StatusCode, Uri};
 use axum::Router;
 use tokio::task::JoinHandle;
 
+/// The same fixtures on two loopback ports: two origins, for cross-origin frames.
 pub struct FixtureServer {
     pub addr: SocketAddr,
-    task: JoinHandle<()>,
+    pub other_addr: SocketAddr,
+    tasks: Vec<JoinHandle<()>>,
 }
 
 impl FixtureServer {
     pub async fn start(dir: PathBuf, extra: Router) -> Result<Self> {
         let app = extra.fallback(move |uri: Uri| serve_file(dir.clone(), uri));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .context("binding a loopback port for fixtures")?;
-        let addr = listener.local_addr()?;
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        Ok(Self { addr, task })
+        let mut addrs = Vec::new();
+        let mut tasks = Vec::new();
+        for _ in 0..2 {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .context("binding a loopback port for fixtures")?;
+            addrs.push(listener.local_addr()?);
+            let app = app.clone();
+            tasks.push(tokio::spawn(async move {
+                let _ = axum::serve(listener, app).await;
+            }));
+        }
+        Ok(Self {
+            addr: addrs[0],
+            other_addr: addrs[1],
+            tasks,
+        })
     }
 
     pub fn url(&self, path: &str) -> String {
         format!("http://{}/{}", self.addr, path.trim_start_matches('/'))
     }
+
+    /// The same path on the second port: another origin than `url`'s.
+    pub fn other_origin_url(&self, path: &str) -> String {
+        format!(
+            "http://{}/{}",
+            self.other_addr,
+            path.trim_start_matches('/')
+        )
+    }
 }
 
 impl Drop for FixtureServer {
     fn drop(&mut self) {
-        self.task.abort();
+        self.tasks.iter().for_each(JoinHandle::abort);
     }
 }
 

@@ -76,6 +76,11 @@ impl Harness {
         self.fixtures.url(path)
     }
 
+    /// A fixture served from a second loopback port, i.e. another origin than `fixture_url`'s.
+    pub fn other_origin_url(&self, path: &str) -> String {
+        self.fixtures.other_origin_url(path)
+    }
+
     /// Directory the host uses for its data and logs in this browser profile.
     pub fn host_data_dir(&self) -> PathBuf {
         self.chromium.host_data_dir()

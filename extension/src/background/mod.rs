@@ -6,6 +6,7 @@
 
 mod backoff;
 mod router;
+mod stitch;
 
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -417,7 +417,9 @@ impl Walk<'_> {
     }
 
     fn text_node(&mut self, node: &Node, ctx: &Ctx, out: &mut Vec<DomNode>) {
-        if ctx.covered {
+        let over = self.tree_text >= TREE_TEXT_MAX;
+        // Past the budget, text under a box wholly off screen is not even read.
+        if ctx.covered || (over && ctx.outside) {
             return;
         }
         // Texts of the walked element share its facts; others (slotted, in a
@@ -432,7 +434,6 @@ impl Walk<'_> {
         // Past the budget only text in view is kept: its element's box tells, without measuring the text.
         let (vw, vh) = ctx.doc.viewport;
         let in_view = |(x, y, w, h): Box4| x + w > 0.0 && y + h > 0.0 && x < vw && y < vh;
-        let over = self.tree_text >= TREE_TEXT_MAX;
         if over && container.rect.get().is_some_and(|r| !in_view(r)) {
             return;
         }
