@@ -586,27 +586,33 @@ impl Walk<'_> {
         };
         let in_viewport = self.in_viewport(&top_rect);
 
-        let mut node = DomNode {
+        // Only interactive elements, frames, shadow hosts and dialogs may become nodes of their own.
+        let may_keep = interactive || is_frame || facts.open_shadow || tag == "dialog";
+        let mut node = may_keep.then(|| DomNode {
             tag: tag.clone(),
             rect: top_rect,
             in_viewport,
             ..Default::default()
-        };
+        });
         let mut covered = ctx.covered;
+        let mut occluded = ctx.covered;
+        let mut occluded_by = None;
         if (interactive || is_frame) && in_viewport && !ctx.covered {
             let occ = occlusion::test(&ctx.doc.doc, &me.el, (x, y, w, h), ctx.doc.viewport);
             if occ.clipped {
                 return;
             }
-            node.occluded = occ.occluded;
-            node.occluded_by = occ.by;
+            occluded = occ.occluded;
+            occluded_by = occ.by;
             covered = occ.occluded;
             me.shown.set(interactive && !occ.occluded);
-        } else if ctx.covered {
-            node.occluded = true;
         }
-        if interactive {
-            self.describe(&me, &attrs, &tag, role, itype, path.clone(), ctx, &mut node);
+        if let Some(node) = &mut node {
+            node.occluded = occluded;
+            node.occluded_by = occluded_by;
+            if interactive {
+                self.describe(&me, &attrs, &tag, role, itype, path.clone(), ctx, node);
+            }
         }
 
         let inner = Ctx {
@@ -620,28 +626,33 @@ impl Walk<'_> {
             paint: Some(me.clone()),
             container: Some(me.clone()),
         };
-        let mut kids = Vec::new();
+        // Kept content goes straight into `out`; a node of its own takes it back as children.
+        let start = out.len();
         let mut remote = None;
         if is_frame {
-            remote = self.frame(&me.el, (x, y), &inner, &mut kids);
+            remote = self.frame(&me.el, (x, y), &inner, out);
         } else if let Some(root) = root {
             let shadow = Ctx {
                 path: format!("{}/shadow", inner.path),
                 container: None,
                 ..inner
             };
-            self.children(root.unchecked_ref(), &shadow, &mut kids);
+            self.children(root.unchecked_ref(), &shadow, out);
         } else if has_children
             && (!tiny || facts.child_elements > 0)
             && !matches!(tag.as_str(), "select" | "textarea" | "option")
         {
-            // A tiny box's own text is visually hidden (the sr-only pattern); its positioned children may not be.
-            self.children(me.el.unchecked_ref(), &inner, &mut kids);
-            if tiny {
-                kids.retain(|n| n.tag != "#text");
+            self.children(me.el.unchecked_ref(), &inner, out);
+            if tiny && out[start..].iter().any(|n| n.tag == "#text") {
+                // A tiny box's own text is visually hidden (the sr-only pattern); its positioned children may not be.
+                let walked = out.split_off(start);
+                out.extend(walked.into_iter().filter(|n| n.tag != "#text"));
             }
         }
-
+        let Some(mut node) = node else {
+            // Plain containers are flattened away: their kept content joins the parent's.
+            return;
+        };
         if let Some(frame_id) = remote {
             // Its own content script walks it; the background stitches it in here.
             let el = &me.el;
@@ -652,31 +663,28 @@ impl Walk<'_> {
                 width: px(f64::from(el.client_width())),
                 height: px(f64::from(el.client_height())),
             };
+            out.truncate(start);
             out.push(node);
         } else if interactive {
-            node.children = kids;
+            node.children = out.split_off(start);
             out.push(node);
-        } else if is_frame || (facts.open_shadow && !kids.is_empty()) || tag == "dialog" {
-            if !kids.is_empty() {
-                if !measured {
-                    let (x, y, w, h) = me.rect();
-                    node.rect = Rect {
-                        x: px(x + ctx.doc.offset.0),
-                        y: px(y + ctx.doc.offset.1),
-                        width: px(w),
-                        height: px(h),
-                    };
-                    node.in_viewport = self.in_viewport(&node.rect);
-                }
-                node.children = kids;
-                node.occluded = false;
-                node.scroll_container = read_scrolls(&me.el, &ctx.doc.win);
-                out.push(node);
+        } else if out.len() > start && (is_frame || facts.open_shadow || tag == "dialog") {
+            if !measured {
+                let (x, y, w, h) = me.rect();
+                node.rect = Rect {
+                    x: px(x + ctx.doc.offset.0),
+                    y: px(y + ctx.doc.offset.1),
+                    width: px(w),
+                    height: px(h),
+                };
+                node.in_viewport = self.in_viewport(&node.rect);
             }
-        } else {
-            // Plain containers are flattened away: their kept content joins the parent's.
-            out.extend(kids);
+            node.children = out.split_off(start);
+            node.occluded = false;
+            node.scroll_container = read_scrolls(&me.el, &ctx.doc.win);
+            out.push(node);
         }
+        // Otherwise (an empty frame, shadow host or dialog) the kept content, if any, stays flattened.
     }
 
     fn in_viewport(&self, r: &Rect) -> bool {
