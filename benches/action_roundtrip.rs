@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use itinero::harness::stats::{percentile, sorted};
 use itinero::harness::{host_binary, Harness, PageExt, WAIT};
-use itinero_host::control::discovery::connect_in;
+use itinero_host::control::connect_in;
 use itinero_host::control::protocol::{Request, Response};
 use itinero_host::control::ControlClient;
 use itinero_shared::messages::Outcome;

@@ -1,6 +1,8 @@
 //! The host drives the browser: `itinero-host tabs|observe|act`, run as a separate process the
 //! way a person runs it, reaches the host that Chromium started through its control socket,
 //! and the host reaches the page through the extension's background and content script.
+//! The control socket is a Unix socket.
+#![cfg(unix)]
 
 use std::path::PathBuf;
 use std::process::{Output, Stdio};
@@ -10,7 +12,7 @@ use axum::response::Redirect;
 use axum::routing::get;
 use chromiumoxide::Page;
 use itinero::harness::{host_binary, Harness, PageExt, WAIT};
-use itinero_host::control::discovery::connect_in;
+use itinero_host::control::connect_in;
 use itinero_shared::messages::TabInfo;
 use itinero_shared::observation::{DomNode, Observation};
 use serde_json::{json, Value};

@@ -15,7 +15,7 @@ use crate::control::ControlClient;
 #[command(after_help = "Examples:\n  \
     itinero-host act --tab 7 '{\"kind\":\"click\",\"target\":4}'\n  \
     itinero-host act --tab 7 '{\"kind\":\"type\",\"target\":3,\"text\":\"ana@example.org\",\"submit\":true}'\n  \
-    itinero-host act --tab 7 '{\"kind\":\"scroll\",\"direction\":\"down\"}'\n\
+    itinero-host act --tab 7 '{\"kind\":\"scroll\",\"direction\":\"down\"}'\n\n\
 A bare index as the target is looked up in a fresh observation of the tab (top frame only),\n\
 which supplies the element's fingerprint; `observe --json` shows full targets.")]
 pub struct ActArgs {

@@ -24,11 +24,13 @@ mod unsupported;
 #[cfg(unix)]
 pub use client::{ClientError, ControlClient};
 #[cfg(unix)]
-pub use discovery::{connect, ConnectError};
+pub use discovery::{connect, connect_in, ConnectError};
 #[cfg(unix)]
 pub use server::ControlServer;
 #[cfg(not(unix))]
-pub use unsupported::{connect, ClientError, ConnectError, ControlClient, ControlServer};
+pub use unsupported::{
+    connect, connect_in, ClientError, ConnectError, ControlClient, ControlServer,
+};
 
 /// The socket a host with this pid listens on, inside `run_dir`.
 pub fn socket_path(run_dir: &std::path::Path, pid: u32) -> std::path::PathBuf {

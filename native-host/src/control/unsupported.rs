@@ -33,6 +33,13 @@ pub async fn connect(_pid: Option<u32>) -> Result<ControlClient, ConnectError> {
     Err(ConnectError)
 }
 
+pub async fn connect_in(
+    _run_dir: &std::path::Path,
+    _pid: Option<u32>,
+) -> Result<ControlClient, ConnectError> {
+    Err(ConnectError)
+}
+
 pub struct ControlServer(());
 
 impl ControlServer {
