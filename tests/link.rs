@@ -269,6 +269,33 @@ async fn opening_a_tab_and_leaving_the_page_are_reported_with_real_urls() -> Res
     // The tab really is there, and can be observed again.
     let after = cli.observe(tab).await?;
     assert!(after.text.contains("via redirect"), "{}", after.text);
+
+    // A `navigate` action is answered before the navigation starts; it is followed all the same.
+    let response = cli
+        .act(
+            tab,
+            &json!({"kind": "navigate", "url": h.fixture_url("link/redirect")}),
+        )
+        .await?;
+    assert_eq!(
+        outcome_of(&response)["url"],
+        h.fixture_url("link/landing.html?via=redirect").as_str(),
+        "{response}"
+    );
+    // A fragment does not load a document: the page's own word stands, without waiting.
+    let fragment = h.fixture_url("link/landing.html?via=redirect#below");
+    let response = cli
+        .act(tab, &json!({"kind": "navigate", "url": fragment}))
+        .await?;
+    assert_eq!(
+        outcome_of(&response)["url"],
+        fragment.as_str(),
+        "{response}"
+    );
+    assert!(
+        response["elapsed_ms"].as_u64().unwrap() < 5_000,
+        "it waited for a commit that never comes: {response}"
+    );
     Ok(())
 }
 

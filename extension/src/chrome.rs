@@ -90,6 +90,14 @@ extern "C" {
     /// `(details)` with `tabId`, `frameId`, `error`: a navigation failed or was aborted.
     #[wasm_bindgen(thread_local_v2, js_namespace = ["chrome", "webNavigation"], js_name = onErrorOccurred)]
     pub static NAVIGATION_ON_ERROR_OCCURRED: Event;
+
+    /// `(details)` with `tabId`, `frameId`, `url`: the fragment changed (same document).
+    #[wasm_bindgen(thread_local_v2, js_namespace = ["chrome", "webNavigation"], js_name = onReferenceFragmentUpdated)]
+    pub static NAVIGATION_ON_REFERENCE_FRAGMENT_UPDATED: Event;
+
+    /// `(details)` with `tabId`, `frameId`, `url`: `history.pushState`/`replaceState` (same document).
+    #[wasm_bindgen(thread_local_v2, js_namespace = ["chrome", "webNavigation"], js_name = onHistoryStateUpdated)]
+    pub static NAVIGATION_ON_HISTORY_STATE_UPDATED: Event;
 }
 
 /// `chrome.runtime.lastError.message`, read right after a failed call or a disconnect.

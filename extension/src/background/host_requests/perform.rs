@@ -10,6 +10,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use itinero_shared::messages::{Outcome, Perform};
+use itinero_shared::Action;
 use wasm_bindgen::JsValue;
 
 use super::wait::{first_of, Latch};
@@ -33,6 +34,8 @@ struct Watch {
     committed: Latch,
     /// The top frame's navigation failed or was aborted (a download, a 204).
     navigation_failed: Latch,
+    /// The top frame changed its URL without a new document (a fragment, `pushState`).
+    same_document: Latch,
     removed: Latch,
     _subscriptions: Vec<Subscription>,
 }
@@ -48,6 +51,7 @@ impl Watch {
         let navigation_started = Latch::new();
         let committed = Latch::new();
         let navigation_failed = Latch::new();
+        let same_document = Latch::new();
         let removed = Latch::new();
 
         let on_created = {
@@ -100,6 +104,10 @@ impl Watch {
                 .with(|e| chrome::subscribe(e, frame_event(&committed, "url"))),
             chrome::NAVIGATION_ON_ERROR_OCCURRED
                 .with(|e| chrome::subscribe(e, frame_event(&navigation_failed, "error"))),
+            chrome::NAVIGATION_ON_REFERENCE_FRAGMENT_UPDATED
+                .with(|e| chrome::subscribe(e, frame_event(&same_document, "url"))),
+            chrome::NAVIGATION_ON_HISTORY_STATE_UPDATED
+                .with(|e| chrome::subscribe(e, frame_event(&same_document, "url"))),
         ];
         Self {
             opened,
@@ -107,6 +115,7 @@ impl Watch {
             navigation_started,
             committed,
             navigation_failed,
+            same_document,
             removed,
             _subscriptions: subscriptions,
         }
@@ -133,7 +142,11 @@ pub async fn perform(req: &Perform) -> Result<(Outcome, u64), Failure> {
         Err(f) => return Err(f),
     };
     let outcome = match outcome {
-        Outcome::Navigated { url } => landed(&watch, req.tab_id, url).await?,
+        Outcome::Navigated { url } => {
+            // The page answers `navigate` before the navigation has even started.
+            let follow = matches!(req.action, Action::Navigate { .. });
+            landed(&watch, req.tab_id, url, follow).await?
+        }
         Outcome::Done => match opened_tab(&watch).await {
             Some((tab_id, url)) => Outcome::OpenedTab { tab_id, url },
             None => Outcome::Done,
@@ -155,15 +168,20 @@ fn read_outcome(reply: JsValue) -> Result<Outcome, Failure> {
 
 /// Where a navigation the action caused ended up.
 ///
-/// A cross-document navigation (the page could not name it, or `webNavigation` saw it start)
-/// is followed to its commit, whose URL is the real destination after redirects. A
-/// same-document one (an SPA route) keeps the page's own URL.
-async fn landed(watch: &Watch, tab_id: i64, url: String) -> Result<Outcome, Failure> {
-    if !url.is_empty() && !watch.navigating() {
+/// A cross-document navigation (the page could not name it, `webNavigation` saw it start, or
+/// `follow` says one is coming) is followed to its commit, whose URL is the real destination
+/// after redirects. A same-document one (a fragment, an SPA route) keeps the page's own URL.
+async fn landed(watch: &Watch, tab_id: i64, url: String, follow: bool) -> Result<Outcome, Failure> {
+    if !url.is_empty() && !watch.navigating() && !follow {
         return Ok(Outcome::Navigated { url });
     }
     first_of(
-        &[&watch.committed, &watch.navigation_failed, &watch.removed],
+        &[
+            &watch.committed,
+            &watch.navigation_failed,
+            &watch.same_document,
+            &watch.removed,
+        ],
         COMMIT_WAIT_MS,
     )
     .await;
@@ -172,6 +190,9 @@ async fn landed(watch: &Watch, tab_id: i64, url: String) -> Result<Outcome, Fail
     }
     if watch.removed.get().is_some() {
         return Err(deliver::tab_closed(tab_id));
+    }
+    if let Some(moved) = watch.same_document.get().and_then(|u| u.as_string()) {
+        return Ok(Outcome::Navigated { url: moved });
     }
     // Aborted, or still loading after the wait: the page's word, else the tab's own URL.
     if !url.is_empty() {
