@@ -109,8 +109,11 @@ fn run_host(caller: origin::Caller) -> ExitCode {
                 Ok(session::SessionEnd::Closed)
             }
         };
-        // Removes the socket file, so no client finds a host that is gone.
-        drop(control);
+        // Clients waiting on the browser learn that the session ended; then the socket file goes,
+        // so no client finds a host that is gone.
+        if let Some(control) = control {
+            control.shutdown().await;
+        }
         end
     });
     // Stdin is read on a blocking thread that a signal leaves waiting: do not wait for it.

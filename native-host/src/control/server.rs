@@ -6,17 +6,23 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
-use tokio::task::JoinHandle;
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
 use tracing::{debug, info, warn};
 
 use super::protocol::{Request, Response};
 use super::{discovery, handler, socket_path, MAX_REQUEST_BYTES};
 use crate::link::BrowserLink;
 
-/// Listens while it lives; dropping it stops accepting and removes the socket file.
+/// How long [`ControlServer::shutdown`] lets connections finish their last response.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Listens while it lives. [`ControlServer::shutdown`] lets clients read why their requests
+/// failed before the socket goes; dropping it just stops. Both remove the socket file.
 pub struct ControlServer {
     path: PathBuf,
     accept: JoinHandle<()>,
+    stop: watch::Sender<bool>,
 }
 
 impl ControlServer {
@@ -42,12 +48,25 @@ impl ControlServer {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
             .with_context(|| format!("cannot restrict {} to its owner", path.display()))?;
         info!(path = %path.display(), "control socket listening");
-        let accept = tokio::spawn(accept_loop(listener, link));
-        Ok(Self { path, accept })
+        let (stop, stopped) = watch::channel(false);
+        let accept = tokio::spawn(accept_loop(listener, link, stopped));
+        Ok(Self { path, accept, stop })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Stops accepting, and gives the connections a moment to send the response they are
+    /// working on (after the session ended, its failure) before the process exits.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        if tokio::time::timeout(SHUTDOWN_GRACE, &mut self.accept)
+            .await
+            .is_err()
+        {
+            warn!("control connections did not finish within {SHUTDOWN_GRACE:?}");
+        }
     }
 }
 
@@ -60,35 +79,55 @@ impl Drop for ControlServer {
     }
 }
 
-async fn accept_loop(listener: UnixListener, link: BrowserLink) {
-    loop {
-        match listener.accept().await {
-            Ok((stream, _)) => {
-                tokio::spawn(serve_connection(stream, link.clone()));
-            }
-            Err(e) => {
-                // Usually a transient shortage of file descriptors: wait instead of spinning.
-                warn!("control socket accept failed: {e}");
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            }
-        }
-    }
+/// Resolves once the server is told to stop (at once if it already was). Returns nothing, so
+/// no borrow of the channel is held in a `select!` arm that awaits.
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    // An error means the server is gone: stop as well.
+    let _ = stop.wait_for(|stop| *stop).await;
 }
 
-/// Answers requests one at a time until the client closes the connection.
+/// Accepts until told to stop, then waits for its connections to end.
+async fn accept_loop(listener: UnixListener, link: BrowserLink, mut stop: watch::Receiver<bool>) {
+    let mut connections = JoinSet::new();
+    let for_connections = stop.clone();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let stop = for_connections.clone();
+                    connections.spawn(serve_connection(stream, link.clone(), stop));
+                }
+                Err(e) => {
+                    // Usually a transient shortage of file descriptors: wait instead of spinning.
+                    warn!("control socket accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            },
+            // Reap finished connections as we go, so the set does not grow with every client.
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            _ = stopped(&mut stop) => break,
+        }
+    }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+}
+
+/// Answers requests one at a time until the client closes the connection or the server
+/// stops. A request under way is always answered: once the session has ended it fails fast.
 ///
 /// A client that goes away mid-request costs nothing: the request runs to its end (an
 /// action in the page cannot be taken back anyway) and the response is dropped.
-async fn serve_connection(stream: UnixStream, link: BrowserLink) {
+async fn serve_connection(stream: UnixStream, link: BrowserLink, mut stop: watch::Receiver<bool>) {
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     loop {
         let mut line = String::new();
-        let n = match (&mut reader)
-            .take(MAX_REQUEST_BYTES)
-            .read_line(&mut line)
-            .await
-        {
+        let mut limited = (&mut reader).take(MAX_REQUEST_BYTES);
+        let read = tokio::select! {
+            read = limited.read_line(&mut line) => read,
+            _ = stopped(&mut stop) => return,
+        };
+        let n = match read {
             Ok(n) => n,
             Err(e) => {
                 debug!("control client read failed: {e}");
