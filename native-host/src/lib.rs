@@ -1,6 +1,8 @@
 //! The native-messaging host: talks to the extension over stdio and installs itself into browsers.
 
 pub mod cli;
+pub mod control;
+pub mod link;
 pub mod logging;
 pub mod origin;
 pub mod paths;

@@ -1,12 +1,14 @@
-//! `itinero-host`: started by the browser it speaks native messaging on stdio;
-//! started by a person it is a CLI (`install`, `uninstall`, `doctor`).
+//! `itinero-host`: started by the browser it speaks native messaging on stdio (and serves
+//! the control socket); started by a person it is a CLI (`install`, `uninstall`, `doctor`,
+//! and `tabs`, `observe`, `act`, which reach the browser through the running host).
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use itinero_host::cli::{doctor, install};
+use itinero_host::cli::{act, doctor, install, observe, tabs};
+use itinero_host::control::ControlServer;
 use itinero_host::{logging, origin, paths, session};
 use itinero_shared::codec::Direction;
 use itinero_shared::envelope::Envelope;
@@ -33,6 +35,12 @@ enum Command {
     Uninstall(install::UninstallArgs),
     /// Check the installation and print a fix for each problem.
     Doctor(doctor::DoctorArgs),
+    /// List the browser's open tabs (through the running host).
+    Tabs(tabs::TabsArgs),
+    /// Print what the agent sees of a tab.
+    Observe(observe::ObserveArgs),
+    /// Perform one action in a tab and print its outcome.
+    Act(act::ActArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +54,9 @@ fn main() -> ExitCode {
         Command::Install(a) => install::run_install(a).map(|()| true),
         Command::Uninstall(a) => install::run_uninstall(a).map(|()| true),
         Command::Doctor(a) => doctor::run_doctor(a),
+        Command::Tabs(a) => tabs::run_tabs(a),
+        Command::Observe(a) => observe::run_observe(a),
+        Command::Act(a) => act::run_act(a),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -83,7 +94,30 @@ fn run_host(caller: origin::Caller) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let end = runtime.block_on(session::serve(tokio::io::stdin(), tokio::io::stdout()));
+    let end = runtime.block_on(async {
+        let mut control = None;
+        let serving = session::serve_with(tokio::io::stdin(), tokio::io::stdout(), |link| {
+            match ControlServer::start(link) {
+                Ok(server) => control = Some(server),
+                Err(e) => tracing::warn!("serving without a control socket: {e:#}"),
+            }
+        });
+        let end = tokio::select! {
+            end = serving => end,
+            signal = termination() => {
+                tracing::info!("{signal}; exiting");
+                Ok(session::SessionEnd::Closed)
+            }
+        };
+        // Clients waiting on the browser learn that the session ended; then the socket file goes,
+        // so no client finds a host that is gone.
+        if let Some(control) = control {
+            control.shutdown().await;
+        }
+        end
+    });
+    // Stdin is read on a blocking thread that a signal leaves waiting: do not wait for it.
+    runtime.shutdown_background();
     match end {
         Ok(session::SessionEnd::Closed) => {
             tracing::info!("browser closed the port; exiting");
@@ -101,6 +135,40 @@ fn run_host(caller: origin::Caller) -> ExitCode {
             tracing::error!("stdio failed: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Resolves when the process is asked to stop, so the control socket is removed on the way out.
+/// Where a signal cannot be watched, it never resolves: the session then ends only with the browser.
+async fn termination() -> &'static str {
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let terminate = async {
+            match signal(SignalKind::terminate()) {
+                Ok(mut term) => {
+                    term.recv().await;
+                }
+                Err(e) => {
+                    tracing::warn!("cannot watch for SIGTERM: {e}");
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        tokio::select! {
+            _ = terminate => "SIGTERM",
+            _ = interrupt => "SIGINT",
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        interrupt.await;
+        "Ctrl-C"
     }
 }
 

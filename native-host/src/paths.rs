@@ -39,3 +39,8 @@ pub fn log_dir() -> Result<PathBuf> {
 pub fn allowed_extensions_file() -> Result<PathBuf> {
     Ok(data_dir()?.join("allowed-extensions"))
 }
+
+/// Directory of the control sockets of running hosts (`host-<pid>.sock`), see `control`.
+pub fn run_dir() -> Result<PathBuf> {
+    Ok(data_dir()?.join("run"))
+}

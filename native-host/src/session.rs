@@ -4,14 +4,22 @@
 //! streams events from several tasks, frames are never interleaved on stdout.
 //! Bad input is answered with an `Error` and the session goes on; only a stream
 //! that can no longer be framed (an oversized length prefix) ends it.
+//!
+//! The browser's frames are both requests (from panels) and replies to requests
+//! the host made (see `link`): replies are handed to the [`BrowserLink`] that
+//! waits for them, never answered themselves.
 
 use itinero_shared::codec::{Direction, FrameDecoder, FrameError};
 use itinero_shared::envelope::{Envelope, EnvelopeError, MessageSet};
 use itinero_shared::messages::{ErrorReply, HelloAck, Pong};
-use itinero_shared::{encode_frame, ErrorCode, ToBrowser, ToHost, PROTOCOL_VERSION};
+use itinero_shared::{
+    encode_frame, is_host_request_id, ErrorCode, ToBrowser, ToHost, PROTOCOL_VERSION,
+};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tracing::{debug, info, warn};
+
+use crate::link::BrowserLink;
 
 /// What this host build can do, announced in `HelloAck`.
 pub const CAPABILITIES: &[&str] = &["ping"];
@@ -32,6 +40,12 @@ pub enum SessionEnd {
 pub struct Outbox(mpsc::Sender<Envelope<ToBrowser>>);
 
 impl Outbox {
+    /// An outbox and the receiving end its writer drains.
+    pub fn channel() -> (Self, mpsc::Receiver<Envelope<ToBrowser>>) {
+        let (tx, rx) = mpsc::channel(64);
+        (Self(tx), rx)
+    }
+
     pub async fn send(&self, id: u64, msg: ToBrowser) {
         // The writer only stops when stdout is gone, and then nobody is listening.
         let _ = self.0.send(Envelope::new(id, msg)).await;
@@ -93,10 +107,34 @@ fn error_code(e: &EnvelopeError) -> ErrorCode {
     }
 }
 
-/// Handles one decoded request.
-async fn dispatch(env: Envelope<ToHost>, received_bytes: usize, out: &Outbox) {
+/// Handles one decoded message: a request is answered, a reply goes to the link.
+async fn dispatch(env: Envelope<ToHost>, received_bytes: usize, out: &Outbox, link: &BrowserLink) {
     let id = env.id;
     match env.msg {
+        reply @ (ToHost::Observation(_)
+        | ToHost::ActionOutcome(_)
+        | ToHost::TabList(_)
+        | ToHost::Error(_)) => {
+            let Some(unclaimed) = link.resolve(id, reply) else {
+                return;
+            };
+            let kind = unclaimed.type_name();
+            warn!(
+                id,
+                kind, "a reply nobody waits for (it came too late, or answers no request); dropped"
+            );
+            // A reply is never answered, except a stray one from a panel, which should learn why.
+            if !is_host_request_id(id) && !matches!(unclaimed, ToHost::Error(_)) {
+                out.error(
+                    id,
+                    ErrorCode::BadMessage,
+                    format!(
+                        "{kind} answers a request of the host, and the host made none with id {id}"
+                    ),
+                )
+                .await;
+            }
+        }
         ToHost::Hello(hello) => {
             info!(extension = %hello.extension_version, browser = %hello.browser, "hello");
             out.send(
@@ -136,14 +174,51 @@ async fn dispatch(env: Envelope<ToHost>, received_bytes: usize, out: &Outbox) {
 }
 
 /// Runs the protocol until the browser goes away or the stream becomes unreadable.
-pub async fn serve<R, W>(mut input: R, output: W) -> std::io::Result<SessionEnd>
+pub async fn serve<R, W>(input: R, output: W) -> std::io::Result<SessionEnd>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, rx) = mpsc::channel(64);
+    serve_with(input, output, |_| {}).await
+}
+
+/// Like [`serve`]; `on_start` receives the session's [`BrowserLink`] before the first frame
+/// is read (the control socket is served through it). The link ends with the session.
+pub async fn serve_with<R, W>(
+    mut input: R,
+    output: W,
+    on_start: impl FnOnce(BrowserLink),
+) -> std::io::Result<SessionEnd>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out, rx) = Outbox::channel();
     let writer = tokio::spawn(write_frames(output, rx));
-    let out = Outbox(tx);
+    let link = BrowserLink::new(out.clone());
+    on_start(link.clone());
+    let end = read_frames(&mut input, &out, &link).await;
+    link.end(match &end {
+        Ok(SessionEnd::Closed) => "the browser closed the connection",
+        Ok(SessionEnd::Truncated(_)) => "the browser went away mid-frame",
+        Ok(SessionEnd::ProtocolViolation(_)) => "the browser's stream became unreadable",
+        Err(_) => "reading from the browser failed",
+    });
+    // `end` released the link's outbox; with ours gone the writer drains and finishes.
+    drop(out);
+    // Let every queued reply reach the browser before the process exits.
+    match writer.await {
+        Ok(result) => result?,
+        Err(join) => warn!("reply writer stopped: {join}"),
+    }
+    end
+}
+
+async fn read_frames<R: AsyncRead + Unpin>(
+    input: &mut R,
+    out: &Outbox,
+    link: &BrowserLink,
+) -> std::io::Result<SessionEnd> {
     let mut decoder = FrameDecoder::new(Direction::ToHost);
     let mut buf = vec![0u8; 64 * 1024];
     let end = 'read: loop {
@@ -163,7 +238,12 @@ where
                 Ok(Some(frame)) => {
                     debug!(bytes = frame.len(), "frame in");
                     match Envelope::<ToHost>::from_json(&frame) {
-                        Ok(env) => dispatch(env, frame.len(), &out).await,
+                        Ok(env) => dispatch(env, frame.len(), out, link).await,
+                        // An unreadable reply fails the request it answers; the browser is not answered.
+                        Err((Some(id), e)) if is_host_request_id(id) => {
+                            warn!(id, "unreadable reply to a host request: {e}");
+                            link.fail(id, e.to_string());
+                        }
                         Err((id, e)) => {
                             warn!(?id, "bad message: {e}");
                             out.error(id.unwrap_or(0), error_code(&e), e.to_string())
@@ -186,12 +266,6 @@ where
             }
         }
     };
-    drop(out);
-    // Let every queued reply reach the browser before the process exits.
-    match writer.await {
-        Ok(result) => result?,
-        Err(join) => warn!("reply writer stopped: {join}"),
-    }
     Ok(end)
 }
 

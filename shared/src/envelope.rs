@@ -12,6 +12,21 @@ use thiserror::Error;
 /// Version of the wire protocol spoken by this build. A peer sending a newer one gets an error reply.
 pub const PROTOCOL_VERSION: u32 = 1;
 
+/// First id of requests the host starts (`Observe`, `Perform`, `ListTabs`); the browser's replies
+/// to them echo the id.
+///
+/// Ids flow both ways on one port, so the two directions get disjoint ranges: the background
+/// numbers the requests it forwards from panels from 1 upwards and can never reach this, and
+/// the host numbers its own from here. A reply is then unambiguous by its id alone (and by its
+/// type: only the host sends `Observe`/`Perform`/`ListTabs`). 2^52 keeps every id exactly
+/// representable as a JavaScript number, which the extension reads ids as.
+pub const HOST_REQUEST_ID_BASE: u64 = 1 << 52;
+
+/// Whether `id` belongs to a request the host started (see [`HOST_REQUEST_ID_BASE`]).
+pub fn is_host_request_id(id: u64) -> bool {
+    id >= HOST_REQUEST_ID_BASE
+}
+
 /// A message set (one per direction) whose variants are named by the envelope's `type`.
 pub trait MessageSet: Sized + Serialize + DeserializeOwned {
     /// Every `type` this set understands, so an unknown one is told apart from a bad body.

@@ -14,7 +14,9 @@ pub mod render;
 
 pub use action::{Action, Fingerprint, Modifier, ScrollDirection, Target};
 pub use codec::{encode_frame, Direction, FrameDecoder, FrameError};
-pub use envelope::{Envelope, EnvelopeError, PROTOCOL_VERSION};
+pub use envelope::{
+    is_host_request_id, Envelope, EnvelopeError, HOST_REQUEST_ID_BASE, PROTOCOL_VERSION,
+};
 pub use messages::{ErrorCode, ToBrowser, ToHost};
 
 /// Name under which the native host is registered with browsers.

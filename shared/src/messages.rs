@@ -44,6 +44,9 @@ message_set! {
         Skills(SkillRequest),
         Vault(VaultRequest),
         Settings(SettingsRequest),
+        TabList(TabList),
+        /// The browser could not carry out a host request (see [`crate::envelope::HOST_REQUEST_ID_BASE`]).
+        Error(ErrorReply),
     }
 }
 
@@ -54,6 +57,7 @@ message_set! {
         Pong(Pong),
         Observe(Observe),
         Perform(Perform),
+        ListTabs(ListTabs),
         TaskEvent(TaskEvent),
         AskUser(AskUser),
         TaskFinished(TaskFinished),
@@ -170,6 +174,29 @@ pub struct ActionOutcomeReport {
     pub tab_id: i64,
     pub outcome: Outcome,
     pub elapsed_ms: u64,
+}
+
+/// The host's request for the browser's open tabs, answered with [`TabList`].
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ListTabs {}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TabList {
+    pub tabs: Vec<TabInfo>,
+}
+
+/// One tab, as `chrome.tabs` describes it; enough for a person or the agent to pick one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TabInfo {
+    pub tab_id: i64,
+    pub window_id: i64,
+    /// The committed URL, or the pending one while the first load is under way.
+    pub url: String,
+    #[serde(default)]
+    pub title: String,
+    /// The selected tab of its window.
+    #[serde(default)]
+    pub active: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -325,6 +352,13 @@ pub enum ErrorCode {
     OriginRefused,
     /// The message is valid but the feature behind it is not in this build.
     NotImplemented,
+    /// No tab has the id a host request named.
+    NoSuchTab,
+    /// The tab was closed while the request was under way.
+    TabClosed,
+    /// No itinero content script answers in that frame: a browser-internal page, or a frame
+    /// that does not exist.
+    NoContentScript,
     Internal,
     /// A code from a newer peer.
     #[serde(other)]
@@ -465,6 +499,19 @@ mod tests {
             ToHost::Skills(SkillRequest::List),
             ToHost::Vault(VaultRequest::Lock),
             ToHost::Settings(SettingsRequest::Get),
+            ToHost::TabList(TabList {
+                tabs: vec![TabInfo {
+                    tab_id: 3,
+                    window_id: 1,
+                    url: "https://example.org/".into(),
+                    title: "Example".into(),
+                    active: true,
+                }],
+            }),
+            ToHost::Error(ErrorReply {
+                code: ErrorCode::NoSuchTab,
+                message: "m".into(),
+            }),
         ];
         for msg in to_host {
             let env = Envelope::new(1, msg);
@@ -494,6 +541,7 @@ mod tests {
                     target: target.clone(),
                 },
             }),
+            ToBrowser::ListTabs(ListTabs {}),
             ToBrowser::TaskEvent(TaskEvent {
                 task_id: 1,
                 step: 1,
@@ -536,6 +584,20 @@ mod tests {
                 env
             );
         }
+    }
+
+    #[test]
+    fn host_requests_without_a_body_decode_and_their_ids_survive_javascript() {
+        let id = crate::envelope::HOST_REQUEST_ID_BASE + 7;
+        let env = Envelope::<ToBrowser>::from_json(
+            format!(r#"{{"v":1,"id":{id},"type":"ListTabs"}}"#).as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(env.msg, ToBrowser::ListTabs(ListTabs {}));
+        // The extension reads ids as f64: host ids must round-trip through one exactly.
+        assert_eq!(id as f64 as u64, id);
+        assert!(crate::envelope::is_host_request_id(id));
+        assert!(!crate::envelope::is_host_request_id(1_000_000));
     }
 
     #[test]

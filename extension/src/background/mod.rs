@@ -3,8 +3,11 @@
 //! Panels and content scripts come and go; the host connection outlives them.
 //! The background rewrites request ids so replies find the panel that asked,
 //! reconnects with backoff when the host dies, and tells every panel the state.
+//! It also carries out the host's own requests (observe, act, list tabs; see
+//! `host_requests`) and answers them on the port they came through.
 
 mod backoff;
+mod host_requests;
 mod router;
 mod stitch;
 
@@ -16,7 +19,7 @@ use itinero_shared::messages::{ErrorReply, Hello};
 use itinero_shared::{ErrorCode, ToBrowser, ToHost, HOST_NAME, PROTOCOL_VERSION};
 use wasm_bindgen::prelude::*;
 
-use crate::chrome::{self, Port};
+use crate::chrome::{self, field, Port};
 use crate::panel_protocol::{ConnectionState, HostStatus, ToPanel, PANEL_PORT};
 use backoff::Backoff;
 use router::Router;
@@ -168,11 +171,6 @@ fn user_agent() -> String {
         .unwrap_or_default()
 }
 
-/// Reads a field of a JS object, if present.
-fn field(obj: &JsValue, name: &str) -> JsValue {
-    js_sys::Reflect::get(obj, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
-}
-
 /// A shallow copy of an envelope with another id: bodies (up to 64 MiB) are never re-encoded.
 fn with_id(envelope: &JsValue, id: u64) -> JsValue {
     let copy = js_sys::Object::assign(&js_sys::Object::new(), envelope.unchecked_ref());
@@ -227,6 +225,11 @@ fn on_host_message(st: &Rc<RefCell<Background>>, generation: u32, msg: JsValue) 
         });
         return;
     }
+    if host_requests::is_host_request(&kind) {
+        let st = st.clone();
+        host_requests::handle(&msg, move |reply| reply_to_host(&st, generation, &reply));
+        return;
+    }
     let routed = st.borrow_mut().router.take(id);
     let bg = st.borrow();
     match routed {
@@ -236,6 +239,20 @@ fn on_host_message(st: &Rc<RefCell<Background>>, generation: u32, msg: JsValue) 
             }
         }
         None => broadcast_js(&bg, &to_panel_host(msg)),
+    }
+}
+
+/// Answers a host request on the port it came through. A reply for a port that has since
+/// died is dropped: the host that asked is gone, and its successor never asked.
+fn reply_to_host(st: &Rc<RefCell<Background>>, generation: u32, reply: &JsValue) {
+    let bg = st.borrow();
+    if bg.generation != generation {
+        return;
+    }
+    if let Some(port) = &bg.host {
+        if let Err(e) = port.post_message(reply) {
+            chrome::log(&format!("itinero: could not answer the host: {e:?}"));
+        }
     }
 }
 

@@ -1,4 +1,8 @@
 //! Subcommands for people (as opposed to the stdio protocol the browser speaks).
 
+pub mod act;
 pub mod doctor;
+pub mod host;
 pub mod install;
+pub mod observe;
+pub mod tabs;

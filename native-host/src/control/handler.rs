@@ -1,0 +1,54 @@
+//! Turns one control request into requests to the browser.
+
+use itinero_shared::ErrorCode;
+
+use super::protocol::{Request, Response};
+use crate::link::{BrowserLink, LinkError};
+
+/// Control requests belong to no agent task.
+const NO_TASK: u64 = 0;
+
+pub async fn handle(link: &BrowserLink, request: Request) -> Response {
+    let result = match request {
+        Request::Tabs => link.list_tabs().await.map(|t| Response::Tabs {
+            tabs: t.value,
+            round_trip_ms: ms(t.round_trip),
+        }),
+        Request::Observe { tab_id } => {
+            link.observe(NO_TASK, tab_id)
+                .await
+                .map(|t| Response::Observation {
+                    observation: t.value.observation,
+                    round_trip_ms: ms(t.round_trip),
+                })
+        }
+        Request::Act {
+            tab_id,
+            frame_id,
+            action,
+        } => link
+            .perform(NO_TASK, tab_id, frame_id, action)
+            .await
+            .map(|t| Response::Outcome {
+                outcome: t.value.outcome,
+                elapsed_ms: t.value.elapsed_ms,
+                round_trip_ms: ms(t.round_trip),
+            }),
+    };
+    result.unwrap_or_else(|e| Response::Error {
+        code: code_of(&e),
+        message: e.to_string(),
+    })
+}
+
+fn code_of(e: &LinkError) -> Option<ErrorCode> {
+    match e {
+        LinkError::Browser { code, .. } => Some(*code),
+        _ => None,
+    }
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    // Two decimals: finer than the clocks involved are meaningful.
+    (d.as_secs_f64() * 100_000.0).round() / 100.0
+}

@@ -1,0 +1,166 @@
+//! The host's end of the control socket.
+
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+use tracing::{debug, info, warn};
+
+use super::protocol::{Request, Response};
+use super::{discovery, handler, socket_path, MAX_REQUEST_BYTES};
+use crate::link::BrowserLink;
+
+/// How long [`ControlServer::shutdown`] lets connections finish their last response.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Listens while it lives. [`ControlServer::shutdown`] lets clients read why their requests
+/// failed before the socket goes; dropping it just stops. Both remove the socket file.
+pub struct ControlServer {
+    path: PathBuf,
+    accept: JoinHandle<()>,
+    stop: watch::Sender<bool>,
+}
+
+impl ControlServer {
+    /// Listens on `<data dir>/run/host-<pid>.sock`. Must be called inside a tokio runtime.
+    pub fn start(link: BrowserLink) -> Result<Self> {
+        Self::start_in(&crate::paths::run_dir()?, link)
+    }
+
+    /// Listens on `host-<pid>.sock` in `run_dir`, which is created (0700) if missing.
+    pub fn start_in(run_dir: &Path, link: BrowserLink) -> Result<Self> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(run_dir)
+            .with_context(|| format!("cannot create {}", run_dir.display()))?;
+        // Sockets of hosts that were killed would otherwise pile up here.
+        discovery::sweep_stale(run_dir);
+        let path = socket_path(run_dir, std::process::id());
+        // Left by an earlier process with our pid (pids are reused); nobody listens on it.
+        let _ = std::fs::remove_file(&path);
+        let listener = UnixListener::bind(&path)
+            .with_context(|| format!("cannot listen on {}", path.display()))?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("cannot restrict {} to its owner", path.display()))?;
+        info!(path = %path.display(), "control socket listening");
+        let (stop, stopped) = watch::channel(false);
+        let accept = tokio::spawn(accept_loop(listener, link, stopped));
+        Ok(Self { path, accept, stop })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Stops accepting, and gives the connections a moment to send the response they are
+    /// working on (after the session ended, its failure) before the process exits.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        if tokio::time::timeout(SHUTDOWN_GRACE, &mut self.accept)
+            .await
+            .is_err()
+        {
+            warn!("control connections did not finish within {SHUTDOWN_GRACE:?}");
+        }
+    }
+}
+
+impl Drop for ControlServer {
+    fn drop(&mut self) {
+        self.accept.abort();
+        if let Err(e) = std::fs::remove_file(&self.path) {
+            warn!(path = %self.path.display(), "cannot remove the control socket: {e}");
+        }
+    }
+}
+
+/// Resolves once the server is told to stop (at once if it already was). Returns nothing, so
+/// no borrow of the channel is held in a `select!` arm that awaits.
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    // An error means the server is gone: stop as well.
+    let _ = stop.wait_for(|stop| *stop).await;
+}
+
+/// Accepts until told to stop, then waits for its connections to end.
+async fn accept_loop(listener: UnixListener, link: BrowserLink, mut stop: watch::Receiver<bool>) {
+    let mut connections = JoinSet::new();
+    let for_connections = stop.clone();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let stop = for_connections.clone();
+                    connections.spawn(serve_connection(stream, link.clone(), stop));
+                }
+                Err(e) => {
+                    // Usually a transient shortage of file descriptors: wait instead of spinning.
+                    warn!("control socket accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            },
+            // Reap finished connections as we go, so the set does not grow with every client.
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            _ = stopped(&mut stop) => break,
+        }
+    }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+}
+
+/// Answers requests one at a time until the client closes the connection or the server
+/// stops. A request under way is always answered: once the session has ended it fails fast.
+///
+/// A client that goes away mid-request costs nothing: the request runs to its end (an
+/// action in the page cannot be taken back anyway) and the response is dropped.
+async fn serve_connection(stream: UnixStream, link: BrowserLink, mut stop: watch::Receiver<bool>) {
+    let (read, mut write) = stream.into_split();
+    let mut reader = BufReader::new(read);
+    loop {
+        let mut line = String::new();
+        let mut limited = (&mut reader).take(MAX_REQUEST_BYTES);
+        let read = tokio::select! {
+            read = limited.read_line(&mut line) => read,
+            _ = stopped(&mut stop) => return,
+        };
+        let n = match read {
+            Ok(n) => n,
+            Err(e) => {
+                debug!("control client read failed: {e}");
+                return;
+            }
+        };
+        if n == 0 {
+            return;
+        }
+        let too_long = !line.ends_with('\n') && n as u64 >= MAX_REQUEST_BYTES;
+        let response = if too_long {
+            Response::error(format!(
+                "request longer than {MAX_REQUEST_BYTES} bytes; closing the connection"
+            ))
+        } else if line.trim().is_empty() {
+            continue;
+        } else {
+            match serde_json::from_str::<Request>(&line) {
+                Ok(request) => {
+                    debug!(?request, "control request");
+                    handler::handle(&link, request).await
+                }
+                Err(e) => Response::error(format!("unreadable request: {e}")),
+            }
+        };
+        let mut out = serde_json::to_vec(&response).expect("responses always serialise");
+        out.push(b'\n');
+        if let Err(e) = write.write_all(&out).await {
+            debug!("control client left before its response: {e}");
+            return;
+        }
+        if too_long {
+            return;
+        }
+    }
+}
