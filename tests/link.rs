@@ -409,3 +409,166 @@ async fn a_tab_closed_or_a_client_killed_mid_action_leaves_the_host_serving() ->
     assert!(cli.tabs().await?.iter().all(|t| t.tab_id != tab));
     Ok(())
 }
+
+/// Every node the predicate accepts, in document order.
+fn all<'a>(node: &'a DomNode, keep: &dyn Fn(&DomNode) -> bool, out: &mut Vec<&'a DomNode>) {
+    if keep(node) {
+        out.push(node);
+    }
+    for c in &node.children {
+        all(c, keep, out);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cross_origin_frame_is_stitched_in_and_its_form_filled_and_sent() -> Result<()> {
+    use std::sync::{Arc, Mutex};
+    let received = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
+    let store = received.clone();
+    let routes = axum::Router::new().route(
+        "/submit",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: String| async move {
+                let host = headers
+                    .get("host")
+                    .and_then(|h| h.to_str().ok())
+                    .unwrap_or_default()
+                    .to_owned();
+                store.lock().unwrap().push((host, body));
+                axum::response::Html("<p>Booked</p>")
+            },
+        ),
+    );
+    let h = Harness::start_with_routes(routes).await?;
+    let cli = Cli::for_harness(&h).await?;
+    let inner = h.other_origin_url("observe/frame-form.html");
+    let cross = inner.replace(':', "%3A").replace('/', "%2F");
+    let (page, tab, _) = open(&h, &cli, &format!("observe/iframes.html?cross={cross}")).await?;
+    // The cross-origin frame has loaded and its content script answers.
+    page.wait_for(
+        "document.getElementById('frame-cross')?.getBoundingClientRect().width > 0",
+        WAIT,
+    )
+    .await?;
+
+    let obs = cli.observe(tab).await?;
+    let mut indexed = Vec::new();
+    all(&obs.root, &|n| n.index.is_some(), &mut indexed);
+    let mut indices: Vec<u32> = indexed.iter().filter_map(|n| n.index).collect();
+    indices.sort_unstable();
+    indices.dedup();
+    assert_eq!(
+        indices.len(),
+        indexed.len(),
+        "indices are unique across frames"
+    );
+
+    // The frame's own form, placed where its iframe is (x 640..1160, y 80..360).
+    let mut framed = Vec::new();
+    all(
+        &obs.root,
+        &|n| n.frame_id.is_some() && n.index.is_some(),
+        &mut framed,
+    );
+    let names: Vec<_> = framed.iter().filter_map(|n| n.name.as_deref()).collect();
+    assert_eq!(
+        names,
+        ["Guest name", "Room type", "Book now"],
+        "{framed:#?}"
+    );
+    let frame_id = framed[0].frame_id.unwrap();
+    assert!(frame_id > 0, "a child frame's id: {frame_id}");
+    for n in &framed {
+        assert_eq!(n.frame_id, Some(frame_id));
+        assert!(
+            n.rect.x >= 640.0 && n.rect.x < 1160.0 && n.rect.y >= 80.0 && n.rect.y < 360.0,
+            "{:?} at {:?}",
+            n.name,
+            n.rect
+        );
+        assert!(n.in_viewport && !n.occluded);
+        let fp = n.fingerprint.as_ref().unwrap();
+        assert_eq!(fp.frame_path, vec![frame_id]);
+    }
+    // The placeholder now holds the frame's content; the same-origin copy is walked in place.
+    let mut placeholders = Vec::new();
+    all(
+        &obs.root,
+        &|n| n.tag == "iframe" && n.frame_id == Some(frame_id),
+        &mut placeholders,
+    );
+    assert_eq!(placeholders.len(), 1);
+    let mut same_origin = Vec::new();
+    all(
+        &obs.root,
+        &|n| n.frame_id.is_none() && n.name.as_deref() == Some("Guest name"),
+        &mut same_origin,
+    );
+    assert_eq!(
+        same_origin.len(),
+        1,
+        "the same-origin frame's field: {:#?}",
+        indexed
+            .iter()
+            .map(|n| (n.index, n.name.clone(), n.frame_id))
+            .collect::<Vec<_>>()
+    );
+    assert!(obs.text.contains("Book a room"));
+
+    // Acting in the frame: the index the model saw, sent to that frame.
+    let frame = frame_id.to_string();
+    let tab_arg = tab.to_string();
+    let target = |n: &DomNode| json!({"index": n.index, "fingerprint": n.fingerprint});
+    let typed: Value = serde_json::from_str(
+        &cli.ok(&[
+            "act",
+            "--tab",
+            &tab_arg,
+            "--frame",
+            &frame,
+            "--json",
+            &json!({"kind": "type", "target": target(framed[0]), "text": "Ada Lovelace"})
+                .to_string(),
+        ])
+        .await?,
+    )?;
+    assert_eq!(outcome_of(&typed)["kind"], "done", "{typed}");
+    let clicked: Value = serde_json::from_str(
+        &cli.ok(&[
+            "act",
+            "--tab",
+            &tab_arg,
+            "--frame",
+            &frame,
+            "--json",
+            &json!({"kind": "click", "target": target(framed[2])}).to_string(),
+        ])
+        .await?,
+    )?;
+    // The frame navigates to the form's answer; the top page stays.
+    let kind = outcome_of(&clicked)["kind"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(kind == "navigated" || kind == "done", "{clicked}");
+    let deadline = std::time::Instant::now() + WAIT;
+    while received.lock().unwrap().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the form never reached the server"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let (host, body) = received.lock().unwrap()[0].clone();
+    assert_eq!(body, "name=Ada+Lovelace&room=double");
+    assert_eq!(
+        host,
+        inner
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap(),
+        "sent from the frame's own origin"
+    );
+    Ok(())
+}

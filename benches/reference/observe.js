@@ -9,8 +9,8 @@
 // shadow roots (`chrome.dom.openOrClosedShadowRoot` is an extension API): those
 // are skipped. Everything else follows the Rust code step by step, including the
 // DOM calls it makes (and the order it makes them in), so that both walks do the
-// same work. Type checks use `instanceof` with this window's constructors, as
-// wasm-bindgen's `dyn_ref` does with the content script's.
+// same work. Type checks go by tag or node type, never `instanceof`: elements of
+// same-origin frames belong to another realm.
 //
 // Defines one global: `window.__itineroReferenceObserve()` → an object shaped
 // like `itinero_shared::observation::Observation` serialised by serde (same
@@ -185,7 +185,8 @@
       if (node === null || node === undefined) return false;
       if (node === outer) return true;
       const parent = node.parentNode;
-      node = parent !== null ? parent : node instanceof ShadowRoot ? node.host : null;
+      const host = node.nodeType === 11 ? node.host : null;
+      node = parent !== null ? parent : typeof host === 'object' ? host : null;
     }
     return false;
   }
@@ -379,7 +380,7 @@
 
   function labelText(el) {
     const list = el.labels;
-    if (!(list instanceof NodeList)) return null;
+    if (list === null || typeof list !== 'object') return null;
     const parts = [];
     for (let i = 0; i < list.length; i++) {
       const l = list.item(i);
@@ -449,14 +450,14 @@
 
   function states(doc, el, tag, itype) {
     const out = [];
-    const input = el instanceof HTMLInputElement ? el : null;
+    const input = tag === 'input' ? el : null;
     const checked =
       input !== null && (itype === 'checkbox' || itype === 'radio')
         ? input.checked
         : attr(el, 'aria-checked') === 'true';
     if (checked) out.push('checked');
     const selected =
-      el instanceof HTMLOptionElement ? el.selected : attr(el, 'aria-selected') === 'true';
+      tag === 'option' ? el.selected : attr(el, 'aria-selected') === 'true';
     if (selected) out.push('selected');
     const d = el.disabled;
     if ((typeof d === 'boolean' && d) || attr(el, 'aria-disabled') === 'true') out.push('disabled');
@@ -996,7 +997,6 @@
 
   /** A same-origin iframe's document, walked in place. */
   Walk.prototype.frame = function (el, x, y, ctx, out) {
-    if (!(el instanceof HTMLIFrameElement)) return;
     const doc = el.contentDocument;
     const win = el.contentWindow;
     if (doc === null || win === null) return;

@@ -192,14 +192,7 @@ pub fn log(text: &str) {
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getFrameId, catch)]
-    fn get_frame_id(target: &JsValue) -> Result<f64, JsValue>;
-}
-
-/// The frame id of an `<iframe>` element's frame (content scripts only; `None` if it has none yet).
-pub fn frame_id(frame_element: &web_sys::Element) -> Option<i64> {
-    get_frame_id(frame_element)
-        .ok()
-        .filter(|id| *id >= 0.0)
-        .map(|id| id as i64)
+    /// `chrome.webNavigation.getAllFrames({tabId})`: every frame of a tab, with its parent.
+    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation"], js_name = getAllFrames, catch)]
+    pub fn web_navigation_get_all_frames(details: &JsValue) -> Result<js_sys::Promise, JsValue>;
 }

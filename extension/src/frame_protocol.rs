@@ -6,6 +6,16 @@
 //! tree. For that the child walk must already speak in the top frame's terms:
 //! its boxes offset to where the iframe sits, its indices following the ones
 //! before it, covered when its iframe is covered.
+//!
+//! Content scripts cannot learn the frame id of an iframe element, so the
+//! walk marks a cross-origin iframe with `frame_id` [`UNSTITCHED`], its `href`
+//! (the iframe's `src`) and its content box; the background finds which of the
+//! tab's frames it is (same parent, same URL, same viewport size) and stitches.
+//!
+//! The background sends `{kind: "observe_frame", frame: ObserveFrame}`; the
+//! content script answers `{observation, remote_frames}`, the count saying
+//! whether any placeholders wait to be stitched (so a page without
+//! cross-origin frames passes through as it is, never decoded).
 
 use serde::{Deserialize, Serialize};
 
@@ -25,3 +35,10 @@ pub struct ObserveFrame {
     /// Frame ids from the top frame's child down to this one, for fingerprints.
     pub frame_path: Vec<i64>,
 }
+
+/// The message kind the background observes frames with.
+pub const OBSERVE_FRAME: &str = "observe_frame";
+
+/// `frame_id` of a placeholder whose frame has not been stitched in (yet, or
+/// because its content script did not answer).
+pub const UNSTITCHED: i64 = -1;

@@ -67,7 +67,9 @@ pub struct DomNode {
     /// New since the previous observation of this tab.
     #[serde(default)]
     pub is_new: bool,
-    /// Frame the node lives in (0 = top frame), set on the nodes stitched in from other frames.
+    /// Frame the node lives in, set on indexed nodes stitched in from cross-origin frames
+    /// (actions on them go to that frame). On an `iframe` node: the frame its children
+    /// came from, or -1 when its content could not be observed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame_id: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -288,9 +288,16 @@ pub fn shadow_root_of(el: &Element, tag: &str, open: bool) -> Option<ShadowRoot>
     if !tag.contains('-') {
         return None;
     }
+    closed_root(el)
+}
+
+/// `chrome.dom.openOrClosedShadowRoot`, checked by shape: a same-origin frame's
+/// roots belong to another realm and fail `instanceof`.
+fn closed_root(el: &Element) -> Option<ShadowRoot> {
     open_or_closed_shadow_root(el)
         .ok()
-        .and_then(|r| r.dyn_into::<ShadowRoot>().ok())
+        .filter(|r| r.is_object())
+        .map(JsCast::unchecked_into)
 }
 
 /// The element's shadow root, open or closed.
@@ -302,9 +309,7 @@ pub fn shadow_root(el: &Element) -> Option<ShadowRoot> {
     if !el.local_name().contains('-') {
         return None;
     }
-    open_or_closed_shadow_root(el)
-        .ok()
-        .and_then(|r| r.dyn_into::<ShadowRoot>().ok())
+    closed_root(el)
 }
 
 /// Topmost element at a point, descending into shadow roots (open and closed).
@@ -328,9 +333,14 @@ pub fn composed_contains(outer: &Node, inner: &Node) -> bool {
         if &n == outer {
             return true;
         }
+        // A shadow root's parent is its host (checked by node type: another realm's
+        // roots fail `instanceof`).
         node = n.parent_node().or_else(|| {
-            n.dyn_ref::<ShadowRoot>()
-                .map(|r| r.host().unchecked_into::<Node>())
+            (n.node_type() == Node::DOCUMENT_FRAGMENT_NODE)
+                .then(|| get(&n, "host"))
+                .flatten()
+                .filter(|h| h.is_object())
+                .map(JsCast::unchecked_into)
         });
     }
     false

@@ -21,7 +21,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::chrome;
-use crate::frame_protocol::ObserveFrame;
+use crate::frame_protocol::{ObserveFrame, OBSERVE_FRAME};
 
 thread_local! {
     static OBSERVER: Rc<RefCell<observe::Observer>> = Rc::new(RefCell::new(observe::Observer::default()));
@@ -34,9 +34,34 @@ fn on_message(msg: JsValue, respond: js_sys::Function, engine: &str, url: &str, 
         .and_then(|k| k.as_string());
     let reply = match kind.as_deref() {
         Some("probe") => {
-            chrome::to_js(&serde_json::json!({ "engine": engine, "url": url, "top": top }))
+            // Where the frame is now and how big its viewport is: the background matches
+            // cross-origin iframes to frames by these.
+            let win = web_sys::window();
+            let now = win
+                .as_ref()
+                .and_then(|w| w.location().href().ok())
+                .unwrap_or_default();
+            let size = |v: Option<Result<JsValue, JsValue>>| {
+                v.and_then(Result::ok)
+                    .and_then(|v| v.as_f64())
+                    .unwrap_or(0.0)
+            };
+            let viewport = (
+                size(win.as_ref().map(|w| w.inner_width())),
+                size(win.as_ref().map(|w| w.inner_height())),
+            );
+            chrome::to_js(&serde_json::json!({
+                "engine": engine, "url": url, "top": top, "location": now, "viewport": viewport,
+            }))
         }
         Some("observe") => {
+            let Some(win) = web_sys::window() else {
+                return false;
+            };
+            let obs = OBSERVER.with(|o| o.borrow_mut().observe(&win, &ObserveFrame::default()));
+            to_js_fast(&obs)
+        }
+        Some(OBSERVE_FRAME) => {
             let Some(win) = web_sys::window() else {
                 return false;
             };
@@ -46,12 +71,19 @@ fn on_message(msg: JsValue, respond: js_sys::Function, engine: &str, url: &str, 
                 .filter(|f| !f.is_undefined() && !f.is_null())
                 .and_then(|f| serde_wasm_bindgen::from_value::<ObserveFrame>(f).ok())
                 .unwrap_or_default();
-            let obs = OBSERVER.with(|o| o.borrow_mut().observe(&win, &frame));
-            // One JSON string parsed by V8 beats a JS object built field by field across the boundary.
-            serde_json::to_string(&obs)
-                .ok()
-                .and_then(|json| js_sys::JSON::parse(&json).ok())
-                .unwrap_or(JsValue::NULL)
+            let (obs, remote_frames) = OBSERVER.with(|o| {
+                let mut o = o.borrow_mut();
+                let obs = o.observe(&win, &frame);
+                (obs, o.remote_frames())
+            });
+            let reply = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(&reply, &"observation".into(), &to_js_fast(&obs));
+            let _ = js_sys::Reflect::set(
+                &reply,
+                &"remote_frames".into(),
+                &f64::from(remote_frames).into(),
+            );
+            reply.into()
         }
         Some("act") => {
             let action = js_sys::Reflect::get(&msg, &"action".into())
@@ -121,4 +153,12 @@ pub fn start(engine: String) {
         let _ = promise.catch(&catch);
         catch.forget();
     }
+}
+
+/// One JSON string parsed by V8 beats a JS object built field by field across the boundary.
+fn to_js_fast<T: serde::Serialize>(value: &T) -> JsValue {
+    serde_json::to_string(value)
+        .ok()
+        .and_then(|json| js_sys::JSON::parse(&json).ok())
+        .unwrap_or(JsValue::NULL)
 }

@@ -31,8 +31,7 @@ use super::dom::{
 use super::occlusion;
 use super::paint;
 use super::semantics;
-use crate::chrome;
-use crate::frame_protocol::ObserveFrame;
+use crate::frame_protocol::{ObserveFrame, UNSTITCHED};
 
 /// Bound on the page text sent with an observation.
 const PAGE_TEXT_MAX: usize = 8_000;
@@ -52,6 +51,8 @@ pub struct Observer {
     indexed: Vec<(Element, Fingerprint)>,
     /// Where this frame sat in the last observation (indices, offset).
     placement: ObserveFrame,
+    /// Cross-origin frames the last observation left placeholders for.
+    remote_frames: u32,
 }
 
 /// One document being walked: the top one, or a same-origin frame's.
@@ -211,6 +212,7 @@ struct Ctx {
 
 struct Walk<'a> {
     next_index: u32,
+    remote_frames: u32,
     /// Written on indexed nodes when this is not the top frame.
     frame_id: Option<i64>,
     indexed: Vec<(Element, Fingerprint)>,
@@ -274,6 +276,11 @@ impl Observer {
             .get(index.checked_sub(self.placement.base_index)? as usize)
     }
 
+    /// Cross-origin frames the last observation left placeholders for.
+    pub fn remote_frames(&self) -> u32 {
+        self.remote_frames
+    }
+
     /// Observes again, placed as last time: to find elements after the page changed.
     pub fn observe_again(&mut self, win: &Window) -> Observation {
         let placement = self.placement.clone();
@@ -293,6 +300,7 @@ impl Observer {
         let (vw, vh) = viewport(&doc, win);
         let mut walk = Walk {
             next_index: frame.base_index,
+            remote_frames: 0,
             frame_id: frame.frame_id,
             indexed: Vec::new(),
             order: 0,
@@ -336,6 +344,7 @@ impl Observer {
         let seen = std::mem::take(&mut walk.seen);
         let text = std::mem::take(&mut walk.text);
         let indexed = std::mem::take(&mut walk.indexed);
+        let remote_frames = walk.remote_frames;
         let ranks = paint::ranks(&walk.paint_keys);
         for child in &mut children {
             apply_ranks(child, &ranks);
@@ -343,6 +352,7 @@ impl Observer {
         self.previous = Some(seen);
         self.indexed = indexed;
         self.placement = frame.clone();
+        self.remote_frames = remote_frames;
         let scroll_x = win.scroll_x().unwrap_or(0.0);
         let full_height = doc
             .document_element()
@@ -653,10 +663,12 @@ impl Walk<'_> {
             // Plain containers are flattened away: their kept content joins the parent's.
             return;
         };
-        if let Some(frame_id) = remote {
+        if let Some(src) = remote {
             // Its own content script walks it; the background stitches it in here.
             let el = &me.el;
-            node.frame_id = Some(frame_id);
+            node.frame_id = Some(UNSTITCHED);
+            node.href = Some(src);
+            self.remote_frames += 1;
             node.rect = Rect {
                 x: px(x + f64::from(el.client_left()) + ctx.doc.offset.0),
                 y: px(y + f64::from(el.client_top()) + ctx.doc.offset.1),
@@ -778,17 +790,18 @@ impl Walk<'_> {
     }
 
     /// Walks a same-origin iframe's document in place. A cross-origin one reports
-    /// through its own content script: its frame id is returned for the background.
+    /// through its own content script: its `src` is returned, for the background to find it.
     fn frame(
         &mut self,
         el: &Element,
         (x, y): (f64, f64),
         ctx: &Ctx,
         out: &mut Vec<DomNode>,
-    ) -> Option<i64> {
-        let iframe = el.dyn_ref::<HtmlIFrameElement>()?;
+    ) -> Option<String> {
+        // Only called for `iframe`/`frame` elements; by tag, not `instanceof` (frames nest realms).
+        let iframe: &HtmlIFrameElement = el.unchecked_ref();
         let Some(doc) = iframe.content_document() else {
-            return chrome::frame_id(el).filter(|id| *id > 0);
+            return iframe.content_window().map(|_| iframe.src());
         };
         let win = iframe.content_window()?;
         let body = doc.body()?;

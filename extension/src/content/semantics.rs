@@ -140,8 +140,9 @@ fn text_by_ids(doc: &Document, ids: &str) -> String {
 
 /// Text of the `<label>`s that name a form control.
 fn label_text(el: &Element) -> Option<String> {
-    let labels = get(el, "labels")?;
-    let list: &web_sys::NodeList = labels.dyn_ref()?;
+    // Not `dyn_ref`: a same-origin frame's NodeList is another realm's, and fails `instanceof`.
+    let labels = get(el, "labels").filter(|l| l.is_object())?;
+    let list: &web_sys::NodeList = labels.unchecked_ref();
     let mut parts = Vec::new();
     for i in 0..list.length() {
         if let Some(t) = list.item(i).and_then(|l| l.text_content()) {
@@ -257,7 +258,8 @@ pub fn states(
 ) -> Vec<String> {
     let mut out = Vec::new();
     let aria = |name: &str| attrs.get(name);
-    let input = el.dyn_ref::<HtmlInputElement>();
+    // By tag, not `instanceof`: elements in same-origin frames belong to another realm.
+    let input = (tag == "input").then(|| el.unchecked_ref::<HtmlInputElement>());
     let checked = match input {
         Some(i) if matches!(input_type, Some("checkbox" | "radio")) => i.checked(),
         _ => aria("aria-checked") == Some("true"),
@@ -265,9 +267,10 @@ pub fn states(
     if checked {
         out.push("checked");
     }
-    let selected = match el.dyn_ref::<HtmlOptionElement>() {
-        Some(o) => o.selected(),
-        None => aria("aria-selected") == Some("true"),
+    let selected = if tag == "option" {
+        el.unchecked_ref::<HtmlOptionElement>().selected()
+    } else {
+        aria("aria-selected") == Some("true")
     };
     if selected {
         out.push("selected");
