@@ -337,7 +337,7 @@ fn move_focus(doc: &Document, from: &Element, backwards: bool) {
     let items: Vec<Element> = (0..list.length())
         .filter_map(|i| list.item(i))
         .filter_map(|n| n.dyn_into::<Element>().ok())
-        .filter(|e| super::dom::is_visible(e))
+        .filter(super::dom::is_visible)
         .collect();
     let pos = items.iter().position(|e| e == from);
     let next = match (pos, backwards) {
