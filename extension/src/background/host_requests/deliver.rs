@@ -62,6 +62,17 @@ pub fn tab_closed(tab_id: i64) -> Failure {
 
 /// Sends `msg` to the content script in `frame_id` of `tab_id` and returns its answer.
 pub async fn send_to_frame(tab_id: i64, frame_id: i64, msg: &JsValue) -> Result<JsValue, Failure> {
+    send_to_frame_within(tab_id, frame_id, msg, READY_WAIT_LOADED_MS).await
+}
+
+/// As [`send_to_frame`], waiting at most `loaded_patience_ms` for the content script of a
+/// loaded page (asking frames that may have none, such as an ad's, should not take seconds).
+pub async fn send_to_frame_within(
+    tab_id: i64,
+    frame_id: i64,
+    msg: &JsValue,
+    loaded_patience_ms: f64,
+) -> Result<JsValue, Failure> {
     let started = js_sys::Date::now();
     let options = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&options, &"frameId".into(), &(frame_id as f64).into());
@@ -98,7 +109,7 @@ pub async fn send_to_frame(tab_id: i64, frame_id: i64, msg: &JsValue) -> Result<
         let patience = if loading {
             READY_WAIT_LOADING_MS
         } else {
-            READY_WAIT_LOADED_MS
+            loaded_patience_ms
         };
         if waited > patience {
             return Err(Failure {

@@ -64,11 +64,16 @@ async fn frames_of(tab_id: i64) -> Vec<(i64, i64)> {
         .collect()
 }
 
+/// How long a frame's content script may take to answer a probe once its page has loaded.
+const PROBE_PATIENCE_MS: f64 = 500.0;
+
 /// What a frame's content script says about itself: where it is, how big its viewport is.
 async fn probe(tab_id: i64, frame_id: i64) -> Option<stitch::Candidate> {
     let msg = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&msg, &"kind".into(), &"probe".into());
-    let reply = deliver::send_to_frame(tab_id, frame_id, &msg).await.ok()?;
+    let reply = deliver::send_to_frame_within(tab_id, frame_id, &msg, PROBE_PATIENCE_MS)
+        .await
+        .ok()?;
     let viewport = js_sys::Array::from(&crate::chrome::field(&reply, "viewport"));
     Some(stitch::Candidate {
         frame_id,
@@ -92,14 +97,22 @@ pub async fn observe_tab(tab_id: i64) -> Result<JsValue, Failure> {
     }
     let mut tree = decode(&js, &format!("tab {tab_id}"))?;
     let frames = frames_of(tab_id).await;
+    // Each frame is asked about itself once, however many placeholders it could be.
+    let mut probed: Vec<(i64, Option<stitch::Candidate>)> = Vec::new();
     let mut used = Vec::new();
     let mut next = stitch::next_index(&tree, 0);
     let mut queue: VecDeque<stitch::Pending> = stitch::pending(&tree, 0, &top, &[]).into();
     while let Some(mut frame) = queue.pop_front() {
         let mut candidates = Vec::new();
         for (id, parent) in &frames {
-            if *parent == frame.parent_frame && !used.contains(id) {
-                candidates.extend(probe(tab_id, *id).await);
+            if *parent != frame.parent_frame || used.contains(id) {
+                continue;
+            }
+            if !probed.iter().any(|(p, _)| p == id) {
+                probed.push((*id, probe(tab_id, *id).await));
+            }
+            if let Some((_, Some(c))) = probed.iter().find(|(p, _)| p == id) {
+                candidates.push(c.clone());
             }
         }
         // A frame with no content script of ours (sandboxed, about:blank, still loading)
