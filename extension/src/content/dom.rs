@@ -15,11 +15,8 @@ extern "C" {
 #[wasm_bindgen(module = "/src/content/read.js")]
 extern "C" {
     fn bind(memory: &JsValue, ptr: u32, tags: &str);
-    #[wasm_bindgen(js_name = readElement)]
-    fn read_element_js(el: &Element, win: &Window, styled: bool) -> Option<String>;
-    /// A text node's text, or `None` when it is only whitespace.
-    #[wasm_bindgen(js_name = readText)]
-    pub fn read_text(node: &Node) -> Option<String>;
+    #[wasm_bindgen(js_name = readNode)]
+    fn read_node_js(node: &Node, win: &Window, styled: bool, want_text: bool) -> Option<String>;
     #[wasm_bindgen(js_name = readAttributes)]
     fn read_attributes_js(el: &Element) -> String;
     #[wasm_bindgen(js_name = readRect)]
@@ -205,10 +202,28 @@ pub struct ElementFacts {
     pub child_elements: u32,
 }
 
-/// `styled`: read computed style too (display, cursor).
-pub fn read_element(el: &Element, win: &Window, styled: bool) -> ElementFacts {
+/// What a node is, read in one crossing.
+pub enum NodeFacts {
+    Element(ElementFacts),
+    /// A text node: its text, unless it is only whitespace or was not wanted.
+    Text(Option<String>),
+    Other,
+}
+
+/// `styled`: read an element's computed style too; `want_text`: read a text node's text.
+pub fn read_node(node: &Node, win: &Window, styled: bool, want_text: bool) -> NodeFacts {
     ensure_bound();
-    let text = read_element_js(el, win, styled).unwrap_or_default();
+    let text = read_node_js(node, win, styled, want_text);
+    match facts()[6] as u8 {
+        1 => NodeFacts::Element(element_facts(text)),
+        3 => NodeFacts::Text(text),
+        _ => NodeFacts::Other,
+    }
+}
+
+/// Decodes what `readElement` wrote and returned.
+fn element_facts(text: Option<String>) -> ElementFacts {
+    let text = text.unwrap_or_default();
     let out = facts();
     let code = out[5] as usize;
     let (tag, attrs) = match code.checked_sub(1).and_then(|i| TAGS.get(i)) {

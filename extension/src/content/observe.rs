@@ -25,8 +25,8 @@ use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlIFrameElement, Node, Range, Window};
 
 use super::dom::{
-    clean_text, get, is_visible, read_element, read_paint, read_rect, read_scrolls, read_text,
-    read_text_rect, shadow_root_of, Attrs, Box4, Display, PaintFacts,
+    clean_text, get, is_visible, read_node, read_paint, read_rect, read_scrolls, read_text_rect,
+    shadow_root_of, Attrs, Box4, Display, ElementFacts, NodeFacts, PaintFacts,
 };
 use super::occlusion;
 use super::paint;
@@ -383,6 +383,11 @@ impl Observer {
     }
 }
 
+/// Whether a box (in its frame's viewport) shows in that viewport.
+fn in_view((x, y, w, h): Box4, (vw, vh): (f64, f64)) -> bool {
+    x + w > 0.0 && y + h > 0.0 && x < vw && y < vh
+}
+
 /// The number of earlier siblings with the same tag, for structural paths.
 fn nth_of(counts: &mut Vec<(String, u32)>, tag: &str) -> u32 {
     match counts.iter_mut().find(|(t, _)| t == tag) {
@@ -419,19 +424,29 @@ impl Walk<'_> {
         counts: &mut Vec<(String, u32)>,
         out: &mut Vec<DomNode>,
     ) {
-        match node.node_type() {
-            Node::ELEMENT_NODE => self.element(node.unchecked_into(), ctx, counts, out),
-            Node::TEXT_NODE => self.text_node(&node, ctx, out),
-            _ => {}
+        let wanted = self.wants_text(ctx);
+        match read_node(&node, &ctx.doc.win, !ctx.outside, wanted) {
+            NodeFacts::Element(facts) => {
+                self.element(node.unchecked_into(), facts, ctx, counts, out)
+            }
+            NodeFacts::Text(Some(raw)) => self.text_node(&node, raw, ctx, out),
+            NodeFacts::Text(None) | NodeFacts::Other => {}
         }
     }
 
-    fn text_node(&mut self, node: &Node, ctx: &Ctx, out: &mut Vec<DomNode>) {
+    /// Whether a text node here could be kept, decided before its text is read.
+    fn wants_text(&self, ctx: &Ctx) -> bool {
         let over = self.tree_text >= TREE_TEXT_MAX;
-        // Past the budget, text under a box wholly off screen is not even read.
+        // Past the budget, text under a box wholly off screen is not even read,
+        // nor text whose element's box is already known to be out of view.
         if ctx.covered || (over && ctx.outside) {
-            return;
+            return false;
         }
+        let out_of_view = |c: &Elem| c.rect.get().is_some_and(|r| !in_view(r, ctx.doc.viewport));
+        !(over && ctx.container.as_deref().is_some_and(out_of_view))
+    }
+
+    fn text_node(&mut self, node: &Node, raw: String, ctx: &Ctx, out: &mut Vec<DomNode>) {
         // Texts of the walked element share its facts; others (slotted, in a
         // display:contents box) have a parent of their own to ask.
         let container = match &ctx.container {
@@ -442,13 +457,7 @@ impl Walk<'_> {
             },
         };
         // Past the budget only text in view is kept: its element's box tells, without measuring the text.
-        let (vw, vh) = ctx.doc.viewport;
-        let in_view = |(x, y, w, h): Box4| x + w > 0.0 && y + h > 0.0 && x < vw && y < vh;
-        if over && container.rect.get().is_some_and(|r| !in_view(r)) {
-            return;
-        }
-        let Some(raw) = read_text(node) else { return };
-        if over && !in_view(container.rect()) {
+        if self.tree_text >= TREE_TEXT_MAX && !in_view(container.rect(), ctx.doc.viewport) {
             return;
         }
         if !container.visible() {
@@ -498,6 +507,7 @@ impl Walk<'_> {
     fn element(
         &mut self,
         el: Element,
+        facts: ElementFacts,
         ctx: &Ctx,
         counts: &mut Vec<(String, u32)>,
         out: &mut Vec<DomNode>,
@@ -505,7 +515,6 @@ impl Walk<'_> {
         // Inside the viewport every element's style is read: hidden subtrees are cut
         // where they start and a pointer cursor marks a click target. Outside it
         // markup alone decides.
-        let facts = read_element(&el, &ctx.doc.win, !ctx.outside);
         let tag = facts.tag;
         if SKIPPED.contains(&tag.as_str()) {
             return;

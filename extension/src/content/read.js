@@ -92,6 +92,21 @@ export function readText(node) {
   return NON_BLANK.test(t) ? t : undefined;
 }
 
+/**
+ * Any node, in one call: buffer[6] says what it was (1 element, read as
+ * `readElement`; 3 text, returned as `readText` when `wantText`; 0 other).
+ */
+export function readNode(node, win, styled, wantText) {
+  const t = node.nodeType;
+  if (t === 1) {
+    const s = readElement(node, win, styled);
+    buffer()[6] = 1;
+    return s;
+  }
+  buffer()[6] = t === 3 ? 3 : 0;
+  return t === 3 && wantText ? readText(node) : undefined;
+}
+
 /** Every attribute of an element, as `readElement` returns them (after the tag). */
 export function readAttributes(el) {
   if (!el.hasAttributes()) return '';
