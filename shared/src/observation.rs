@@ -102,3 +102,45 @@ pub struct Observation {
     #[serde(default)]
     pub snapshot_ms: f64,
 }
+
+/// Bound on an observation's page text (bytes): the top frame's and its stitched frames' together.
+pub const PAGE_TEXT_MAX: usize = 8_000;
+
+/// Appends `piece` to page text, space-separated, keeping it within [`PAGE_TEXT_MAX`] (cut on a
+/// character boundary). Text that arrives once the bound is reached is dropped.
+pub fn push_page_text(text: &mut String, piece: &str) {
+    if piece.is_empty() || text.len() >= PAGE_TEXT_MAX {
+        return;
+    }
+    if !text.is_empty() {
+        text.push(' ');
+    }
+    text.push_str(piece);
+    if text.len() > PAGE_TEXT_MAX {
+        let cut = (0..=PAGE_TEXT_MAX)
+            .rev()
+            .find(|i| text.is_char_boundary(*i))
+            .unwrap_or(0);
+        text.truncate(cut);
+    }
+}
+
+#[cfg(test)]
+mod page_text_tests {
+    use super::*;
+
+    #[test]
+    fn page_text_is_joined_and_cut_on_a_character_boundary() {
+        let mut text = String::new();
+        push_page_text(&mut text, "Top");
+        push_page_text(&mut text, "");
+        push_page_text(&mut text, "Inner");
+        assert_eq!(text, "Top Inner");
+        push_page_text(&mut text, &"é".repeat(PAGE_TEXT_MAX));
+        assert!(text.len() <= PAGE_TEXT_MAX && text.len() >= PAGE_TEXT_MAX - 1);
+        assert!(text.ends_with('é'));
+        let full = text.clone();
+        push_page_text(&mut text, "more");
+        assert_eq!(text, full, "nothing joins a full page text");
+    }
+}

@@ -8,12 +8,9 @@
 //! spliced under the placeholder. Frames are observed one after the other, so
 //! each starts its indices after everything seen before it.
 
-use itinero_shared::observation::{DomNode, Observation};
+use itinero_shared::observation::{push_page_text, DomNode, Observation};
 
 use crate::frame_protocol::{ObserveFrame, UNSTITCHED};
-
-/// Page text bound, as in the content script's walk.
-const PAGE_TEXT_MAX: usize = 8_000;
 
 /// A frame still to observe, and where its nodes go.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,19 +136,7 @@ pub fn splice(into: &mut Observation, pending: &Pending, frame: Observation) {
     }
     node.frame_id = pending.placement.frame_id;
     node.children = frame.root.children;
-    if !frame.text.is_empty() && into.text.len() < PAGE_TEXT_MAX {
-        if !into.text.is_empty() {
-            into.text.push(' ');
-        }
-        into.text.push_str(&frame.text);
-        if into.text.len() > PAGE_TEXT_MAX {
-            let cut = (0..=PAGE_TEXT_MAX)
-                .rev()
-                .find(|i| into.text.is_char_boundary(*i))
-                .unwrap_or(0);
-            into.text.truncate(cut);
-        }
-    }
+    push_page_text(&mut into.text, &frame.text);
 }
 
 #[cfg(test)]

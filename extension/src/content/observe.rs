@@ -19,7 +19,7 @@ use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
-use itinero_shared::observation::{DomNode, Observation, Rect};
+use itinero_shared::observation::{push_page_text, DomNode, Observation, Rect};
 use itinero_shared::Fingerprint;
 use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlIFrameElement, Node, Range, Window};
@@ -33,8 +33,6 @@ use super::paint;
 use super::semantics;
 use crate::frame_protocol::{ObserveFrame, UNSTITCHED};
 
-/// Bound on the page text sent with an observation.
-const PAGE_TEXT_MAX: usize = 8_000;
 /// Text the tree carries beyond what is in view (bytes); text in view is always kept.
 const TREE_TEXT_MAX: usize = 24_000;
 const TEXT_RUN_MAX: usize = 300;
@@ -69,6 +67,16 @@ struct Doc {
 }
 
 impl Doc {
+    /// A box of this document's viewport in the top frame's, rounded as observations give boxes.
+    fn top_rect(&self, (x, y, w, h): Box4) -> Rect {
+        Rect {
+            x: px(x + self.offset.0),
+            y: px(y + self.offset.1),
+            width: px(w),
+            height: px(h),
+        }
+    }
+
     fn range(&self) -> Option<&Range> {
         self.range
             .get_or_init(|| self.doc.create_range().ok())
@@ -484,19 +492,7 @@ impl Walk<'_> {
         }
         let text = clean_text(&raw, TEXT_RUN_MAX);
         self.tree_text += text.len();
-        if self.text.len() < PAGE_TEXT_MAX {
-            if !self.text.is_empty() {
-                self.text.push(' ');
-            }
-            self.text.push_str(&text);
-            if self.text.len() > PAGE_TEXT_MAX {
-                let cut = (0..=PAGE_TEXT_MAX)
-                    .rev()
-                    .find(|i| self.text.is_char_boundary(*i))
-                    .unwrap_or(0);
-                self.text.truncate(cut);
-            }
-        }
+        push_page_text(&mut self.text, &text);
         out.push(DomNode {
             tag: "#text".into(),
             text: Some(text),
@@ -594,15 +590,9 @@ impl Walk<'_> {
         let interactive = candidate && me.visible() && !offscreen && !tiny;
         // A box of its own wholly off screen: what it holds is too, unless it escapes
         // it (positioned content), which the candidates' own boxes still show.
-        let (vw, vh) = ctx.doc.viewport;
-        let outside = ctx.outside
-            || (measured && !tiny && (x + w <= 0.0 || y + h <= 0.0 || x >= vw || y >= vh));
-        let top_rect = Rect {
-            x: px(x + ctx.doc.offset.0),
-            y: px(y + ctx.doc.offset.1),
-            width: px(w),
-            height: px(h),
-        };
+        let outside =
+            ctx.outside || (measured && !tiny && !in_view((x, y, w, h), ctx.doc.viewport));
+        let top_rect = ctx.doc.top_rect((x, y, w, h));
         let in_viewport = self.in_viewport(&top_rect);
 
         // Only interactive elements, frames, shadow hosts and dialogs may become nodes of their own.
@@ -678,12 +668,12 @@ impl Walk<'_> {
             node.frame_id = Some(UNSTITCHED);
             node.href = Some(src);
             self.remote_frames += 1;
-            node.rect = Rect {
-                x: px(x + f64::from(el.client_left()) + ctx.doc.offset.0),
-                y: px(y + f64::from(el.client_top()) + ctx.doc.offset.1),
-                width: px(f64::from(el.client_width())),
-                height: px(f64::from(el.client_height())),
-            };
+            node.rect = ctx.doc.top_rect((
+                x + f64::from(el.client_left()),
+                y + f64::from(el.client_top()),
+                f64::from(el.client_width()),
+                f64::from(el.client_height()),
+            ));
             out.truncate(start);
             out.push(node);
         } else if interactive {
@@ -691,13 +681,7 @@ impl Walk<'_> {
             out.push(node);
         } else if out.len() > start && (is_frame || facts.open_shadow || tag == "dialog") {
             if !measured {
-                let (x, y, w, h) = me.rect();
-                node.rect = Rect {
-                    x: px(x + ctx.doc.offset.0),
-                    y: px(y + ctx.doc.offset.1),
-                    width: px(w),
-                    height: px(h),
-                };
+                node.rect = ctx.doc.top_rect(me.rect());
                 node.in_viewport = self.in_viewport(&node.rect);
             }
             node.children = out.split_off(start);

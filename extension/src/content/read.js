@@ -74,11 +74,17 @@ export function readElement(el, win, styled) {
   o[4] = el.childElementCount;
   const code = tagCodes.get(tag) || 0;
   o[5] = code;
-  let s = code === 0 ? tag : undefined;
-  if (el.hasAttributes()) {
-    for (const name of el.getAttributeNames()) {
-      if (DECIDING.has(name)) s = (s || '') + '\0' + name + '\0' + el.getAttribute(name);
-    }
+  const attrs = attributes(el, DECIDING);
+  if (code !== 0) return attrs === '' ? undefined : attrs;
+  return tag + attrs;
+}
+
+/** Attributes (all, or those in `only`) as NUL-separated name and value, each led by a NUL. */
+function attributes(el, only) {
+  let s = '';
+  if (!el.hasAttributes()) return s;
+  for (const name of el.getAttributeNames()) {
+    if (only === null || only.has(name)) s += '\0' + name + '\0' + el.getAttribute(name);
   }
   return s;
 }
@@ -109,16 +115,16 @@ export function readNode(node, win, styled, wantText) {
 
 /** Every attribute of an element, as `readElement` returns them (after the tag). */
 export function readAttributes(el) {
-  if (!el.hasAttributes()) return '';
-  let s = '';
-  for (const name of el.getAttributeNames()) s += '\0' + name + '\0' + el.getAttribute(name);
-  return s;
+  return attributes(el, null);
 }
 
 /** Buffer: [x, y, width, height] of the element's border box. */
 export function readRect(el) {
+  writeRect(el.getBoundingClientRect());
+}
+
+function writeRect(r) {
   const o = buffer();
-  const r = el.getBoundingClientRect();
   o[0] = r.x;
   o[1] = r.y;
   o[2] = r.width;
@@ -132,13 +138,8 @@ export function isVisible(el) {
 
 /** Buffer: [x, y, width, height] of a text node's rendered text, measured with `range`. */
 export function readTextRect(range, node) {
-  const o = buffer();
   range.selectNodeContents(node);
-  const r = range.getBoundingClientRect();
-  o[0] = r.x;
-  o[1] = r.y;
-  o[2] = r.width;
-  o[3] = r.height;
+  writeRect(range.getBoundingClientRect());
 }
 
 /**
