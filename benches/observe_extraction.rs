@@ -22,6 +22,7 @@ use anyhow::{bail, Context, Result};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
 use itinero::harness::stats::{percentile, sorted};
+use itinero::harness::tree::flatten;
 use itinero::harness::{workspace_root, Harness, PageExt, WAIT};
 use itinero_shared::observation::{DomNode, Observation};
 use serde::Deserialize;
@@ -136,13 +137,6 @@ async fn js_observation(page: &Page) -> Result<(Value, Observation)> {
     let obs = serde_json::from_value(v.clone())
         .context("the reference's output is not an Observation")?;
     Ok((v, obs))
-}
-
-fn flatten<'a>(node: &'a DomNode, out: &mut Vec<&'a DomNode>) {
-    out.push(node);
-    for c in &node.children {
-        flatten(c, out);
-    }
 }
 
 fn clear_volatile(node: &mut DomNode) {

@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, Result};
 use axum::routing::post;
 use chromiumoxide::Page;
+use itinero::harness::tree::find_by_id as find;
 use itinero::harness::{Harness, PageExt, WAIT};
-use itinero_shared::observation::{DomNode, Observation};
+use itinero_shared::observation::Observation;
 use itinero_shared::Target;
 use serde_json::{json, Value};
 
@@ -41,13 +42,6 @@ async fn observe(tab: &Tab) -> Result<Observation> {
 async fn act(tab: &Tab, action: Value) -> Result<Value> {
     let msg = json!({"kind": "act", "action": action});
     tab.panel.tab_message(&tab.url, &msg).await
-}
-
-fn find<'a>(node: &'a DomNode, id: &str) -> Option<&'a DomNode> {
-    if node.fingerprint.as_ref().and_then(|f| f.id.as_deref()) == Some(id) {
-        return Some(node);
-    }
-    node.children.iter().find_map(|c| find(c, id))
 }
 
 fn target(obs: &Observation, id: &str) -> Result<Value> {

@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use axum::response::Redirect;
 use axum::routing::get;
 use chromiumoxide::Page;
+use itinero::harness::tree::{find_by_id as find, flatten};
 use itinero::harness::{host_binary, Harness, PageExt, WAIT};
 use itinero_host::control::connect_in;
 use itinero_shared::messages::TabInfo;
@@ -124,13 +125,6 @@ async fn open(h: &Harness, cli: &Cli, path: &str) -> Result<(Page, i64, String)>
         .find(|t| t.url == url)
         .with_context(|| format!("{url} is not among the tabs: {tabs:?}"))?;
     Ok((page, tab.tab_id, url))
-}
-
-fn find<'a>(node: &'a DomNode, id: &str) -> Option<&'a DomNode> {
-    if node.fingerprint.as_ref().and_then(|f| f.id.as_deref()) == Some(id) {
-        return Some(node);
-    }
-    node.children.iter().find_map(|c| find(c, id))
 }
 
 /// The full target (index and fingerprint) of the element with this DOM id.
@@ -410,16 +404,6 @@ async fn a_tab_closed_or_a_client_killed_mid_action_leaves_the_host_serving() ->
     Ok(())
 }
 
-/// Every node the predicate accepts, in document order.
-fn all<'a>(node: &'a DomNode, keep: &dyn Fn(&DomNode) -> bool, out: &mut Vec<&'a DomNode>) {
-    if keep(node) {
-        out.push(node);
-    }
-    for c in &node.children {
-        all(c, keep, out);
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cross_origin_frame_is_stitched_in_and_its_form_filled_and_sent() -> Result<()> {
     use std::sync::{Arc, Mutex};
@@ -452,8 +436,12 @@ async fn a_cross_origin_frame_is_stitched_in_and_its_form_filled_and_sent() -> R
     .await?;
 
     let obs = cli.observe(tab).await?;
-    let mut indexed = Vec::new();
-    all(&obs.root, &|n| n.index.is_some(), &mut indexed);
+    let mut nodes = Vec::new();
+    flatten(&obs.root, &mut nodes);
+    let all = |keep: &dyn Fn(&DomNode) -> bool| -> Vec<&DomNode> {
+        nodes.iter().copied().filter(|n| keep(n)).collect()
+    };
+    let indexed = all(&|n| n.index.is_some());
     let mut indices: Vec<u32> = indexed.iter().filter_map(|n| n.index).collect();
     indices.sort_unstable();
     indices.dedup();
@@ -464,12 +452,7 @@ async fn a_cross_origin_frame_is_stitched_in_and_its_form_filled_and_sent() -> R
     );
 
     // The frame's own form, placed where its iframe is (x 640..1160, y 80..360).
-    let mut framed = Vec::new();
-    all(
-        &obs.root,
-        &|n| n.frame_id.is_some() && n.index.is_some(),
-        &mut framed,
-    );
+    let framed = all(&|n| n.frame_id.is_some() && n.index.is_some());
     let names: Vec<_> = framed.iter().filter_map(|n| n.name.as_deref()).collect();
     assert_eq!(
         names,
@@ -491,19 +474,9 @@ async fn a_cross_origin_frame_is_stitched_in_and_its_form_filled_and_sent() -> R
         assert_eq!(fp.frame_path, vec![frame_id]);
     }
     // The placeholder now holds the frame's content; the same-origin copy is walked in place.
-    let mut placeholders = Vec::new();
-    all(
-        &obs.root,
-        &|n| n.tag == "iframe" && n.frame_id == Some(frame_id),
-        &mut placeholders,
-    );
+    let placeholders = all(&|n| n.tag == "iframe" && n.frame_id == Some(frame_id));
     assert_eq!(placeholders.len(), 1);
-    let mut same_origin = Vec::new();
-    all(
-        &obs.root,
-        &|n| n.frame_id.is_none() && n.name.as_deref() == Some("Guest name"),
-        &mut same_origin,
-    );
+    let same_origin = all(&|n| n.frame_id.is_none() && n.name.as_deref() == Some("Guest name"));
     assert_eq!(
         same_origin.len(),
         1,

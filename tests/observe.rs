@@ -8,6 +8,7 @@
 //! mismatch, so a failure shows the whole picture at once.
 
 use anyhow::Result;
+use itinero::harness::tree::flatten;
 use itinero::harness::{Harness, PageExt, WAIT};
 use itinero_shared::observation::{DomNode, Observation};
 use serde::Deserialize;
@@ -19,13 +20,6 @@ struct Mark {
     name: Option<String>,
     states: Option<String>,
     text: String,
-}
-
-fn flatten<'a>(node: &'a DomNode, out: &mut Vec<&'a DomNode>) {
-    out.push(node);
-    for c in &node.children {
-        flatten(c, out);
-    }
 }
 
 fn clean(s: &str) -> String {

@@ -6,6 +6,7 @@ mod fixtures;
 mod locate;
 mod page;
 pub mod stats;
+pub mod tree;
 
 pub use chromium::{Chromium, LaunchOptions};
 pub use fixtures::FixtureServer;
