@@ -42,10 +42,12 @@ fn run() -> Result<()> {
         "ITINERO_WASM_TOOLCHAIN",
         "ITINERO_BINARYEN_BIN",
         "ITINERO_DENY_WARNINGS",
+        "ITINERO_WASM_NAMES",
     ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
-    let wasm = compile_extension(&root)?;
+    let wasm = compile_extension(&root, Features::Modern)?;
+    let wasm_mvp = compile_extension(&root, Features::Mvp)?;
     let dist = root.join("dist/extension");
     // Each build stages in its own OUT_DIR: builds of two profiles may run this script at once.
     let staging = PathBuf::from(std::env::var("OUT_DIR")?).join("extension");
@@ -54,19 +56,18 @@ fn run() -> Result<()> {
     }
     std::fs::create_dir_all(&staging)?;
     let binaryen = Binaryen::find(&root)?;
-    bindgen(&wasm, &staging.join("pkg"), Flavor::Web)?;
+    // Function names in the shipped module, for CPU profiles (e.g. the extraction bench's).
+    let names = std::env::var_os("ITINERO_WASM_NAMES").is_some();
+    bindgen(&wasm, &staging.join("pkg"), Flavor::Web, names)?;
     let shipped = staging.join("pkg").join(format!("{CRATE}_bg.wasm"));
-    run_tool(
-        &binaryen.wasm_opt,
-        &[
-            shipped.as_os_str(),
-            // Speed, not size: the observation walk runs in this module on every step.
-            "-O3".as_ref(),
-            "-o".as_ref(),
-            shipped.as_os_str(),
-        ],
-    )?;
-    wasm2js_fallback(&wasm, &staging.join("pkg-js"), &binaryen)?;
+    // Speed, not size: the observation walk runs in this module on every step.
+    let mut opt: Vec<&std::ffi::OsStr> = vec![shipped.as_os_str(), "-O3".as_ref()];
+    if names {
+        opt.push("-g".as_ref());
+    }
+    opt.extend(["-o".as_ref(), shipped.as_os_str()]);
+    run_tool(&binaryen.wasm_opt, &opt)?;
+    wasm2js_fallback(&wasm_mvp, &staging.join("pkg-js"), &binaryen)?;
     copy_static(&root, &staging)?;
     install(&staging, &dist)
 }
@@ -155,10 +156,32 @@ fn pick_toolchain() -> Result<Toolchain> {
     )
 }
 
+/// Which WebAssembly features a build may use.
+#[derive(Clone, Copy)]
+enum Features {
+    /// What every Chromium with MV3 runs: reference types (JS values cross as `externref`, with
+    /// no handle table to manage on each DOM call), bulk memory, non-trapping float-to-int
+    /// conversions and sign extension. The shipped `.wasm` is built this way.
+    Modern,
+    /// The MVP feature set that wasm2js can translate (no reference types, no multivalue),
+    /// for the no-WebAssembly fallback only.
+    Mvp,
+}
+
 /// Runs the nested cargo and returns the raw wasm it produced.
-fn compile_extension(root: &Path) -> Result<PathBuf> {
+fn compile_extension(root: &Path, features: Features) -> Result<PathBuf> {
     let toolchain = pick_toolchain()?;
-    let target_dir = root.join("target/wasm");
+    // One target directory per feature set: switching flags in one would rebuild everything each time.
+    let (target_dir, rustflags) = match features {
+        Features::Modern => (
+            root.join("target/wasm"),
+            "-Ctarget-feature=+reference-types,+bulk-memory,+nontrapping-fptoint,+sign-ext,+mutable-globals",
+        ),
+        Features::Mvp => (
+            root.join("target/wasm-mvp"),
+            "-Ctarget-cpu=mvp -Ctarget-feature=+mutable-globals",
+        ),
+    };
     let mut cmd = match &toolchain {
         Toolchain::Rustup { cargo } => Command::new(cargo),
         Toolchain::Debian => Command::new("/usr/bin/cargo"),
@@ -189,11 +212,7 @@ fn compile_extension(root: &Path) -> Result<PathBuf> {
         .args(["--config", "profile.release.panic=\"abort\""])
         .args(["--config", "profile.release.lto=true"])
         .args(["--config", "profile.release.codegen-units=1"])
-        // MVP features keep the module translatable by wasm2js (no reference types, no multivalue).
-        .env(
-            "RUSTFLAGS",
-            "-Ctarget-cpu=mvp -Ctarget-feature=+mutable-globals",
-        );
+        .env("RUSTFLAGS", rustflags);
     if let Toolchain::Debian = toolchain {
         cmd.env("RUSTC", "/usr/bin/rustc")
             .env("RUSTC_BOOTSTRAP", "1")
@@ -233,10 +252,10 @@ enum Flavor {
     Bundler,
 }
 
-fn bindgen(wasm: &Path, out: &Path, flavor: Flavor) -> Result<()> {
+fn bindgen(wasm: &Path, out: &Path, flavor: Flavor, names: bool) -> Result<()> {
     let mut b = wasm_bindgen_cli_support::Bindgen::new();
     b.input_path(wasm).typescript(false);
-    b.remove_name_section(true).remove_producers_section(true);
+    b.remove_name_section(!names).remove_producers_section(true);
     match flavor {
         Flavor::Web => b.web(true)?,
         Flavor::Bundler => b.bundler(true)?,
@@ -288,7 +307,7 @@ fn run_tool(program: &Path, args: &[&std::ffi::OsStr]) -> Result<()> {
 
 /// Builds `pkg-js/`: the same module as JavaScript, for pages whose CSP forbids WebAssembly.
 fn wasm2js_fallback(wasm: &Path, out: &Path, binaryen: &Binaryen) -> Result<()> {
-    bindgen(wasm, out, Flavor::Bundler)?;
+    bindgen(wasm, out, Flavor::Bundler, false)?;
     let bg_wasm = out.join(format!("{CRATE}_bg.wasm"));
     let lowered = out.join("lowered.wasm");
     run_tool(

@@ -19,7 +19,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::{bail, Context, Result};
-use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::cdp::browser_protocol::page::CreateIsolatedWorldParams;
+use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, ExecutionContextId};
 use chromiumoxide::Page;
 use itinero::harness::stats::{percentile, sorted};
 use itinero::harness::tree::flatten;
@@ -100,15 +101,74 @@ async fn rust_run(panel: &Page, tab: i64) -> Result<RustRun> {
         .await
 }
 
-async fn js_run(page: &Page) -> Result<JsRun> {
-    page.run_js(&format!(
-        r#"{COUNT_INDEXED}
+const JS_RUN: &str = r#"
         const t0 = performance.now();
         const obs = window.__itineroReferenceObserve();
         const ms = performance.now() - t0;
-        return {{ ms, indexed: countIndexed(obs.root) }};"#
-    ))
-    .await
+        return { ms, indexed: countIndexed(obs.root) };"#;
+
+async fn js_run(page: &Page) -> Result<JsRun> {
+    page.run_js(&format!("{COUNT_INDEXED}{JS_RUN}")).await
+}
+
+/// The reference timed in `world`, an isolated world of the page (see [`isolated_world`]).
+async fn js_run_isolated(page: &Page, world: ExecutionContextId) -> Result<JsRun> {
+    let v = eval_in(
+        page,
+        world,
+        &format!("(() => {{ {COUNT_INDEXED}{JS_RUN} }})()"),
+    )
+    .await?;
+    Ok(serde_json::from_value(v)?)
+}
+
+/// Evaluates `expression` in the execution context `world`, returning its value.
+async fn eval_in(page: &Page, world: ExecutionContextId, expression: &str) -> Result<Value> {
+    let params = EvaluateParams::builder()
+        .expression(expression)
+        .context_id(world)
+        .return_by_value(true)
+        .build()
+        .map_err(anyhow::Error::msg)?;
+    let result = page.evaluate_expression(params).await?;
+    Ok(result.value().cloned().unwrap_or(Value::Null))
+}
+
+/// A fresh isolated world of the page's top frame with the reference in it: where a plain-JS
+/// content script would run it, with DOM bindings of its own, as the Rust/WASM walk has.
+async fn isolated_world(page: &Page) -> Result<ExecutionContextId> {
+    let frame = page
+        .mainframe()
+        .await?
+        .context("the page has no main frame")?;
+    let world = page
+        .execute(
+            CreateIsolatedWorldParams::builder()
+                .frame_id(frame)
+                .world_name("itinero-reference")
+                .build()
+                .map_err(anyhow::Error::msg)?,
+        )
+        .await
+        .context("creating an isolated world for the reference")?
+        .result
+        .execution_context_id;
+    eval_in(page, world, REFERENCE_JS)
+        .await
+        .context("injecting benches/reference/observe.js into an isolated world")?;
+    if eval_in(
+        page,
+        world,
+        "typeof window.__itineroReferenceObserve === 'function'",
+    )
+    .await?
+        != Value::Bool(true)
+    {
+        bail!(
+            "the reference did not define window.__itineroReferenceObserve in the isolated world"
+        );
+    }
+    Ok(world)
 }
 
 /// Injects the reference into the page's main world, as the file's text.
@@ -370,6 +430,8 @@ async fn cpu_profile(
         }
         let file = n.call_frame.url.rsplit('/').next().unwrap_or("").to_owned();
         let name = match n.call_frame.function_name.as_str() {
+            // Where in its script: glue wrappers (e.g. wasm-bindgen's `handleError`) have no name.
+            "" if !file.is_empty() => format!("(anonymous:{})", n.call_frame.line_number + 1),
             "" => "(anonymous)".to_owned(),
             f => f.to_owned(),
         };
@@ -446,7 +508,7 @@ async fn cpu_profile(
         "\nCPU profile, {what}: {} busy samples of {all} (100 µs); self time:",
         busy.len()
     );
-    for (k, c) in v.into_iter().take(20) {
+    for (k, c) in v.into_iter().take(40) {
         println!("    {:5.1}%  {k}", pct(*c));
     }
     if crossing.keys().any(|k| !k.starts_with('(')) {
@@ -522,7 +584,7 @@ async fn main() -> Result<()> {
     println!("warm-up {WARMUP} runs each; runs interleaved Rust, JS, Rust, JS, …; times measured inside the page");
     println!();
     println!(
-        "{:>6} {:>8} {:>9} {:>9} {:>5} {:>9} {:>9} {:>9} {:>9} {:>10} {:>12}",
+        "{:>6} {:>8} {:>9} {:>9} {:>5} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9} {:>12}",
         "n",
         "elements",
         "idx Rust",
@@ -533,6 +595,8 @@ async fn main() -> Result<()> {
         "JS p50",
         "JS p95",
         "Rust/JS",
+        "JSi p50",
+        "Rust/JSi",
         "Rust rt p50"
     );
     let mut notes = Vec::new();
@@ -548,6 +612,7 @@ async fn main() -> Result<()> {
             .as_u64()
             .unwrap_or(0);
         inject_reference(&page).await?;
+        let world = isolated_world(&page).await?;
         let tab = tab_id(&panel, &url).await?;
 
         // Same result first: the whole observation, not only the timings.
@@ -559,26 +624,35 @@ async fn main() -> Result<()> {
             notes.extend(report.into_iter().map(|l| format!("  {l}")));
         }
 
-        let (mut rust_ms, mut rust_rt, mut js_ms) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut rust_ms, mut rust_rt, mut js_ms, mut jsi_ms) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for i in 0..WARMUP + runs {
             let r = rust_run(&panel, tab).await?;
             let j = js_run(&page).await?;
-            if r.indexed != r_idx || j.indexed != j_idx {
+            let ji = js_run_isolated(&page, world).await?;
+            if r.indexed != r_idx || j.indexed != j_idx || ji.indexed != j_idx {
                 bail!(
-                    "n={n}: indexed count changed between runs ({} / {})",
+                    "n={n}: indexed count changed between runs ({} / {} / {} isolated)",
                     r.indexed,
-                    j.indexed
+                    j.indexed,
+                    ji.indexed
                 );
             }
             if i >= WARMUP {
                 rust_ms.push(r.snapshot_ms);
                 rust_rt.push(r.roundtrip_ms);
                 js_ms.push(j.ms);
+                jsi_ms.push(ji.ms);
             }
         }
-        let (rs, rr, js) = (sorted(rust_ms), sorted(rust_rt), sorted(js_ms));
+        let (rs, rr, js, jsi) = (
+            sorted(rust_ms),
+            sorted(rust_rt),
+            sorted(js_ms),
+            sorted(jsi_ms),
+        );
         println!(
-            "{:>6} {:>8} {:>9} {:>9} {:>5} {:>6.1} ms {:>6.1} ms {:>6.1} ms {:>6.1} ms {:>10.2} {:>9.1} ms",
+            "{:>6} {:>8} {:>9} {:>9} {:>5} {:>6.1} ms {:>6.1} ms {:>6.1} ms {:>6.1} ms {:>10.2} {:>6.1} ms {:>9.2} {:>9.1} ms",
             n,
             elements,
             r_idx,
@@ -589,6 +663,8 @@ async fn main() -> Result<()> {
             percentile(&js, 50.0),
             percentile(&js, 95.0),
             percentile(&rs, 50.0) / percentile(&js, 50.0),
+            percentile(&jsi, 50.0),
+            percentile(&rs, 50.0) / percentile(&jsi, 50.0),
             percentile(&rr, 50.0),
         );
 

@@ -448,7 +448,8 @@
     return v === '' ? null : v;
   }
 
-  function states(doc, el, tag, itype) {
+  /** `active`: the focused element of the element's document. */
+  function states(active, el, tag, itype) {
     const out = [];
     const input = tag === 'input' ? el : null;
     const checked =
@@ -493,7 +494,7 @@
     }
     if (invalid) out.push('invalid');
     if (formControl && hasAttr(el, 'readonly')) out.push('readonly');
-    if (doc.activeElement === el) out.push('focused');
+    if (active === el) out.push('focused');
     return out;
   }
 
@@ -611,7 +612,18 @@
     this.painted = [];
     this.range = null;
     this.treeTextBytes = 0;
+    // Each document's focused element, read once: focus does not move while walking.
+    this.active = new Map();
   }
+
+  Walk.prototype.activeOf = function (doc) {
+    let a = this.active.get(doc);
+    if (a === undefined) {
+      a = doc.activeElement;
+      this.active.set(doc, a);
+    }
+    return a;
+  };
 
   /**
    * An element whose children are being walked: the facts about it that its
@@ -892,7 +904,7 @@
         const av = nonEmptyAttr(el, a);
         if (av !== null) attributes.push([a, av]);
       }
-      const st = states(ctx.doc, el, tag, itype);
+      const st = states(this.activeOf(ctx.doc), el, tag, itype);
       const index = node.occluded ? null : this.nextIndex++;
       // Rebuilt in serde's field order.
       result = {};

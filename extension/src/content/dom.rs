@@ -17,6 +17,12 @@ extern "C" {
     fn bind(memory: &JsValue, ptr: u32, tags: &str);
     #[wasm_bindgen(js_name = readNode)]
     fn read_node_js(node: &Node, win: &Window, styled: bool, want_text: bool) -> Option<String>;
+    #[wasm_bindgen(js_name = readFirst)]
+    fn read_first_js(parent: &Node, win: &Window, styled: bool, want_text: bool) -> Option<Node>;
+    #[wasm_bindgen(js_name = readNext)]
+    fn read_next_js(node: &Node, win: &Window, styled: bool, want_text: bool) -> Option<Node>;
+    #[wasm_bindgen(js_name = takeString)]
+    fn take_string_js() -> Option<String>;
     #[wasm_bindgen(js_name = readAttributes)]
     fn read_attributes_js(el: &Element) -> String;
     #[wasm_bindgen(js_name = readRect)]
@@ -140,22 +146,43 @@ pub fn is_visible(el: &Element) -> bool {
 }
 
 /// An element's attributes, read in one go: most lookups are for attributes it does not have.
+/// Split once where they arrive, since a candidate is asked about some twenty of them.
 #[derive(Default)]
-pub struct Attrs(String);
+pub struct Attrs {
+    /// As read.js writes it: `\0name\0value` for each attribute.
+    raw: String,
+    /// Where each pair lies in `raw`: (name start, name end, value end); the value starts one
+    /// byte after the name ends.
+    spans: Vec<(usize, usize, usize)>,
+}
 
 impl Attrs {
     pub fn read(el: &Element) -> Self {
-        Self(read_attributes_js(el))
+        Self::parse(read_attributes_js(el))
     }
 
-    /// `raw` as read.js writes it: `\0name\0value` for each attribute.
-    fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
-        let mut parts = self.0.split('\0').skip(1);
-        std::iter::from_fn(move || Some((parts.next()?, parts.next()?)))
+    fn parse(raw: String) -> Self {
+        // NUL is one byte in UTF-8 and never inside a character, so byte offsets are boundaries.
+        let mut cuts = raw
+            .bytes()
+            .enumerate()
+            .filter_map(|(i, b)| (b == 0).then_some(i));
+        let mut spans = Vec::new();
+        while let (Some(a), Some(b)) = (cuts.next(), cuts.next()) {
+            spans.push((a + 1, b, 0));
+        }
+        for i in 0..spans.len() {
+            let end = spans.get(i + 1).map_or(raw.len(), |next| next.0 - 1);
+            spans[i].2 = end;
+        }
+        Self { raw, spans }
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.pairs().find(|(n, _)| *n == name).map(|(_, v)| v)
+        self.spans
+            .iter()
+            .find(|(a, b, _)| &self.raw[*a..*b] == name)
+            .map(|(_, b, end)| &self.raw[b + 1..*end])
     }
 
     pub fn has(&self, name: &str) -> bool {
@@ -163,7 +190,7 @@ impl Attrs {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.spans.is_empty()
     }
 }
 
@@ -192,7 +219,8 @@ impl Display {
 
 /// What the walk reads about every element it meets.
 pub struct ElementFacts {
-    pub tag: String,
+    /// Common tags are borrowed from `TAGS`: most elements allocate no tag.
+    pub tag: std::borrow::Cow<'static, str>,
     /// Only the attributes that decide whether it is interactive (read.js `DECIDING`).
     pub attrs: Attrs,
     pub display: Display,
@@ -221,20 +249,55 @@ pub fn read_node(node: &Node, win: &Window, styled: bool, want_text: bool) -> No
     }
 }
 
+/// The first child of `parent` and what it is, in one crossing for most nodes (see read.js `readFirst`).
+pub fn read_first(
+    parent: &Node,
+    win: &Window,
+    styled: bool,
+    want_text: bool,
+) -> Option<(Node, NodeFacts)> {
+    ensure_bound();
+    let node = read_first_js(parent, win, styled, want_text)?;
+    Some((node, stepped_facts()))
+}
+
+/// The next sibling of `node` and what it is, as [`read_first`].
+pub fn read_next(
+    node: &Node,
+    win: &Window,
+    styled: bool,
+    want_text: bool,
+) -> Option<(Node, NodeFacts)> {
+    ensure_bound();
+    let node = read_next_js(node, win, styled, want_text)?;
+    Some((node, stepped_facts()))
+}
+
+/// Decodes what `readFirst`/`readNext` wrote, fetching their string only when there is one.
+fn stepped_facts() -> NodeFacts {
+    let out = facts();
+    let text = (out[7] != 0.0).then(take_string_js).flatten();
+    match out[6] as u8 {
+        1 => NodeFacts::Element(element_facts(text)),
+        3 => NodeFacts::Text(text),
+        _ => NodeFacts::Other,
+    }
+}
+
 /// Decodes what `readElement` wrote and returned.
 fn element_facts(text: Option<String>) -> ElementFacts {
     let text = text.unwrap_or_default();
     let out = facts();
     let code = out[5] as usize;
     let (tag, attrs) = match code.checked_sub(1).and_then(|i| TAGS.get(i)) {
-        Some(tag) => ((*tag).to_owned(), Attrs(text)),
+        Some(tag) => (std::borrow::Cow::Borrowed(*tag), Attrs::parse(text)),
         None => {
             let mut tag = text;
             let attrs = match tag.find('\0') {
-                Some(i) => Attrs(tag.split_off(i)),
+                Some(i) => Attrs::parse(tag.split_off(i)),
                 None => Attrs::default(),
             };
-            (tag, attrs)
+            (std::borrow::Cow::Owned(tag), attrs)
         }
     };
     ElementFacts {
@@ -404,4 +467,20 @@ pub fn get(obj: &JsValue, key: &'static str) -> Option<JsValue> {
         };
         js_sys::Reflect::get(obj, &keys[i].1).ok()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Attrs;
+
+    #[test]
+    fn attributes_are_split_once_into_pairs() {
+        let a = Attrs::parse("\0id\0main\0hidden\0\0aria-label\0Zoom ×2".to_owned());
+        assert_eq!(a.get("id"), Some("main"));
+        assert_eq!(a.get("hidden"), Some(""));
+        assert_eq!(a.get("aria-label"), Some("Zoom ×2"));
+        assert_eq!(a.get("role"), None);
+        assert!(!a.is_empty());
+        assert!(Attrs::parse(String::new()).is_empty());
+    }
 }

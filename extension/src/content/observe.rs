@@ -13,6 +13,7 @@
 //! when usable. Open and closed shadow roots are walked through their slots as
 //! rendered, and same-origin iframes in place, offset by the iframe's position.
 
+use std::borrow::Cow;
 use std::cell::{Cell, OnceCell};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashSet;
@@ -25,8 +26,9 @@ use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlIFrameElement, Node, Range, Window};
 
 use super::dom::{
-    clean_text, get, is_visible, read_node, read_paint, read_rect, read_scrolls, read_text_rect,
-    shadow_root_of, Attrs, Box4, Display, ElementFacts, NodeFacts, PaintFacts,
+    clean_text, get, is_visible, read_first, read_next, read_node, read_paint, read_rect,
+    read_scrolls, read_text_rect, shadow_root_of, Attrs, Box4, Display, ElementFacts, NodeFacts,
+    PaintFacts,
 };
 use super::occlusion;
 use super::paint;
@@ -64,6 +66,9 @@ struct Doc {
     scroll_y: f64,
     /// One range measures every text node of the document.
     range: OnceCell<Option<Range>>,
+    /// The focused element, read once: focus does not move while walking. `None` when it
+    /// is the body, which is never a candidate.
+    active: OnceCell<Option<Element>>,
 }
 
 impl Doc {
@@ -75,6 +80,18 @@ impl Doc {
             width: px(w),
             height: px(h),
         }
+    }
+
+    fn active(&self) -> Option<&Element> {
+        self.active
+            .get_or_init(|| {
+                self.doc.active_element().filter(|a| {
+                    self.doc
+                        .body()
+                        .is_none_or(|b| b.unchecked_ref::<Element>() != a)
+                })
+            })
+            .as_ref()
     }
 
     fn range(&self) -> Option<&Range> {
@@ -327,6 +344,7 @@ impl Observer {
             offset: frame.offset,
             scroll_y,
             range: OnceCell::new(),
+            active: OnceCell::new(),
         });
         let mut children = Vec::new();
         if let Some(body) = doc.body() {
@@ -396,15 +414,44 @@ fn in_view((x, y, w, h): Box4, (vw, vh): (f64, f64)) -> bool {
     x + w > 0.0 && y + h > 0.0 && x < vw && y < vh
 }
 
+/// `parent>tag[nth]`, built without the formatting machinery: it is made for every element.
+fn child_path(parent: &str, tag: &str, nth: u32) -> String {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    let mut n = nth;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut path = String::with_capacity(parent.len() + tag.len() + 3 + digits.len() - i);
+    path.push_str(parent);
+    path.push('>');
+    path.push_str(tag);
+    path.push('[');
+    // ASCII digits only.
+    path.push_str(std::str::from_utf8(&digits[i..]).unwrap_or("0"));
+    path.push(']');
+    path
+}
+
+/// Siblings seen so far, by tag (common tags borrowed, not allocated).
+type Counts = Vec<(Cow<'static, str>, u32)>;
+
 /// The number of earlier siblings with the same tag, for structural paths.
-fn nth_of(counts: &mut Vec<(String, u32)>, tag: &str) -> u32 {
+// A `Cow`, not `&str`: remembering a borrowed tag copies a pointer, not the string.
+#[allow(clippy::ptr_arg)]
+fn nth_of(counts: &mut Counts, tag: &Cow<'static, str>) -> u32 {
     match counts.iter_mut().find(|(t, _)| t == tag) {
         Some((_, c)) => {
             *c += 1;
             *c - 1
         }
         None => {
-            counts.push((tag.to_owned(), 1));
+            counts.push((tag.clone(), 1));
             0
         }
     }
@@ -418,22 +465,31 @@ impl Walk<'_> {
     /// Walks the rendered children of `parent` (slots resolved), appending kept nodes to `out`.
     fn children(&mut self, parent: &Node, ctx: &Ctx, out: &mut Vec<DomNode>) {
         let mut counts = Vec::new();
-        let mut child = parent.first_child();
-        while let Some(node) = child {
-            child = node.next_sibling();
-            self.node(node, ctx, &mut counts, out);
+        let win = &ctx.doc.win;
+        // Each step reads the next child as it moves to it: one crossing per node.
+        let mut next = read_first(parent, win, !ctx.outside, self.wants_text(ctx));
+        while let Some((node, facts)) = next {
+            self.read(node.clone(), facts, ctx, &mut counts, out);
+            next = read_next(&node, win, !ctx.outside, self.wants_text(ctx));
         }
     }
 
-    fn node(
+    fn node(&mut self, node: Node, ctx: &Ctx, counts: &mut Counts, out: &mut Vec<DomNode>) {
+        let wanted = self.wants_text(ctx);
+        let facts = read_node(&node, &ctx.doc.win, !ctx.outside, wanted);
+        self.read(node, facts, ctx, counts, out);
+    }
+
+    /// Goes on with a node whose facts have been read.
+    fn read(
         &mut self,
         node: Node,
+        facts: NodeFacts,
         ctx: &Ctx,
-        counts: &mut Vec<(String, u32)>,
+        counts: &mut Counts,
         out: &mut Vec<DomNode>,
     ) {
-        let wanted = self.wants_text(ctx);
-        match read_node(&node, &ctx.doc.win, !ctx.outside, wanted) {
+        match facts {
             NodeFacts::Element(facts) => {
                 self.element(node.unchecked_into(), facts, ctx, counts, out)
             }
@@ -505,18 +561,18 @@ impl Walk<'_> {
         el: Element,
         facts: ElementFacts,
         ctx: &Ctx,
-        counts: &mut Vec<(String, u32)>,
+        counts: &mut Counts,
         out: &mut Vec<DomNode>,
     ) {
         // Inside the viewport every element's style is read: hidden subtrees are cut
         // where they start and a pointer cursor marks a click target. Outside it
         // markup alone decides.
         let tag = facts.tag;
-        if SKIPPED.contains(&tag.as_str()) {
+        if SKIPPED.contains(&tag.as_ref()) {
             return;
         }
         let nth = nth_of(counts, &tag);
-        let path = format!("{}>{}[{}]", ctx.path, tag, nth);
+        let path = child_path(&ctx.path, &tag, nth);
         if tag == "slot" {
             self.slot(
                 &el,
@@ -598,7 +654,7 @@ impl Walk<'_> {
         // Only interactive elements, frames, shadow hosts and dialogs may become nodes of their own.
         let may_keep = interactive || is_frame || facts.open_shadow || tag == "dialog";
         let mut node = may_keep.then(|| DomNode {
-            tag: tag.clone(),
+            tag: tag.to_string(),
             rect: top_rect,
             in_viewport,
             ..Default::default()
@@ -649,7 +705,7 @@ impl Walk<'_> {
             self.children(root.unchecked_ref(), &shadow, out);
         } else if has_children
             && (!tiny || facts.child_elements > 0)
-            && !matches!(tag.as_str(), "select" | "textarea" | "option")
+            && !matches!(tag.as_ref(), "select" | "textarea" | "option")
         {
             self.children(me.el.unchecked_ref(), &inner, out);
             if tiny && out[start..].iter().any(|n| n.tag == "#text") {
@@ -746,7 +802,8 @@ impl Walk<'_> {
                 node.attributes.push((a.to_owned(), v));
             }
         }
-        node.states = semantics::states(doc, el, attrs, tag, itype.as_deref());
+        let focused = ctx.doc.active().is_some_and(|a| a == el);
+        node.states = semantics::states(el, attrs, tag, itype.as_deref(), focused);
         node.input_type = itype;
         node.scroll_container = read_scrolls(el, &ctx.doc.win);
         if !node.occluded {
@@ -810,6 +867,7 @@ impl Walk<'_> {
             ),
             scroll_y,
             range: OnceCell::new(),
+            active: OnceCell::new(),
         });
         let inner = Ctx {
             container: Some(Rc::new(Elem::new(
@@ -826,5 +884,20 @@ impl Walk<'_> {
         };
         self.children(body.unchecked_ref(), &inner, out);
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::child_path;
+
+    #[test]
+    fn child_paths_number_siblings_by_tag() {
+        assert_eq!(child_path("", "div", 0), ">div[0]");
+        assert_eq!(child_path(">div[0]", "a", 12), ">div[0]>a[12]");
+        assert_eq!(
+            child_path(">p[3]", "x-y", u32::MAX),
+            ">p[3]>x-y[4294967295]"
+        );
     }
 }

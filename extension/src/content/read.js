@@ -27,7 +27,9 @@ function displayCode(d) {
 }
 
 // Numbers go back through a buffer in wasm memory (dom.rs `FACTS`), viewed
-// afresh whenever memory has grown: no array is allocated per call.
+// afresh whenever memory has grown: no array is allocated per call. (Growing
+// detaches a WebAssembly memory's old buffer, but wasm2js's memory replaces it
+// without detaching, so the check must compare buffers.)
 let memory = null;
 let base = 0;
 let view = null;
@@ -111,6 +113,37 @@ export function readNode(node, win, styled, wantText) {
   }
   buffer()[6] = t === 3 ? 3 : 0;
   return t === 3 && wantText ? readText(node) : undefined;
+}
+
+// The string the last readFirst/readNext produced, until takeString asks for it.
+let pending;
+
+/**
+ * Steps to a parent's first child and reads it as `readNode` does, in one
+ * call: the node is returned, and its string (buffer[7] = 1 when there is one)
+ * waits for `takeString`. Most elements have no string, so they cross once.
+ */
+export function readFirst(parent, win, styled, wantText) {
+  return readAt(parent.firstChild, win, styled, wantText);
+}
+
+/** As `readFirst`, for the next sibling of `node`. */
+export function readNext(node, win, styled, wantText) {
+  return readAt(node.nextSibling, win, styled, wantText);
+}
+
+function readAt(node, win, styled, wantText) {
+  if (node === null) return undefined;
+  const s = readNode(node, win, styled, wantText);
+  pending = s;
+  buffer()[7] = s === undefined ? 0 : 1;
+  return node;
+}
+
+export function takeString() {
+  const s = pending;
+  pending = undefined;
+  return s;
 }
 
 /** Every attribute of an element, as `readElement` returns them (after the tag). */

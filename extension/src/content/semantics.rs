@@ -250,11 +250,11 @@ pub fn value(el: &Element, tag: &str, input_type: Option<&str>) -> Option<String
 }
 
 pub fn states(
-    doc: &Document,
     el: &Element,
     attrs: &Attrs,
     tag: &str,
     input_type: Option<&str>,
+    focused: bool,
 ) -> Vec<String> {
     let mut out = Vec::new();
     let aria = |name: &str| attrs.get(name);
@@ -327,7 +327,7 @@ pub fn states(
     if form_control && attrs.has("readonly") {
         out.push("readonly");
     }
-    if doc.active_element().as_ref() == Some(el) {
+    if focused {
         out.push("focused");
     }
     out.into_iter().map(str::to_owned).collect()
