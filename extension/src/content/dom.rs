@@ -25,6 +25,8 @@ extern "C" {
     fn take_string_js() -> Option<String>;
     #[wasm_bindgen(js_name = readAttributes)]
     fn read_attributes_js(el: &Element) -> String;
+    #[wasm_bindgen(js_name = readCandidate)]
+    fn read_candidate_js(el: &Element) -> String;
     #[wasm_bindgen(js_name = readRect)]
     fn read_rect_js(el: &Element);
     #[wasm_bindgen(js_name = isVisible)]
@@ -309,6 +311,15 @@ fn element_facts(text: Option<String>) -> ElementFacts {
         open_shadow: out[3] != 0.0,
         child_elements: out[4] as u32,
     }
+}
+
+/// Everything the walk asks of a candidate, in one crossing: all its attributes, its border box
+/// and whether it is visible (as [`is_visible`]).
+pub fn read_candidate(el: &Element) -> (Attrs, Box4, bool) {
+    ensure_bound();
+    let attrs = Attrs::parse(read_candidate_js(el));
+    let out = facts();
+    (attrs, (out[0], out[1], out[2], out[3]), out[4] != 0.0)
 }
 
 /// Border box in the frame's viewport: (x, y, width, height).

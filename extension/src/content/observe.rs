@@ -26,9 +26,9 @@ use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlIFrameElement, Node, Range, Window};
 
 use super::dom::{
-    clean_text, get, is_visible, read_first, read_next, read_node, read_paint, read_rect,
-    read_scrolls, read_text_rect, shadow_root_of, Attrs, Box4, Display, ElementFacts, NodeFacts,
-    PaintFacts,
+    clean_text, get, is_visible, read_candidate, read_first, read_next, read_node, read_paint,
+    read_rect, read_scrolls, read_text_rect, shadow_root_of, Attrs, Box4, Display, ElementFacts,
+    NodeFacts, PaintFacts,
 };
 use super::occlusion;
 use super::paint;
@@ -615,9 +615,6 @@ impl Walk<'_> {
                 role.as_deref(),
                 pointer && !ctx.parent_pointer,
             );
-        if candidate {
-            attrs = Attrs::read(&el);
-        }
         let me = Rc::new(Elem::new(
             el,
             ctx.doc.clone(),
@@ -625,6 +622,12 @@ impl Walk<'_> {
             facts.display,
             self.order,
         ));
+        if candidate {
+            let (all, rect, visible) = read_candidate(&me.el);
+            attrs = all;
+            me.rect.set(Some(rect));
+            me.visible.set(Some(visible));
+        }
         if is_frame && !me.visible() {
             return;
         }

@@ -151,6 +151,16 @@ export function readAttributes(el) {
   return attributes(el, null);
 }
 
+/**
+ * What the walk asks of every candidate, in one call: buffer = [x, y, width,
+ * height, visible]; returns every attribute, as `readAttributes`.
+ */
+export function readCandidate(el) {
+  writeRect(el.getBoundingClientRect());
+  buffer()[4] = el.checkVisibility(VISIBILITY) ? 1 : 0;
+  return attributes(el, null);
+}
+
 /** Buffer: [x, y, width, height] of the element's border box. */
 export function readRect(el) {
   writeRect(el.getBoundingClientRect());
