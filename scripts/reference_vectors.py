@@ -359,6 +359,16 @@ def main():
         import llama_cpp as llama_cpp_module
 
         llama_cpp = llama_cpp_module
+        # Plain CPU kernels only: no AMX / repacked weight buffers. Some VMs advertise AMX but
+        # fault on its tile instructions, and the plain kernels are the portable reference.
+        default_params = llama_cpp_module.llama_cpp.llama_model_default_params
+
+        def model_params():
+            params = default_params()
+            params.use_extra_bufts = False
+            return params
+
+        llama_cpp_module.llama_cpp.llama_model_default_params = model_params
         for spec in MODELS:
             data = generate_model(spec, args.models, root)
             (out / f"{spec['id']}.json").write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
