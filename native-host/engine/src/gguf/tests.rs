@@ -44,6 +44,33 @@ impl Builder {
         self.raw(key, 4, &value.to_le_bytes())
     }
 
+    pub(crate) fn bool(self, key: &str, value: bool) -> Self {
+        self.raw(key, 7, &[u8::from(value)])
+    }
+
+    pub(crate) fn str_array(self, key: &str, values: &[&str]) -> Self {
+        let mut v = 8u32.to_le_bytes().to_vec();
+        v.extend_from_slice(&(values.len() as u64).to_le_bytes());
+        for s in values {
+            Self::string(&mut v, s);
+        }
+        self.raw(key, 9, &v)
+    }
+
+    pub(crate) fn f32_array(self, key: &str, values: &[f32]) -> Self {
+        let mut v = 6u32.to_le_bytes().to_vec();
+        v.extend_from_slice(&(values.len() as u64).to_le_bytes());
+        v.extend(values.iter().flat_map(|x| x.to_le_bytes()));
+        self.raw(key, 9, &v)
+    }
+
+    pub(crate) fn i32_array(self, key: &str, values: &[i32]) -> Self {
+        let mut v = 5u32.to_le_bytes().to_vec();
+        v.extend_from_slice(&(values.len() as u64).to_le_bytes());
+        v.extend(values.iter().flat_map(|x| x.to_le_bytes()));
+        self.raw(key, 9, &v)
+    }
+
     pub(crate) fn alignment(mut self, a: u64) -> Self {
         self.alignment = a;
         self.u32("general.alignment", a as u32)

@@ -258,25 +258,4 @@ fn clean_spaces(text: &mut Vec<u8>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn clean_spaces_matches_llama_cpp() {
-        let mut t = b"Hello , world ! it 's a ' quote ' and we 're done .".to_vec();
-        clean_spaces(&mut t);
-        assert_eq!(
-            String::from_utf8(t).unwrap(),
-            "Hello, world! it's a'quote'and we're done."
-        );
-    }
-
-    #[test]
-    fn byte_level_decoding_spells_unknown_characters_like_llama_cpp() {
-        assert_eq!(decode_byte_level("Ġhi"), b" hi");
-        assert_eq!(
-            decode_byte_level("€"),
-            b"[UNK_BYTE_0xe282ac\xe2\x82\xac]".to_vec()
-        );
-    }
-}
+mod tests;
