@@ -26,7 +26,22 @@ pub(crate) fn partition<'a>(
         return fragments;
     }
     fragments.push(Fragment::Text(text));
-    for &id in &vocab.special_cache {
+    // Every fragment is a piece of `text`, so a token absent from `text` is absent from all of
+    // them: one pass finds the few tokens worth splitting on.
+    let present = match &vocab.special_matcher {
+        Some(matcher) => {
+            let mut present = vec![false; vocab.special_cache.len()];
+            for m in matcher.find_overlapping_iter(text) {
+                present[m.pattern().as_usize()] = true;
+            }
+            present
+        }
+        None => vec![true; vocab.special_cache.len()],
+    };
+    for (i, &id) in vocab.special_cache.iter().enumerate() {
+        if !present[i] {
+            continue;
+        }
         let token = &vocab.tokens[id as usize];
         if !parse_special
             && token
@@ -36,13 +51,6 @@ pub(crate) fn partition<'a>(
             continue;
         }
         let needle = token.text.as_str();
-        // Cheap pre-check: most special tokens occur nowhere in the text.
-        if !fragments
-            .iter()
-            .any(|f| matches!(f, Fragment::Text(t) if t.contains(needle)))
-        {
-            continue;
-        }
         let mut next = Vec::with_capacity(fragments.len() + 2);
         for fragment in fragments {
             let Fragment::Text(mut rest) = fragment else {

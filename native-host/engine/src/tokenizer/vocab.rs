@@ -97,6 +97,8 @@ pub struct Vocab {
     pub(crate) clean_spaces: bool,
     /// Tokens matched in raw text before tokenising (control, user-defined, unknown), longest first.
     pub(crate) special_cache: Vec<TokenId>,
+    /// Finds which of `special_cache` occur in a text (pattern i is `special_cache[i]`).
+    pub(crate) special_matcher: Option<aho_corasick::AhoCorasick>,
     /// Tokens that end generation.
     pub eog: BTreeSet<TokenId>,
 }
@@ -368,10 +370,11 @@ impl Vocab {
             add_space_prefix,
             clean_spaces,
             special_cache: Vec::new(),
+            special_matcher: None,
             eog: BTreeSet::new(),
         };
         vocab.apply_text_fixups();
-        vocab.build_special_cache();
+        vocab.build_special_cache()?;
         Ok(vocab)
     }
 
@@ -443,14 +446,21 @@ impl Vocab {
         self.eog.extend(self.eom);
     }
 
-    fn build_special_cache(&mut self) {
+    fn build_special_cache(&mut self) -> Result<(), TokenizerError> {
         let special = TokenAttr::CONTROL | TokenAttr::USER_DEFINED | TokenAttr::UNKNOWN;
         let mut cache: Vec<TokenId> = (0..self.tokens.len() as TokenId)
             .filter(|&id| self.tokens[id as usize].attr.intersects(special))
             .collect();
         // Longest first, so "<|im_start|>" is matched before any shorter token inside it.
         cache.sort_by_key(|&id| std::cmp::Reverse(self.tokens[id as usize].text.len()));
+        let texts = cache
+            .iter()
+            .map(|&id| self.tokens[id as usize].text.as_str());
+        let matcher = aho_corasick::AhoCorasick::new(texts)
+            .map_err(|e| TokenizerError::Invalid(format!("special tokens: {e}")))?;
+        self.special_matcher = Some(matcher);
         self.special_cache = cache;
+        Ok(())
     }
 
     pub fn len(&self) -> usize {
