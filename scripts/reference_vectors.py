@@ -11,6 +11,7 @@ Run through scripts/reference-vectors, which prepares the venv. Output (committe
       logits:    the top-10 logits at each of the first positions of the chat prompt
       greedy:    64 greedy tokens for 3 prompts, with the gap between the best two logits at each
                  step (a small gap is a near-tie that float order may flip)
+  <out>/<model-id>.fuzz.json   ids of seeded random concatenations of awkward pieces
   <out>/dequant.json      blocks of every supported tensor type, from the models and random, with
                           gguf-py's dequantised values (f32, little-endian hex)
 """
@@ -22,6 +23,7 @@ import hashlib
 import json
 import os
 import pathlib
+import random
 
 import gguf
 import jinja2
@@ -78,6 +80,24 @@ TEXTS = [
     "<unused0> [multimodal] <mask> <pad> <unk>",
     "The quick brown fox jumps over the lazy dog. THE QUICK BROWN FOX! the_quick-brown.fox",
 ]
+
+# Random concatenations of awkward pieces (seeded): whitespace of every kind, digits, contractions,
+# scripts, emoji sequences, unassigned and private-use code points, and special-token texts.
+FUZZ_PIECES = [
+    "Hello", " world", "  ", "   ", "\n", "\n\n", "\t", "\r\n", " ", "123", "4567", "3.14", "-", "'s", "'ll",
+    "'RE", "é", "ñ", "ß", "😀", "👍🏽", "👨‍👩‍👧", "你好", "日本", "한국", "مرحبا", "नमस्ते", "Привет", "∑", "½",
+    "²", "①", "\u200b", "\u00a0", "\u3000", "\u2003", "\u0085", "\u2028", "<|im_start|>", "<|im_end|>",
+    "<start_of_turn>", "<end_of_turn>", "<bos>", "<eos>", "[multimodal]", "<unused7>", "{", "}", '"', "...",
+    "!!", "?", "<div>", "</b>", "&amp;", "__init__", "x=1;", "\u0378", "\U000E0001", "\uE000", "\U0001F9FF",
+    "a", "B", "zz", "ǅ", "ﬁ", "Ａ", "٣", "𝟘", "\x0b", "\x0c", "\x1f",
+]
+FUZZ_COUNT = 200
+
+
+def fuzz_texts():
+    rng = random.Random(7)
+    return ["".join(rng.choice(FUZZ_PIECES) for _ in range(rng.randint(1, 12))) for _ in range(FUZZ_COUNT)]
+
 
 CONVERSATIONS = {
     "agent": [
@@ -216,6 +236,11 @@ def generate_model(spec, models_dir, root):
             }
         )
     out["tokenize"] = tokenize
+    fuzz = [
+        [text, llm.tokenize(text.encode("utf-8"), add_bos=False, special=False),
+         llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)]
+        for text in fuzz_texts()
+    ]
 
     template, origin = model_template(reader, spec, root)
     chat = {"template_origin": origin, "bos_token": bos, "eos_token": eos, "conversations": {}}
@@ -279,7 +304,7 @@ def generate_model(spec, models_dir, root):
         )
     out["greedy"] = greedy
     del llm
-    return out
+    return out, fuzz
 
 
 def f16_bytes(rng, n, lo=-4.0, hi=4.0):
@@ -370,8 +395,11 @@ def main():
 
         llama_cpp_module.llama_cpp.llama_model_default_params = model_params
         for spec in MODELS:
-            data = generate_model(spec, args.models, root)
+            data, fuzz = generate_model(spec, args.models, root)
             (out / f"{spec['id']}.json").write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+            # [text, ids (plain), ids (add_special, parse_special)] per line
+            lines = ",\n".join(json.dumps(case, ensure_ascii=False) for case in fuzz)
+            (out / f"{spec['id']}.fuzz.json").write_text("[\n" + lines + "\n]\n")
     print(f"wrote {out}")
 
 

@@ -64,6 +64,39 @@ fn check_tokenization(model: KnownModel) {
     );
 }
 
+/// Seeded random concatenations of awkward pieces (tests/reference/<model>.fuzz.json): llama.cpp's
+/// ids in both modes, and decoding back to the text.
+fn check_fuzz(model: KnownModel) {
+    let gguf = common::open(model);
+    let tok = Tokenizer::from_gguf(&gguf).unwrap();
+    let cases = common::reference(&format!("{}.fuzz.json", model.id));
+    let cases = cases.as_array().unwrap();
+    assert!(cases.len() >= 200, "{} fuzz cases", cases.len());
+    let mut failures = Vec::new();
+    for case in cases {
+        let text = case[0].as_str().unwrap();
+        for (want, add_special, parse_special) in [(&case[1], false, false), (&case[2], true, true)]
+        {
+            let got = tok.encode(text, add_special, parse_special).unwrap();
+            if got != ids(want) {
+                failures.push(format!(
+                    "{text:?} (special: {parse_special}):\n  ours      {got:?}\n  llama.cpp {:?}",
+                    ids(want)
+                ));
+            }
+        }
+        let plain = tok.encode(text, false, false).unwrap();
+        assert_eq!(tok.decode_lossy(&plain, false, false), text, "{}", model.id);
+    }
+    assert!(
+        failures.is_empty(),
+        "{}: {} mismatches with llama.cpp:\n{}",
+        model.id,
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 /// Text without special-token markup decodes back to itself.
 fn check_round_trip(model: KnownModel) {
     let (_, tok, reference) = load(model);
@@ -128,6 +161,16 @@ fn smollm2_tokenizes_like_llama_cpp() {
 #[test]
 fn gemma3_tokenizes_like_llama_cpp() {
     check_tokenization(GEMMA3_270M);
+}
+
+#[test]
+fn smollm2_tokenizes_fuzz_texts_like_llama_cpp() {
+    check_fuzz(SMOLLM2_135M);
+}
+
+#[test]
+fn gemma3_tokenizes_fuzz_texts_like_llama_cpp() {
+    check_fuzz(GEMMA3_270M);
 }
 
 #[test]
