@@ -280,11 +280,13 @@ impl Gguf {
         let data_start = (c.position() as u64).next_multiple_of(alignment);
         let file_len = bytes.len() as u64;
         for t in &tensors {
-            let end = data_start + t.offset + t.size;
-            if end > file_len {
+            let end = data_start
+                .checked_add(t.offset)
+                .and_then(|start| start.checked_add(t.size));
+            if end.is_none_or(|end| end > file_len) {
                 return Err(GgufError::Truncated {
                     what: format!("the data of tensor {:?}", t.name),
-                    offset: data_start + t.offset,
+                    offset: data_start.saturating_add(t.offset),
                     needed: t.size,
                     file_len,
                 });
@@ -404,7 +406,10 @@ fn read_tensor_info(c: &mut Cursor<'_>, i: u64, alignment: u64) -> Result<Tensor
             ),
         });
     }
-    let size = ty.bytes_for(elements).expect("rows are whole blocks");
+    let size = ty.bytes_for(elements).ok_or_else(|| GgufError::Corrupt {
+        what: what(),
+        reason: format!("dimensions {dims:?} make a tensor larger than any file"),
+    })?;
     if offset % alignment != 0 {
         return Err(GgufError::Corrupt {
             what: what(),

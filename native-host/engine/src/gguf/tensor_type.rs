@@ -85,10 +85,14 @@ impl TensorType {
         }
     }
 
-    /// Bytes taken by `elements` elements, or `None` if they are not a whole number of blocks.
+    /// Bytes taken by `elements` elements, or `None` if they are not a whole number of blocks or
+    /// the size does not fit in a u64.
     pub fn bytes_for(self, elements: u64) -> Option<u64> {
         let per = self.block_elements() as u64;
-        (elements % per == 0).then(|| elements / per * self.block_bytes() as u64)
+        if elements % per != 0 {
+            return None;
+        }
+        (elements / per).checked_mul(self.block_bytes() as u64)
     }
 }
 

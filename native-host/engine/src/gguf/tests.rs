@@ -358,3 +358,39 @@ fn refuses_counts_the_file_cannot_hold_without_allocating_them() {
         Err(GgufError::Truncated { .. })
     ));
 }
+
+#[test]
+fn random_corruption_is_an_error_or_a_valid_file_never_a_panic() {
+    let original = sample();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut refused = 0;
+    for _ in 0..3000 {
+        let mut bytes = original.clone();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() % bytes.len() as u64) as usize;
+            bytes[at] = next() as u8;
+        }
+        match Gguf::from_bytes(bytes) {
+            Ok(g) => {
+                // whatever parsed must be readable throughout
+                for t in g.tensors() {
+                    let _ = t.to_f32();
+                }
+                for (_, v) in g.metadata().iter() {
+                    let _ = v.summary();
+                }
+            }
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(
+        refused > 100,
+        "only {refused} of 3000 corruptions were refused"
+    );
+}
