@@ -7,8 +7,8 @@
 //!
 //! Some GGUFs ship without a template (the Gemma 3 270M one does). For those architectures the
 //! model family's published template is built in (`gemma3.jinja`, from Google's Gemma 3
-//! tokenizer_config.json); llama.cpp falls back to its own hard-coded Gemma format in that case,
-//! and the tests check the two agree.
+//! tokenizer_config.json). llama.cpp has the same layout hard-coded as its `gemma` chat format
+//! (`llama_chat_apply_template`), and the tests check the two agree.
 
 mod json;
 
