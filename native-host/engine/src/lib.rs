@@ -1,0 +1,23 @@
+//! itinero's built-in inference engine.
+//!
+//! The host runs models itself, on the user's GPU through wgpu, so that itinero works with no model
+//! server. This crate is that engine. What exists so far is everything that does not need a GPU and
+//! that the kernels will be checked against:
+//!
+//! - [`gguf`]: the GGUF v3 file, memory-mapped: metadata, tensor table, tensor data slices; refuses
+//!   tensor types and architectures the engine cannot run, naming them.
+//! - [`quant`]: CPU dequantisation of every supported tensor type, block by block. It is the
+//!   reference the WGSL kernels will be unit-tested against, so it follows ggml's arithmetic.
+//! - [`tokenizer`]: the model's tokenizer built from the GGUF (byte-level BPE with llama.cpp's
+//!   pre-tokenizers, and SentencePiece-style merging), giving llama.cpp's token ids.
+//! - [`chat`]: the GGUF's chat template rendered with minijinja the way Hugging Face renders it.
+//! - [`models`]: where the small test models live on disk.
+//!
+//! Still to come: the wgpu device, the WGSL kernels (`src/kernels/*.wgsl`), the llama and gemma3
+//! forward passes, the KV cache, sampling and constrained decoding.
+
+pub mod chat;
+pub mod gguf;
+pub mod models;
+pub mod quant;
+pub mod tokenizer;

