@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod control;
 pub mod link;
+pub mod llm;
 pub mod logging;
 pub mod origin;
 pub mod paths;

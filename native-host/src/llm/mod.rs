@@ -1,0 +1,188 @@
+//! Model backends: one trait, so the agent does not care where its model runs.
+//!
+//! [`ollama`] talks to a local Ollama server, [`openai`] to anything that speaks the
+//! OpenAI chat-completions API (LM Studio, llama.cpp's server, vLLM, hosted APIs), and
+//! [`scripted`] replays replies from a script for tests. The built-in wgpu engine
+//! (`native-host/engine`) joins them as a fourth backend.
+//!
+//! A request is cancelled by dropping its future: the HTTP connection closes with it.
+
+pub mod lines;
+pub mod ollama;
+pub mod openai;
+pub mod scripted;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::System,
+            content: content.into(),
+        }
+    }
+
+    pub fn user(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// One chat completion to ask for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    pub model: String,
+    pub messages: Vec<Message>,
+    /// A JSON schema the reply must follow (structured output), where the backend supports it.
+    pub schema: Option<serde_json::Value>,
+    pub temperature: Option<f32>,
+    pub seed: Option<i64>,
+    /// Context window to ask for (Ollama's `num_ctx`); also how a full context is recognised.
+    pub context_tokens: Option<u32>,
+    pub max_tokens: Option<u32>,
+    pub stop: Vec<String>,
+    /// Stream tokens to the caller as they come (see [`Backend::chat`]).
+    pub stream: bool,
+}
+
+impl ChatRequest {
+    pub fn new(model: impl Into<String>, messages: Vec<Message>) -> Self {
+        Self {
+            model: model.into(),
+            messages,
+            schema: None,
+            temperature: None,
+            seed: None,
+            context_tokens: None,
+            max_tokens: None,
+            stop: Vec::new(),
+            stream: false,
+        }
+    }
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Finish {
+    /// It ended its reply, or hit a stop sequence.
+    Stop,
+    /// It ran into the token limit: the reply is cut.
+    Length,
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatReply {
+    pub content: String,
+    pub finish: Finish,
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub name: String,
+    /// Bytes on disk, where the backend says.
+    pub size: Option<u64>,
+}
+
+/// Receives streamed text as it arrives.
+pub type TokenSink<'a> = &'a mut (dyn FnMut(&str) + Send);
+
+/// How long to wait: for a connection, and for each piece of a reply (a model may think
+/// for a while before its first token, so the per-piece wait is generous).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    pub connect: Duration,
+    pub response: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(3),
+            response: Duration::from_secs(120),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    #[error("{backend} is not reachable at {url}: {detail}. {hint}")]
+    Unreachable {
+        backend: &'static str,
+        url: String,
+        detail: String,
+        hint: &'static str,
+    },
+    #[error("the model {model:?} is not available: {detail}. {hint}")]
+    ModelNotFound {
+        model: String,
+        detail: String,
+        hint: String,
+    },
+    #[error("the prompt does not fit the model's context: {0}")]
+    ContextOverflow(String),
+    #[error("{backend} refused the API key: {message}. Set the key in the settings")]
+    Unauthorized {
+        backend: &'static str,
+        message: String,
+    },
+    #[error("no reply within {0:?}")]
+    Timeout(Duration),
+    #[error("{backend} answered HTTP {status}: {message}")]
+    Http {
+        backend: &'static str,
+        status: u16,
+        message: String,
+    },
+    #[error("{backend} sent a reply that could not be read: {detail}")]
+    Protocol {
+        backend: &'static str,
+        detail: String,
+    },
+    #[error("scripted backend: {0}")]
+    Script(String),
+}
+
+/// A model server, or a model in process.
+#[async_trait]
+pub trait Backend: Send + Sync {
+    /// Short name for messages and settings, e.g. `ollama`.
+    fn name(&self) -> &'static str;
+
+    /// Asks for one reply. With `request.stream`, text goes to `sink` as it arrives (the reply
+    /// still holds all of it).
+    async fn chat(&self, request: &ChatRequest, sink: TokenSink<'_>)
+        -> Result<ChatReply, LlmError>;
+
+    /// The models this backend can run now, for the settings page.
+    async fn models(&self) -> Result<Vec<ModelInfo>, LlmError>;
+}
