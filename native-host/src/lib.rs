@@ -1,5 +1,6 @@
 //! The native-messaging host: talks to the extension over stdio and installs itself into browsers.
 
+pub mod agent;
 pub mod cli;
 pub mod control;
 pub mod link;

@@ -103,6 +103,34 @@ pub struct Observation {
     pub snapshot_ms: f64,
 }
 
+impl Observation {
+    /// The node that carries `index`, if any.
+    pub fn find_indexed(&self, index: u32) -> Option<&DomNode> {
+        fn walk(node: &DomNode, index: u32) -> Option<&DomNode> {
+            if node.index == Some(index) {
+                return Some(node);
+            }
+            node.children.iter().find_map(|c| walk(c, index))
+        }
+        walk(&self.root, index)
+    }
+
+    /// Every indexed node, in tree order.
+    pub fn indexed(&self) -> Vec<&DomNode> {
+        fn walk<'a>(node: &'a DomNode, out: &mut Vec<&'a DomNode>) {
+            if node.index.is_some() {
+                out.push(node);
+            }
+            for c in &node.children {
+                walk(c, out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.root, &mut out);
+        out
+    }
+}
+
 /// Bound on an observation's page text (bytes): the top frame's and its stitched frames' together.
 pub const PAGE_TEXT_MAX: usize = 8_000;
 

@@ -3,7 +3,7 @@
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use itinero_shared::messages::Outcome;
-use itinero_shared::observation::{DomNode, Observation};
+use itinero_shared::observation::Observation;
 use itinero_shared::{Action, Target};
 use serde_json::Value;
 
@@ -88,13 +88,7 @@ async fn target_by_index(client: &mut ControlClient, tab_id: i64, index: u64) ->
 }
 
 fn find_target(observation: &Observation, index: u64) -> Option<Target> {
-    fn walk(node: &DomNode, index: u64) -> Option<&DomNode> {
-        if node.index.map(u64::from) == Some(index) {
-            return Some(node);
-        }
-        node.children.iter().find_map(|c| walk(c, index))
-    }
-    let node = walk(&observation.root, index)?;
+    let node = observation.find_indexed(u32::try_from(index).ok()?)?;
     Some(Target {
         index: node.index?,
         fingerprint: node.fingerprint.clone()?,
@@ -131,6 +125,7 @@ fn took_effect(outcome: &Outcome) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use itinero_shared::observation::DomNode;
     use itinero_shared::Fingerprint;
 
     #[test]

@@ -1,0 +1,134 @@
+//! The reply format the model is taught: one flat JSON object per step, e.g.
+//! `{"thought": "…", "action": "type", "index": 3, "text": "socks", "submit": true}`.
+//!
+//! Flat, with element indices rather than fingerprints: small models follow it, and the same
+//! shape is the JSON schema given to backends that can constrain their output. Indices are turned
+//! into targets (index and fingerprint) only once checked against the observation (`validate`).
+
+use serde::{Deserialize, Serialize};
+
+/// The verbs, as the model writes them.
+pub const VERBS: &[&str] = &[
+    "click",
+    "type",
+    "select",
+    "check",
+    "hover",
+    "scroll",
+    "press_key",
+    "navigate",
+    "back",
+    "forward",
+    "wait",
+    "done",
+    "ask_user",
+];
+
+/// One decision, as read from the model (fields a verb does not use stay empty).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ModelReply {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought: Option<String>,
+    pub action: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modifiers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+}
+
+/// The JSON schema of a reply, for backends that constrain output (Ollama's `format`, OpenAI's
+/// `response_format`). `indices` are those of the current observation: with it the model
+/// cannot name an element that is not there.
+pub fn schema(indices: &[u32]) -> serde_json::Value {
+    let mut index = serde_json::json!({"type": "integer"});
+    if !indices.is_empty() {
+        index["enum"] = serde_json::json!(indices);
+    }
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "thought": {"type": "string"},
+            "action": {"type": "string", "enum": VERBS},
+            "index": index,
+            "text": {"type": "string"},
+            "submit": {"type": "boolean"},
+            "value": {"type": "string"},
+            "checked": {"type": "boolean"},
+            "direction": {"type": "string", "enum": ["up", "down", "left", "right"]},
+            "pages": {"type": "number"},
+            "key": {"type": "string"},
+            "modifiers": {"type": "array", "items": {"type": "string", "enum": ["alt", "control", "meta", "shift"]}},
+            "url": {"type": "string"},
+            "ms": {"type": "integer"},
+            "answer": {"type": "string"},
+            "success": {"type": "boolean"},
+            "question": {"type": "string"},
+        },
+        "required": ["thought", "action"],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_restricts_indices_to_the_page() {
+        let s = schema(&[0, 1, 7]);
+        assert_eq!(
+            s["properties"]["index"]["enum"],
+            serde_json::json!([0, 1, 7])
+        );
+        assert_eq!(
+            s["properties"]["action"]["enum"].as_array().unwrap().len(),
+            VERBS.len()
+        );
+        assert!(
+            schemars::Schema::try_from(s).is_ok(),
+            "usable as Ollama's format"
+        );
+        assert!(schema(&[])["properties"]["index"].get("enum").is_none());
+    }
+
+    #[test]
+    fn replies_round_trip_in_the_taught_form() {
+        let r = ModelReply {
+            thought: Some("search first".into()),
+            action: "type".into(),
+            index: Some(3),
+            text: Some("socks".into()),
+            submit: Some(true),
+            ..Default::default()
+        };
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            json,
+            r#"{"thought":"search first","action":"type","index":3,"text":"socks","submit":true}"#
+        );
+        assert_eq!(serde_json::from_str::<ModelReply>(&json).unwrap(), r);
+    }
+}
