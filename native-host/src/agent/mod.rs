@@ -5,5 +5,6 @@
 //! the prompt and the guards come next (issue 4).
 
 pub mod parse;
+pub mod prompt;
 pub mod reply;
 pub mod validate;
