@@ -1,10 +1,12 @@
 //! The agent: from a model's reply to an action the browser can carry out.
 //!
-//! So far: the reply format the model is taught (`reply`), reading it out of whatever a model
-//! writes (`parse`), and checking it against the page it was decided on (`validate`). The loop,
-//! the prompt and the guards come next (issue 4).
+//! So far: the reply format the model is taught (`reply`), the prompt (`prompt`), reading a reply
+//! out of whatever a model writes (`parse`), checking it against the page it was decided on
+//! (`validate`), and the strategy chain that puts them together (`strategy`: the model, and asking
+//! again with the reason). The loop, the guards and the other decorators come next (issue 4).
 
 pub mod parse;
 pub mod prompt;
 pub mod reply;
+pub mod strategy;
 pub mod validate;

@@ -1,0 +1,280 @@
+//! Deciding the next action: a chain of strategies, each a small type behind one trait.
+//!
+//! [`Llm`] asks a model (prompt → backend → parse → validate). Decorators wrap a strategy:
+//! [`Retry`] asks again, with the reason, when a reply cannot be used. The cache and skill
+//! strategies of the memory work, and recovery, voting and asking the user, join the same chain.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use itinero_shared::observation::Observation;
+use itinero_shared::Action;
+
+use super::parse::{self, Source};
+use super::prompt::{self, Family, Input, PastStep};
+use super::reply;
+use super::validate;
+use crate::llm::{Backend, ChatRequest, LlmError};
+
+/// What a strategy decides on.
+#[derive(Debug, Clone)]
+pub struct Step<'a> {
+    pub goal: &'a str,
+    pub observation: &'a Observation,
+    pub history: &'a [PastStep],
+    pub lessons: &'a [String],
+    pub plan: &'a [String],
+    /// Why the previous attempt at this step could not be used.
+    pub feedback: Option<String>,
+}
+
+/// A decided action and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub action: Action,
+    pub thought: Option<String>,
+    /// Which strategy answered, e.g. `llm`.
+    pub strategy: &'static str,
+    /// How the model's reply was read (for model strategies).
+    pub source: Option<Source>,
+    /// Model calls this decision took.
+    pub calls: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DecideError {
+    /// The reply could not be turned into an action; `reason` is worded for the model.
+    #[error("the model's reply could not be used: {reason}")]
+    Unusable { reason: String, reply: String },
+    #[error(transparent)]
+    Backend(#[from] LlmError),
+}
+
+#[async_trait]
+pub trait Strategy: Send + Sync {
+    async fn decide(&self, step: &Step<'_>) -> Result<Decision, DecideError>;
+}
+
+/// Asks a model.
+pub struct Llm {
+    pub backend: Arc<dyn Backend>,
+    pub model: String,
+    pub family: Family,
+    /// Give the backend the reply's JSON schema (with this page's indices) to constrain output.
+    pub constrained: bool,
+    pub temperature: Option<f32>,
+    pub seed: Option<i64>,
+}
+
+impl Llm {
+    pub fn new(backend: Arc<dyn Backend>, model: &str) -> Self {
+        Self {
+            backend,
+            model: model.to_owned(),
+            family: prompt::family_of(model),
+            constrained: true,
+            temperature: Some(0.0),
+            seed: None,
+        }
+    }
+}
+
+#[async_trait]
+impl Strategy for Llm {
+    async fn decide(&self, step: &Step<'_>) -> Result<Decision, DecideError> {
+        let built = prompt::build(
+            &Input {
+                goal: step.goal,
+                observation: step.observation,
+                history: step.history,
+                feedback: step.feedback.as_deref(),
+                lessons: step.lessons,
+                plan: step.plan,
+            },
+            &self.family,
+        );
+        let mut request = ChatRequest::new(self.model.clone(), built.messages);
+        request.context_tokens = Some(self.family.context_tokens as u32);
+        request.max_tokens = Some(prompt::REPLY_TOKENS as u32);
+        request.temperature = self.temperature;
+        request.seed = self.seed;
+        if self.constrained {
+            let indices: Vec<u32> = step
+                .observation
+                .indexed()
+                .iter()
+                .filter_map(|n| n.index)
+                .collect();
+            request.schema = Some(reply::schema(&indices));
+        }
+        let mut ignore = |_: &str| {};
+        let reply = self.backend.chat(&request, &mut ignore).await?;
+        let unusable = |reason: String| DecideError::Unusable {
+            reason,
+            reply: reply.content.clone(),
+        };
+        let parsed = parse::parse(&reply.content).map_err(|e| unusable(e.0))?;
+        let action =
+            validate::validate(&parsed.reply, step.observation).map_err(|e| unusable(e.0))?;
+        Ok(Decision {
+            action,
+            thought: parsed.reply.thought,
+            strategy: "llm",
+            source: Some(parsed.source),
+            calls: 1,
+        })
+    }
+}
+
+/// Asks the inner strategy again when its reply cannot be used, telling it why; at most
+/// `attempts` times in all. Backend failures are not retried here: asking again will not help.
+pub struct Retry<S> {
+    pub inner: S,
+    pub attempts: u32,
+}
+
+#[async_trait]
+impl<S: Strategy> Strategy for Retry<S> {
+    async fn decide(&self, step: &Step<'_>) -> Result<Decision, DecideError> {
+        let mut step = step.clone();
+        let mut calls = 0;
+        loop {
+            match self.inner.decide(&step).await {
+                Ok(mut d) => {
+                    d.calls += calls;
+                    return Ok(d);
+                }
+                Err(DecideError::Unusable { reason, reply }) => {
+                    calls += 1;
+                    if calls >= self.attempts.max(1) {
+                        return Err(DecideError::Unusable { reason, reply });
+                    }
+                    tracing::debug!(%reason, calls, "reply unusable; asking again");
+                    step.feedback = Some(reason);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::scripted::{Scripted, Step as ScriptStep};
+    use itinero_shared::observation::DomNode;
+    use itinero_shared::Fingerprint;
+
+    fn page() -> Observation {
+        let field = |i: u32, tag: &str, itype: Option<&str>, name: &str| DomNode {
+            index: Some(i),
+            tag: tag.into(),
+            input_type: itype.map(Into::into),
+            name: Some(name.into()),
+            in_viewport: true,
+            fingerprint: Some(Fingerprint {
+                tag: tag.into(),
+                name: Some(name.into()),
+                path: format!(">{tag}[{i}]"),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        Observation {
+            url: "https://shop.example/".into(),
+            title: "Shop".into(),
+            root: DomNode {
+                tag: "body".into(),
+                children: vec![
+                    field(0, "input", Some("search"), "Search"),
+                    field(1, "button", None, "Go"),
+                ],
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn step(obs: &Observation) -> Step<'_> {
+        Step {
+            goal: "Search for socks",
+            observation: obs,
+            history: &[],
+            lessons: &[],
+            plan: &[],
+            feedback: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_model_reply_becomes_an_action_on_the_page() {
+        let script = Arc::new(Scripted::new([ScriptStep {
+            expect: vec!["Goal: Search for socks".into(), "[0]<input".into()],
+            reject: vec![],
+            reply: r#"{"thought": "type it", "action": "type", "index": 0, "text": "socks", "submit": true}"#.into(),
+        }]));
+        let llm = Llm::new(script.clone(), "qwen2.5:3b");
+        let obs = page();
+        let d = llm.decide(&step(&obs)).await.unwrap();
+        assert!(
+            matches!(&d.action, Action::Type { target, text, submit: true, .. } if target.index == 0 && text == "socks")
+        );
+        assert_eq!(
+            (d.strategy, d.source, d.calls),
+            ("llm", Some(Source::Json), 1)
+        );
+        let sent = &script.requests()[0];
+        assert_eq!(
+            sent.schema.as_ref().unwrap()["properties"]["index"]["enum"],
+            serde_json::json!([0, 1])
+        );
+        assert_eq!(sent.context_tokens, Some(8192));
+    }
+
+    #[tokio::test]
+    async fn retry_tells_the_model_what_was_wrong() {
+        let script = Arc::new(Scripted::new([
+            ScriptStep::reply(r#"{"action": "type", "index": 1, "text": "socks"}"#),
+            ScriptStep {
+                expect: vec!["could not be used: element [1] is a button \"Go\", which does not take typed text".into()],
+                reject: vec![],
+                reply: "I think I should just CLICK 1".into(),
+            },
+            ScriptStep::reply("TYPE 0 \"socks\" SUBMIT"),
+        ]));
+        let chain = Retry {
+            inner: Llm::new(script.clone(), "llama3.2"),
+            attempts: 3,
+        };
+        let obs = page();
+        let d = chain.decide(&step(&obs)).await.unwrap();
+        // The second reply is prose ("CLICK 1" is not at the start of a line), so a third is asked for.
+        assert_eq!((d.source, d.calls), (Some(Source::Line), 3));
+        assert!(matches!(d.action, Action::Type { submit: true, .. }));
+        assert_eq!(script.remaining(), 0);
+    }
+
+    #[tokio::test]
+    async fn retry_gives_up_after_its_attempts_and_backend_errors_pass_through() {
+        let script = Arc::new(Scripted::new([
+            ScriptStep::reply("no idea"),
+            ScriptStep::reply("still no idea"),
+        ]));
+        let chain = Retry {
+            inner: Llm::new(script.clone(), "m"),
+            attempts: 2,
+        };
+        let obs = page();
+        match chain.decide(&step(&obs)).await {
+            Err(DecideError::Unusable { reply, .. }) => assert_eq!(reply, "still no idea"),
+            other => panic!("{other:?}"),
+        }
+        // The script is now empty: the backend fails, and that is not retried.
+        let err = chain.decide(&step(&obs)).await.unwrap_err();
+        assert!(
+            matches!(err, DecideError::Backend(LlmError::Script(_))),
+            "{err:?}"
+        );
+        assert_eq!(script.requests().len(), 3);
+    }
+}
