@@ -5,6 +5,7 @@
 //! (`validate`), and the strategy chain that puts them together (`strategy`: the model, and asking
 //! again with the reason). The loop, the guards and the other decorators come next (issue 4).
 
+pub mod guards;
 pub mod parse;
 pub mod prompt;
 pub mod reply;

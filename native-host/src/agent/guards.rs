@@ -1,0 +1,406 @@
+//! Rules enforced in code, whatever the model says: they cannot be talked out of by a page or
+//! forgotten by a small model.
+//!
+//! - typing and then finishing without submitting: the text is submitted first;
+//! - the same action on the same page for the third time: the loop is broken;
+//! - `done` without an answer when the goal asks a question: the model is asked again;
+//! - risky actions (buy, pay, order, delete, send, transfer; payment and password fields):
+//!   the user approves them first.
+//!
+//! (An empty `type` never gets this far: `validate` refuses it.)
+
+use itinero_shared::observation::{DomNode, Observation};
+use itinero_shared::{Action, Target};
+
+/// An action carried out in an earlier step, and the page it was carried out on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Taken {
+    pub action: Action,
+    pub url: String,
+}
+
+/// What to do with a decided action.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Allow,
+    /// Do this instead, and say why.
+    Replace {
+        action: Box<Action>,
+        why: String,
+    },
+    /// Ask the model again, with this reason.
+    Reask(String),
+    /// The agent is going round in circles: tell the model, and ask the user if it goes on.
+    Loop(String),
+    /// The user must approve it first.
+    Approve(String),
+}
+
+/// Words of controls that spend money, destroy or send something. "Order" only as a verb:
+/// "Order history" is a page to read.
+const RISKY_WORDS: &[&str] = &[
+    "buy",
+    "pay",
+    "purchase",
+    "checkout",
+    "check out",
+    "delete",
+    "remove",
+    "send",
+    "transfer",
+    "subscribe",
+    "donate",
+    "unsubscribe",
+    "place order",
+    "order now",
+    "submit order",
+    "complete order",
+    "confirm order",
+];
+/// Words of fields that take payment details or a new password.
+const RISKY_FIELDS: &[&str] = &[
+    "card",
+    "cvc",
+    "cvv",
+    "iban",
+    "account number",
+    "routing",
+    "expiry",
+    "new password",
+    "new-password",
+    "cc-number",
+    "cc-csc",
+];
+const QUESTION_WORDS: &[&str] = &[
+    "what", "which", "how", "when", "where", "who", "whose", "why", "is", "are", "does", "do",
+    "find", "tell", "list", "get", "look up", "check",
+];
+
+fn words_of(node: &DomNode) -> String {
+    let mut s = String::new();
+    for part in [&node.name, &node.value, &node.placeholder]
+        .into_iter()
+        .flatten()
+    {
+        s.push_str(part);
+        s.push(' ');
+    }
+    for (_, v) in &node.attributes {
+        s.push_str(v);
+        s.push(' ');
+    }
+    s.to_lowercase()
+}
+
+/// Whole-word (or whole-phrase) match, so "payload" is not "pay" and "border" not "order".
+fn has_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
+fn node_of<'a>(obs: &'a Observation, target: &Target) -> Option<&'a DomNode> {
+    obs.find_indexed(target.index)
+}
+
+/// Why `action` on `obs` is risky, if it is.
+pub fn risk(action: &Action, obs: &Observation) -> Option<String> {
+    let node = node_of(obs, action.target()?)?;
+    let words = words_of(node);
+    match action {
+        Action::Click { .. } | Action::PressKey { .. } => {
+            let kind = node.role.as_deref().unwrap_or(node.tag.as_str());
+            let clickable = matches!(kind, "button" | "link" | "a" | "menuitem")
+                || node.input_type.as_deref() == Some("submit");
+            RISKY_WORDS
+                .iter()
+                .find(|w| clickable && has_word(&words, w))
+                .map(|w| {
+                    format!(
+                        "\"{}\" may {w} something",
+                        node.name.as_deref().unwrap_or(w)
+                    )
+                })
+        }
+        Action::Type { .. } => {
+            let password_change = node.input_type.as_deref() == Some("password")
+                && (has_word(&words, "new") || has_word(&words, "confirm"));
+            RISKY_FIELDS
+                .iter()
+                .find(|w| has_word(&words, w))
+                .map(|w| {
+                    format!(
+                        "the field \"{}\" takes {w} details",
+                        node.name.as_deref().unwrap_or(w)
+                    )
+                })
+                .or_else(|| password_change.then(|| "it changes a password".to_owned()))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the goal asks for something to be found out, not only done.
+fn asks_question(goal: &str) -> bool {
+    let g = goal.trim().to_lowercase();
+    g.ends_with('?')
+        || QUESTION_WORDS
+            .iter()
+            .any(|w| g.starts_with(&format!("{w} ")))
+}
+
+/// Two actions are the same step if they do the same thing to the same element.
+fn same(a: &Action, b: &Action) -> bool {
+    match (a, b) {
+        (Action::Done { .. }, _) | (_, Action::Done { .. }) => false,
+        _ => {
+            let key = |x: &Action| {
+                let mut v = serde_json::to_value(x).unwrap_or_default();
+                // The element is the same by fingerprint, whatever index it had.
+                if let Some(t) = v.get_mut("target") {
+                    if let Some(o) = t.as_object_mut() {
+                        o.remove("index");
+                    }
+                }
+                v
+            };
+            key(a) == key(b)
+        }
+    }
+}
+
+/// Checks `action`, decided on `obs` for `goal`, against what was `taken` before (oldest first).
+pub fn check(goal: &str, action: &Action, obs: &Observation, taken: &[Taken]) -> Verdict {
+    if let Action::Done { answer, success } = action {
+        if let Some(Taken {
+            action:
+                Action::Type {
+                    target,
+                    submit: false,
+                    ..
+                },
+            url,
+        }) = taken.last()
+        {
+            if *url == obs.url && *success && obs.find_indexed(target.index).is_some() {
+                return Verdict::Replace {
+                    action: Box::new(Action::PressKey {
+                        key: "Enter".into(),
+                        modifiers: Vec::new(),
+                        target: Some(target.clone()),
+                    }),
+                    why: "the text was typed but never submitted; pressing Enter first".into(),
+                };
+            }
+        }
+        if *success && answer.trim().is_empty() && asks_question(goal) {
+            return Verdict::Reask(
+                "the goal asks for something to find out: put it in done's \"answer\"".into(),
+            );
+        }
+        return Verdict::Allow;
+    }
+    let repeats = taken
+        .iter()
+        .rev()
+        .take(2)
+        .filter(|t| t.url == obs.url && same(&t.action, action))
+        .count();
+    if repeats == 2 {
+        return Verdict::Loop(
+            "this is the third time the same action is chosen on this page and nothing changed; try something else"
+                .into(),
+        );
+    }
+    match risk(action, obs) {
+        Some(why) => Verdict::Approve(why),
+        None => Verdict::Allow,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use itinero_shared::Fingerprint;
+
+    fn node(i: u32, tag: &str, role: &str, itype: Option<&str>, name: &str) -> DomNode {
+        DomNode {
+            index: Some(i),
+            tag: tag.into(),
+            role: Some(role.into()),
+            input_type: itype.map(Into::into),
+            name: Some(name.into()),
+            fingerprint: Some(Fingerprint {
+                tag: tag.into(),
+                name: Some(name.into()),
+                path: format!(">{tag}[{i}]"),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn page() -> Observation {
+        Observation {
+            url: "https://shop.example/cart".into(),
+            root: DomNode {
+                tag: "body".into(),
+                children: vec![
+                    node(0, "input", "searchbox", Some("search"), "Search"),
+                    node(1, "button", "button", None, "Place order"),
+                    node(2, "a", "link", None, "Order history"),
+                    node(3, "button", "button", None, "Remove item"),
+                    node(4, "input", "textbox", Some("text"), "Card number"),
+                    node(5, "input", "textbox", Some("password"), "New password"),
+                    node(6, "button", "button", None, "Show payload"),
+                    node(7, "a", "link", None, "Next page"),
+                ],
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn target(obs: &Observation, i: u32) -> Target {
+        let n = obs.find_indexed(i).unwrap();
+        Target {
+            index: i,
+            fingerprint: n.fingerprint.clone().unwrap(),
+        }
+    }
+
+    fn click(obs: &Observation, i: u32) -> Action {
+        Action::Click {
+            target: target(obs, i),
+        }
+    }
+
+    #[test]
+    fn risky_actions_need_approval() {
+        let obs = page();
+        let approve = |a: &Action| match check("buy socks", a, &obs, &[]) {
+            Verdict::Approve(why) => why,
+            v => panic!("{a:?}: {v:?}"),
+        };
+        assert!(approve(&click(&obs, 1)).contains("\"Place order\""));
+        assert_eq!(
+            check("g", &click(&obs, 2), &obs, &[]),
+            Verdict::Allow,
+            "order history is only read"
+        );
+        approve(&click(&obs, 3));
+        let typed = |i| Action::Type {
+            target: target(&obs, i),
+            text: "x".into(),
+            submit: false,
+            clear: true,
+        };
+        assert!(approve(&typed(4)).contains("card"));
+        approve(&typed(5));
+        assert_eq!(
+            check("g", &click(&obs, 6), &obs, &[]),
+            Verdict::Allow,
+            "payload is not pay"
+        );
+        assert_eq!(check("g", &typed(0), &obs, &[]), Verdict::Allow);
+    }
+
+    #[test]
+    fn typing_then_done_submits_first() {
+        let obs = page();
+        let typed = Taken {
+            action: Action::Type {
+                target: target(&obs, 0),
+                text: "socks".into(),
+                submit: false,
+                clear: true,
+            },
+            url: obs.url.clone(),
+        };
+        let done = Action::Done {
+            answer: "searched".into(),
+            success: true,
+        };
+        match check("search for socks", &done, &obs, &[typed]) {
+            Verdict::Replace { action, .. } => match *action {
+                Action::PressKey {
+                    key,
+                    target: Some(t),
+                    ..
+                } => assert_eq!((key.as_str(), t.index), ("Enter", 0)),
+                a => panic!("{a:?}"),
+            },
+            v => panic!("{v:?}"),
+        }
+    }
+
+    #[test]
+    fn a_question_needs_an_answer() {
+        let obs = page();
+        let empty = Action::Done {
+            answer: " ".into(),
+            success: true,
+        };
+        assert!(matches!(
+            check("What does the cheapest sock cost?", &empty, &obs, &[]),
+            Verdict::Reask(_)
+        ));
+        assert!(matches!(
+            check("find the price of socks", &empty, &obs, &[]),
+            Verdict::Reask(_)
+        ));
+        assert_eq!(
+            check("add socks to the cart", &empty, &obs, &[]),
+            Verdict::Allow
+        );
+        let failed = Action::Done {
+            answer: String::new(),
+            success: false,
+        };
+        assert_eq!(
+            check("what is it?", &failed, &obs, &[]),
+            Verdict::Allow,
+            "giving up needs no answer"
+        );
+    }
+
+    #[test]
+    fn the_third_same_action_on_the_same_page_is_a_loop() {
+        let obs = page();
+        let next = click(&obs, 7);
+        let before = |url: &str| Taken {
+            action: next.clone(),
+            url: url.into(),
+        };
+        assert_eq!(check("g", &next, &obs, &[before(&obs.url)]), Verdict::Allow);
+        assert!(matches!(
+            check("g", &next, &obs, &[before(&obs.url), before(&obs.url)]),
+            Verdict::Loop(_)
+        ));
+        // On another page it is progress (the next page of results), not a loop.
+        assert_eq!(
+            check(
+                "g",
+                &next,
+                &obs,
+                &[before("https://shop.example/cart?page=1"), before(&obs.url)]
+            ),
+            Verdict::Allow
+        );
+        // The same element under another index is still the same element.
+        let mut moved = next.clone();
+        if let Action::Click { target } = &mut moved {
+            target.index = 70;
+        }
+        let earlier = Taken {
+            action: moved,
+            url: obs.url.clone(),
+        };
+        assert!(matches!(
+            check("g", &next, &obs, &[earlier.clone(), earlier]),
+            Verdict::Loop(_)
+        ));
+    }
+}
