@@ -6,8 +6,10 @@
 //! again with the reason). The loop, the guards and the other decorators come next (issue 4).
 
 pub mod guards;
+pub mod outcome;
 pub mod parse;
 pub mod prompt;
 pub mod reply;
+pub mod run;
 pub mod strategy;
 pub mod validate;

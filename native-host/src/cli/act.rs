@@ -1,8 +1,8 @@
 //! `itinero-host act --tab N '<action JSON>'`: performs one action and says what happened.
 
+use crate::agent::outcome::{describe, took_effect};
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use itinero_shared::messages::Outcome;
 use itinero_shared::observation::Observation;
 use itinero_shared::{Action, Target};
 use serde_json::Value;
@@ -93,33 +93,6 @@ fn find_target(observation: &Observation, index: u64) -> Option<Target> {
         index: node.index?,
         fingerprint: node.fingerprint.clone()?,
     })
-}
-
-pub fn describe(outcome: &Outcome) -> String {
-    match outcome {
-        Outcome::Done => "done".into(),
-        Outcome::Navigated { url } => format!("navigated to {url}"),
-        Outcome::OpenedTab { tab_id, url } => format!("opened tab {tab_id}: {url}"),
-        Outcome::TargetDetached => {
-            "target detached: the element is gone or means something else now".into()
-        }
-        Outcome::TargetOccluded { by } => format!("target covered by {by}"),
-        Outcome::ValueRejected { reason } => format!("value rejected: {reason}"),
-        Outcome::NeverSettled { waited_ms } => {
-            format!("done, but the page never settled (waited {waited_ms} ms)")
-        }
-        Outcome::Failed { reason } => format!("failed: {reason}"),
-    }
-}
-
-fn took_effect(outcome: &Outcome) -> bool {
-    matches!(
-        outcome,
-        Outcome::Done
-            | Outcome::Navigated { .. }
-            | Outcome::OpenedTab { .. }
-            | Outcome::NeverSettled { .. }
-    )
 }
 
 #[cfg(test)]

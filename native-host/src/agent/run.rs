@@ -1,0 +1,678 @@
+//! One task, step by step: observe → decide → guards → act → record, until the model says it
+//! is done, the step limit, Stop, or a failure that cannot be worked around.
+//!
+//! The browser and the side panel are traits here, so the loop is the same whether it drives
+//! the extension (through the link) or a test's stand-in; every step is reported to the panel as
+//! it happens.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
+use itinero_shared::messages::{Outcome, TaskEventKind, TaskStatus};
+use itinero_shared::observation::Observation;
+use itinero_shared::Action;
+
+use super::guards::{self, Taken, Verdict};
+use super::outcome::{describe, took_effect};
+use super::prompt::PastStep;
+use super::strategy::{DecideError, Step, Strategy};
+
+/// The tab the task works in, as the loop needs it.
+#[async_trait]
+pub trait Browser: Send + Sync {
+    async fn observe(&self, tab: i64) -> Result<Observation, String>;
+    /// Carries out `action` in `frame` of `tab`; returns what came of it and how long it took (ms).
+    async fn perform(
+        &self,
+        tab: i64,
+        frame: i64,
+        action: &Action,
+    ) -> Result<(Outcome, u64), String>;
+}
+
+/// What the user is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ask {
+    /// A free-text answer.
+    Question,
+    /// Yes or no to a risky action.
+    Approval,
+}
+
+/// The side panel, as the loop needs it.
+#[async_trait]
+pub trait Panel: Send + Sync {
+    fn event(&self, step: u32, kind: TaskEventKind);
+    /// Asks the user; `None` when no answer came (the task was stopped, the panel closed).
+    async fn ask(&self, question: &str, kind: Ask) -> Option<String>;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Task {
+    pub goal: String,
+    pub tab: i64,
+    pub max_steps: u32,
+}
+
+/// Steps before the task gives up, unless the user sets another limit.
+pub const DEFAULT_MAX_STEPS: u32 = 30;
+/// Failed steps in a row before the user is asked for help.
+const FAILURES_BEFORE_ASKING: u32 = 3;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    pub status: TaskStatus,
+    pub answer: Option<String>,
+    pub steps: u32,
+}
+
+/// `click [4] button "Search"`: an action as the history recalls it.
+fn recall(action: &Action, obs: &Observation) -> String {
+    let verb = serde_json::to_value(action)
+        .ok()
+        .and_then(|v| v["kind"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let mut s = verb;
+    if let Some(t) = action.target() {
+        s.push_str(&format!(" [{}]", t.index));
+        if let Some(n) = obs.find_indexed(t.index) {
+            s.push_str(&format!(" {}", n.tag));
+            if let Some(name) = n.name.as_deref().filter(|n| !n.is_empty()) {
+                s.push_str(&format!(" {name:?}"));
+            }
+        }
+    }
+    match action {
+        Action::Type { text, submit, .. } => {
+            s.push_str(&format!(" {text:?}"));
+            if *submit {
+                s.push_str(" and submitted");
+            }
+        }
+        Action::Select { value, .. } => s.push_str(&format!(" {value:?}")),
+        Action::Navigate { url } => s.push_str(&format!(" {url}")),
+        Action::Scroll { direction, .. } => s.push_str(&format!(" {direction:?}").to_lowercase()),
+        Action::PressKey { key, .. } => s.push_str(&format!(" {key}")),
+        _ => {}
+    }
+    s
+}
+
+fn summary(obs: &Observation) -> String {
+    format!(
+        "{} — {} ({} elements)",
+        if obs.title.is_empty() {
+            "(no title)"
+        } else {
+            &obs.title
+        },
+        obs.url,
+        obs.indexed().len()
+    )
+}
+
+/// The frame an action's target lives in (0: the top frame).
+fn frame_of(action: &Action, obs: &Observation) -> i64 {
+    action
+        .target()
+        .and_then(|t| obs.find_indexed(t.index))
+        .and_then(|n| n.frame_id)
+        .unwrap_or(0)
+}
+
+/// Runs `task` to its end. `stop` is checked between steps and while waiting on the user.
+pub async fn run(
+    task: &Task,
+    strategy: &dyn Strategy,
+    browser: &dyn Browser,
+    panel: &dyn Panel,
+    stop: &AtomicBool,
+) -> Finished {
+    let mut tab = task.tab;
+    let mut history: Vec<PastStep> = Vec::new();
+    let mut taken: Vec<Taken> = Vec::new();
+    let mut lessons: Vec<String> = Vec::new();
+    let mut feedback: Option<String> = None;
+    let mut failures = 0u32;
+    let finish = |status, answer: Option<String>, steps| Finished {
+        status,
+        answer,
+        steps,
+    };
+    panel.event(
+        0,
+        TaskEventKind::Started {
+            goal: task.goal.clone(),
+        },
+    );
+    for step in 1..=task.max_steps {
+        if stop.load(Ordering::SeqCst) {
+            return finish(TaskStatus::Stopped, None, step - 1);
+        }
+        let obs = match browser.observe(tab).await {
+            Ok(o) => o,
+            Err(e) => {
+                return finish(
+                    TaskStatus::Failed,
+                    Some(format!("could not read the page: {e}")),
+                    step - 1,
+                )
+            }
+        };
+        panel.event(
+            step,
+            TaskEventKind::Observed {
+                summary: summary(&obs),
+            },
+        );
+
+        // Ask-human: after repeated failures, the user's hint joins the prompt as a lesson.
+        if failures >= FAILURES_BEFORE_ASKING {
+            let question = format!(
+                "I am stuck on \"{}\": {}. What should I do?",
+                task.goal,
+                feedback.as_deref().unwrap_or("my last steps failed")
+            );
+            match panel.ask(&question, Ask::Question).await {
+                Some(answer) if !stop.load(Ordering::SeqCst) => {
+                    lessons.push(answer);
+                    failures = 0;
+                }
+                _ => return finish(TaskStatus::Stopped, None, step - 1),
+            }
+        }
+
+        let decided = strategy
+            .decide(&Step {
+                goal: &task.goal,
+                observation: &obs,
+                history: &history,
+                lessons: &lessons,
+                plan: &[],
+                feedback: feedback.take(),
+            })
+            .await;
+        let decision = match decided {
+            Ok(d) => d,
+            Err(DecideError::Unusable { reason, .. }) => {
+                failures += 1;
+                panel.event(
+                    step,
+                    TaskEventKind::Note {
+                        text: format!("the model's reply could not be used: {reason}"),
+                    },
+                );
+                feedback = Some(reason);
+                continue;
+            }
+            Err(DecideError::Backend(e)) => {
+                return finish(TaskStatus::Failed, Some(e.to_string()), step - 1);
+            }
+        };
+        let mut action = decision.action;
+        match guards::check(&task.goal, &action, &obs, &taken) {
+            Verdict::Allow => {}
+            Verdict::Replace {
+                action: instead,
+                why,
+            } => {
+                panel.event(step, TaskEventKind::Note { text: why });
+                action = *instead;
+            }
+            Verdict::Reask(reason) => {
+                panel.event(
+                    step,
+                    TaskEventKind::Note {
+                        text: reason.clone(),
+                    },
+                );
+                feedback = Some(reason);
+                continue;
+            }
+            Verdict::Loop(reason) => {
+                failures += 1;
+                panel.event(
+                    step,
+                    TaskEventKind::Note {
+                        text: reason.clone(),
+                    },
+                );
+                feedback = Some(reason);
+                continue;
+            }
+            Verdict::Approve(why) => {
+                let question = format!("Allow this step? {}: {why}", recall(&action, &obs));
+                let yes = panel.ask(&question, Ask::Approval).await.is_some_and(|a| {
+                    matches!(
+                        a.trim().to_lowercase().as_str(),
+                        "yes" | "y" | "allow" | "ok"
+                    )
+                });
+                if !yes || stop.load(Ordering::SeqCst) {
+                    return finish(
+                        TaskStatus::Stopped,
+                        Some(format!(
+                            "Stopped: you did not allow {}",
+                            recall(&action, &obs)
+                        )),
+                        step,
+                    );
+                }
+            }
+        }
+        panel.event(
+            step,
+            TaskEventKind::Decided {
+                action: action.clone(),
+                reason: decision.thought.clone().unwrap_or_default(),
+                source: decision.strategy.to_owned(),
+            },
+        );
+        match &action {
+            Action::Done { answer, success } => {
+                let status = if *success {
+                    TaskStatus::Succeeded
+                } else {
+                    TaskStatus::Failed
+                };
+                return finish(status, Some(answer.clone()), step);
+            }
+            Action::AskUser { question } => {
+                match panel.ask(question, Ask::Question).await {
+                    Some(answer) if !stop.load(Ordering::SeqCst) => {
+                        history.push(PastStep {
+                            action: format!("asked the user {question:?}"),
+                            outcome: format!("the user answered {answer:?}"),
+                        });
+                        lessons.push(answer);
+                    }
+                    _ => return finish(TaskStatus::Stopped, None, step),
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let frame = frame_of(&action, &obs);
+        let (outcome, elapsed_ms) = match browser.perform(tab, frame, &action).await {
+            Ok(r) => r,
+            Err(e) => (Outcome::Failed { reason: e }, 0),
+        };
+        panel.event(
+            step,
+            TaskEventKind::Acted {
+                outcome: outcome.clone(),
+                elapsed_ms,
+            },
+        );
+        if let Outcome::OpenedTab { tab_id, .. } = &outcome {
+            // The task follows the tabs it opens.
+            tab = *tab_id;
+        }
+        if took_effect(&outcome) {
+            failures = 0;
+        } else {
+            failures += 1;
+            feedback = Some(format!(
+                "your last action did not work: {}",
+                describe(&outcome)
+            ));
+        }
+        history.push(PastStep {
+            action: recall(&action, &obs),
+            outcome: describe(&outcome),
+        });
+        taken.push(Taken {
+            action,
+            url: obs.url.clone(),
+        });
+    }
+    finish(TaskStatus::StepLimit, None, task.max_steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::agent::strategy::{Llm, Retry};
+    use crate::llm::scripted::{Scripted, Step as ScriptStep};
+    use itinero_shared::observation::DomNode;
+    use itinero_shared::Fingerprint;
+
+    /// A shop page: a search box, a Go button, and (after searching) a result with a price.
+    struct FakeShop {
+        searched: Mutex<Option<String>>,
+        performed: Mutex<Vec<(i64, Action)>>,
+        /// Outcome of every click instead of `Done` (e.g. covered).
+        click_outcome: Option<Outcome>,
+    }
+
+    fn el(i: u32, tag: &str, itype: Option<&str>, name: &str) -> DomNode {
+        DomNode {
+            index: Some(i),
+            tag: tag.into(),
+            input_type: itype.map(Into::into),
+            name: Some(name.into()),
+            in_viewport: true,
+            fingerprint: Some(Fingerprint {
+                tag: tag.into(),
+                name: Some(name.into()),
+                path: format!(">{tag}[{i}]"),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[async_trait]
+    impl Browser for FakeShop {
+        async fn observe(&self, tab: i64) -> Result<Observation, String> {
+            let mut children = vec![
+                el(0, "input", Some("search"), "Search"),
+                el(1, "button", None, "Buy now"),
+            ];
+            if let Some(q) = self.searched.lock().unwrap().as_ref() {
+                children.push(DomNode {
+                    tag: "#text".into(),
+                    text: Some(format!("Results for {q}: Wool socks 12.99 EUR")),
+                    ..Default::default()
+                });
+            }
+            Ok(Observation {
+                url: format!("https://shop.example/tab{tab}"),
+                title: "Shop".into(),
+                root: DomNode {
+                    tag: "body".into(),
+                    children,
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+        }
+
+        async fn perform(
+            &self,
+            tab: i64,
+            _frame: i64,
+            action: &Action,
+        ) -> Result<(Outcome, u64), String> {
+            self.performed.lock().unwrap().push((tab, action.clone()));
+            match action {
+                Action::Type {
+                    text, submit: true, ..
+                } => {
+                    *self.searched.lock().unwrap() = Some(text.clone());
+                    Ok((Outcome::Done, 5))
+                }
+                Action::Click { .. } => {
+                    Ok((self.click_outcome.clone().unwrap_or(Outcome::Done), 5))
+                }
+                _ => Ok((Outcome::Done, 5)),
+            }
+        }
+    }
+
+    fn shop() -> FakeShop {
+        FakeShop {
+            searched: Mutex::default(),
+            performed: Mutex::default(),
+            click_outcome: None,
+        }
+    }
+
+    #[derive(Default)]
+    struct FakePanel {
+        events: Mutex<Vec<(u32, TaskEventKind)>>,
+        asked: Mutex<Vec<(String, Ask)>>,
+        answers: Mutex<Vec<String>>,
+    }
+
+    #[async_trait]
+    impl Panel for FakePanel {
+        fn event(&self, step: u32, kind: TaskEventKind) {
+            self.events.lock().unwrap().push((step, kind));
+        }
+
+        async fn ask(&self, question: &str, kind: Ask) -> Option<String> {
+            self.asked.lock().unwrap().push((question.to_owned(), kind));
+            let mut answers = self.answers.lock().unwrap();
+            (!answers.is_empty()).then(|| answers.remove(0))
+        }
+    }
+
+    fn task(goal: &str) -> Task {
+        Task {
+            goal: goal.into(),
+            tab: 7,
+            max_steps: DEFAULT_MAX_STEPS,
+        }
+    }
+
+    fn chain(script: Arc<Scripted>) -> Retry<Llm> {
+        Retry {
+            inner: Llm::new(script, "qwen2.5:3b"),
+            attempts: 2,
+        }
+    }
+
+    #[tokio::test]
+    async fn search_then_answer() {
+        let script = Arc::new(Scripted::new([
+            ScriptStep::reply(
+                r#"{"thought": "search", "action": "type", "index": 0, "text": "wool socks", "submit": true}"#,
+            ),
+            ScriptStep {
+                expect: vec![
+                    "1. type [0] input \"Search\" \"wool socks\" and submitted → done".into(),
+                    "12.99 EUR".into(),
+                ],
+                reject: vec![],
+                reply: r#"{"thought": "found", "action": "done", "answer": "12.99 EUR"}"#.into(),
+            },
+        ]));
+        let (browser, panel) = (shop(), FakePanel::default());
+        let end = run(
+            &task("What do wool socks cost?"),
+            &chain(script),
+            &browser,
+            &panel,
+            &AtomicBool::new(false),
+        )
+        .await;
+        assert_eq!(
+            end,
+            Finished {
+                status: TaskStatus::Succeeded,
+                answer: Some("12.99 EUR".into()),
+                steps: 2
+            }
+        );
+        let events = panel.events.lock().unwrap();
+        let kinds: Vec<&str> = events
+            .iter()
+            .map(|(_, k)| match k {
+                TaskEventKind::Started { .. } => "started",
+                TaskEventKind::Observed { .. } => "observed",
+                TaskEventKind::Decided { .. } => "decided",
+                TaskEventKind::Acted { .. } => "acted",
+                TaskEventKind::Note { .. } => "note",
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            ["started", "observed", "decided", "acted", "observed", "decided"]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_denied_approval_stops_the_task() {
+        let script = Arc::new(Scripted::new([ScriptStep::reply(
+            r#"{"action": "click", "index": 1}"#,
+        )]));
+        let (browser, panel) = (shop(), FakePanel::default());
+        panel.answers.lock().unwrap().push("no".into());
+        let end = run(
+            &task("buy socks"),
+            &chain(script),
+            &browser,
+            &panel,
+            &AtomicBool::new(false),
+        )
+        .await;
+        assert_eq!(end.status, TaskStatus::Stopped);
+        assert!(end
+            .answer
+            .unwrap()
+            .contains("did not allow click [1] button \"Buy now\""));
+        assert!(
+            browser.performed.lock().unwrap().is_empty(),
+            "nothing was clicked"
+        );
+        let asked = panel.asked.lock().unwrap();
+        assert_eq!(asked[0].1, Ask::Approval);
+    }
+
+    #[tokio::test]
+    async fn three_failures_ask_the_user_and_the_answer_reaches_the_model() {
+        let script = Arc::new(Scripted::new([
+            ScriptStep::reply(r#"{"action": "click", "index": 0}"#),
+            ScriptStep::reply(r#"{"action": "click", "index": 0}"#),
+            ScriptStep {
+                expect: vec![
+                    "your last action did not work: target covered by div#cookie-banner".into(),
+                ],
+                reject: vec![],
+                reply: r#"{"action": "click", "index": 0}"#.into(),
+            },
+            ScriptStep {
+                expect: vec!["- try the search box".into()],
+                reject: vec![],
+                reply: r#"{"action": "done", "answer": "gave up", "success": false}"#.into(),
+            },
+        ]));
+        let browser = FakeShop {
+            click_outcome: Some(Outcome::TargetOccluded {
+                by: "div#cookie-banner".into(),
+            }),
+            ..shop()
+        };
+        let panel = FakePanel::default();
+        panel
+            .answers
+            .lock()
+            .unwrap()
+            .push("try the search box".into());
+        // Two covered clicks, then the same click a third time is a loop: three failures in a
+        // row, so the user is asked before the next decision.
+        let end = run(
+            &task("open the socks page"),
+            &chain(script.clone()),
+            &browser,
+            &panel,
+            &AtomicBool::new(false),
+        )
+        .await;
+        assert_eq!(end.status, TaskStatus::Failed);
+        let asked = panel.asked.lock().unwrap();
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        assert!(asked[0].0.contains("I am stuck"), "{asked:?}");
+        assert_eq!(script.remaining(), 0);
+        assert_eq!(
+            browser.performed.lock().unwrap().len(),
+            2,
+            "the looping click was not carried out"
+        );
+    }
+
+    #[tokio::test]
+    async fn stop_step_limit_and_dead_backend() {
+        let (browser, panel) = (shop(), FakePanel::default());
+        let stopped = AtomicBool::new(true);
+        let script = Arc::new(Scripted::new([]));
+        let end = run(
+            &task("g"),
+            &chain(script.clone()),
+            &browser,
+            &panel,
+            &stopped,
+        )
+        .await;
+        assert_eq!((end.status, end.steps), (TaskStatus::Stopped, 0));
+
+        let end = run(
+            &task("g"),
+            &chain(script),
+            &browser,
+            &panel,
+            &AtomicBool::new(false),
+        )
+        .await;
+        assert_eq!(end.status, TaskStatus::Failed);
+        assert!(
+            end.answer.unwrap().contains("no reply left"),
+            "the backend's error is the answer"
+        );
+
+        let script = Arc::new(Scripted::new(
+            (0..3).map(|_| ScriptStep::reply(r#"{"action": "wait", "ms": 10}"#)),
+        ));
+        let limited = Task {
+            max_steps: 3,
+            ..task("g")
+        };
+        let end = run(
+            &limited,
+            &chain(script),
+            &browser,
+            &panel,
+            &AtomicBool::new(false),
+        )
+        .await;
+        assert_eq!((end.status, end.steps), (TaskStatus::StepLimit, 3));
+    }
+
+    #[tokio::test]
+    async fn the_task_follows_a_tab_it_opens() {
+        struct Opener(FakeShop);
+        #[async_trait]
+        impl Browser for Opener {
+            async fn observe(&self, tab: i64) -> Result<Observation, String> {
+                self.0.observe(tab).await
+            }
+            async fn perform(
+                &self,
+                tab: i64,
+                frame: i64,
+                action: &Action,
+            ) -> Result<(Outcome, u64), String> {
+                self.0.perform(tab, frame, action).await?;
+                Ok((
+                    Outcome::OpenedTab {
+                        tab_id: 99,
+                        url: "https://shop.example/tab99".into(),
+                    },
+                    5,
+                ))
+            }
+        }
+        let script = Arc::new(Scripted::new([
+            ScriptStep::reply(r#"{"action": "hover", "index": 0}"#),
+            ScriptStep {
+                expect: vec!["https://shop.example/tab99".into()],
+                reject: vec![],
+                reply: r#"{"action": "done", "answer": "ok"}"#.into(),
+            },
+        ]));
+        let browser = Opener(shop());
+        let end = run(
+            &task("g"),
+            &chain(script),
+            &browser,
+            &FakePanel::default(),
+            &AtomicBool::new(false),
+        )
+        .await;
+        assert_eq!(end.status, TaskStatus::Succeeded);
+        assert_eq!(browser.0.performed.lock().unwrap()[0].0, 7);
+    }
+}
