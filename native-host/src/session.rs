@@ -11,7 +11,7 @@
 
 use itinero_shared::codec::{Direction, FrameDecoder, FrameError};
 use itinero_shared::envelope::{Envelope, EnvelopeError, MessageSet};
-use itinero_shared::messages::{ErrorReply, HelloAck, Pong};
+use itinero_shared::messages::{ErrorReply, HelloAck, Pong, TaskEvent, TaskEventKind};
 use itinero_shared::{
     encode_frame, is_host_request_id, ErrorCode, ToBrowser, ToHost, PROTOCOL_VERSION,
 };
@@ -19,10 +19,11 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tracing::{debug, info, warn};
 
+use crate::agent::tasks::Tasks;
 use crate::link::BrowserLink;
 
 /// What this host build can do, announced in `HelloAck`.
-pub const CAPABILITIES: &[&str] = &["ping"];
+pub const CAPABILITIES: &[&str] = &["ping", "tasks"];
 
 /// How a session ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -108,7 +109,13 @@ fn error_code(e: &EnvelopeError) -> ErrorCode {
 }
 
 /// Handles one decoded message: a request is answered, a reply goes to the link.
-async fn dispatch(env: Envelope<ToHost>, received_bytes: usize, out: &Outbox, link: &BrowserLink) {
+async fn dispatch(
+    env: Envelope<ToHost>,
+    received_bytes: usize,
+    out: &Outbox,
+    link: &BrowserLink,
+    tasks: &Tasks,
+) {
     let id = env.id;
     match env.msg {
         reply @ (ToHost::Observation(_)
@@ -147,6 +154,52 @@ async fn dispatch(env: Envelope<ToHost>, received_bytes: usize, out: &Outbox, li
                 }),
             )
             .await;
+        }
+        ToHost::StartTask(start) => {
+            if start.goal.trim().is_empty() {
+                out.error(id, ErrorCode::BadBody, "the goal is empty: say what to do")
+                    .await;
+                return;
+            }
+            // Its events, questions and result all come with this request's id.
+            tasks.start(id, start);
+        }
+        ToHost::StopTask(stop) => match tasks.stop(stop.task_id) {
+            Ok(()) => {
+                let note = TaskEventKind::Note {
+                    text: "stopping".into(),
+                };
+                out.send(
+                    id,
+                    ToBrowser::TaskEvent(TaskEvent {
+                        task_id: stop.task_id,
+                        step: 0,
+                        kind: note,
+                    }),
+                )
+                .await;
+            }
+            Err(e) => out.error(id, ErrorCode::BadBody, e).await,
+        },
+        ToHost::UserReply(reply) => {
+            let task_id = reply.task_id;
+            match tasks.reply(reply) {
+                Ok(()) => {
+                    let note = TaskEventKind::Note {
+                        text: "answer received".into(),
+                    };
+                    out.send(
+                        id,
+                        ToBrowser::TaskEvent(TaskEvent {
+                            task_id,
+                            step: 0,
+                            kind: note,
+                        }),
+                    )
+                    .await;
+                }
+                Err(e) => out.error(id, ErrorCode::BadBody, e).await,
+            }
         }
         ToHost::Ping(ping) => {
             out.send(
@@ -197,14 +250,17 @@ where
     let writer = tokio::spawn(write_frames(output, rx));
     let link = BrowserLink::new(out.clone());
     on_start(link.clone());
-    let end = read_frames(&mut input, &out, &link).await;
+    let tasks = Tasks::new(link.clone(), out.clone());
+    let end = read_frames(&mut input, &out, &link, &tasks).await;
     link.end(match &end {
         Ok(SessionEnd::Closed) => "the browser closed the connection",
         Ok(SessionEnd::Truncated(_)) => "the browser went away mid-frame",
         Ok(SessionEnd::ProtocolViolation(_)) => "the browser's stream became unreadable",
         Err(_) => "reading from the browser failed",
     });
-    // `end` released the link's outbox; with ours gone the writer drains and finishes.
+    tasks.abort_all();
+    drop(tasks);
+    // `end` released the link's outbox; with ours and the tasks' gone the writer drains and finishes.
     drop(out);
     // Let every queued reply reach the browser before the process exits.
     match writer.await {
@@ -218,6 +274,7 @@ async fn read_frames<R: AsyncRead + Unpin>(
     input: &mut R,
     out: &Outbox,
     link: &BrowserLink,
+    tasks: &Tasks,
 ) -> std::io::Result<SessionEnd> {
     let mut decoder = FrameDecoder::new(Direction::ToHost);
     let mut buf = vec![0u8; 64 * 1024];
@@ -238,7 +295,7 @@ async fn read_frames<R: AsyncRead + Unpin>(
                 Ok(Some(frame)) => {
                     debug!(bytes = frame.len(), "frame in");
                     match Envelope::<ToHost>::from_json(&frame) {
-                        Ok(env) => dispatch(env, frame.len(), out, link).await,
+                        Ok(env) => dispatch(env, frame.len(), out, link, tasks).await,
                         // An unreadable reply fails the request it answers; the browser is not answered.
                         Err((Some(id), e)) if is_host_request_id(id) => {
                             warn!(id, "unreadable reply to a host request: {e}");
@@ -356,7 +413,7 @@ mod tests {
             br#"{"v":1,"id":7,"type":"StopTask","body":{"task_id":"x"}}"#,
         ));
         input.extend(frame(
-            br#"{"v":1,"id":8,"type":"StopTask","body":{"task_id":3}}"#,
+            br#"{"v":1,"id":8,"type":"Skills","body":{"op":"list"}}"#,
         ));
         input.extend(frame(&[0xff, 0x00, 0xfe]));
         input.extend(ping(9, "still here"));

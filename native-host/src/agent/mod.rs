@@ -12,4 +12,5 @@ pub mod prompt;
 pub mod reply;
 pub mod run;
 pub mod strategy;
+pub mod tasks;
 pub mod validate;

@@ -42,7 +42,7 @@ pub enum Ask {
 /// The side panel, as the loop needs it.
 #[async_trait]
 pub trait Panel: Send + Sync {
-    fn event(&self, step: u32, kind: TaskEventKind);
+    async fn event(&self, step: u32, kind: TaskEventKind);
     /// Asks the user; `None` when no answer came (the task was stopped, the panel closed).
     async fn ask(&self, question: &str, kind: Ask) -> Option<String>;
 }
@@ -139,12 +139,14 @@ pub async fn run(
         answer,
         steps,
     };
-    panel.event(
-        0,
-        TaskEventKind::Started {
-            goal: task.goal.clone(),
-        },
-    );
+    panel
+        .event(
+            0,
+            TaskEventKind::Started {
+                goal: task.goal.clone(),
+            },
+        )
+        .await;
     for step in 1..=task.max_steps {
         if stop.load(Ordering::SeqCst) {
             return finish(TaskStatus::Stopped, None, step - 1);
@@ -159,12 +161,14 @@ pub async fn run(
                 )
             }
         };
-        panel.event(
-            step,
-            TaskEventKind::Observed {
-                summary: summary(&obs),
-            },
-        );
+        panel
+            .event(
+                step,
+                TaskEventKind::Observed {
+                    summary: summary(&obs),
+                },
+            )
+            .await;
 
         // Ask-human: after repeated failures, the user's hint joins the prompt as a lesson.
         if failures >= FAILURES_BEFORE_ASKING {
@@ -196,12 +200,14 @@ pub async fn run(
             Ok(d) => d,
             Err(DecideError::Unusable { reason, .. }) => {
                 failures += 1;
-                panel.event(
-                    step,
-                    TaskEventKind::Note {
-                        text: format!("the model's reply could not be used: {reason}"),
-                    },
-                );
+                panel
+                    .event(
+                        step,
+                        TaskEventKind::Note {
+                            text: format!("the model's reply could not be used: {reason}"),
+                        },
+                    )
+                    .await;
                 feedback = Some(reason);
                 continue;
             }
@@ -216,27 +222,31 @@ pub async fn run(
                 action: instead,
                 why,
             } => {
-                panel.event(step, TaskEventKind::Note { text: why });
+                panel.event(step, TaskEventKind::Note { text: why }).await;
                 action = *instead;
             }
             Verdict::Reask(reason) => {
-                panel.event(
-                    step,
-                    TaskEventKind::Note {
-                        text: reason.clone(),
-                    },
-                );
+                panel
+                    .event(
+                        step,
+                        TaskEventKind::Note {
+                            text: reason.clone(),
+                        },
+                    )
+                    .await;
                 feedback = Some(reason);
                 continue;
             }
             Verdict::Loop(reason) => {
                 failures += 1;
-                panel.event(
-                    step,
-                    TaskEventKind::Note {
-                        text: reason.clone(),
-                    },
-                );
+                panel
+                    .event(
+                        step,
+                        TaskEventKind::Note {
+                            text: reason.clone(),
+                        },
+                    )
+                    .await;
                 feedback = Some(reason);
                 continue;
             }
@@ -260,14 +270,16 @@ pub async fn run(
                 }
             }
         }
-        panel.event(
-            step,
-            TaskEventKind::Decided {
-                action: action.clone(),
-                reason: decision.thought.clone().unwrap_or_default(),
-                source: decision.strategy.to_owned(),
-            },
-        );
+        panel
+            .event(
+                step,
+                TaskEventKind::Decided {
+                    action: action.clone(),
+                    reason: decision.thought.clone().unwrap_or_default(),
+                    source: decision.strategy.to_owned(),
+                },
+            )
+            .await;
         match &action {
             Action::Done { answer, success } => {
                 let status = if *success {
@@ -297,13 +309,15 @@ pub async fn run(
             Ok(r) => r,
             Err(e) => (Outcome::Failed { reason: e }, 0),
         };
-        panel.event(
-            step,
-            TaskEventKind::Acted {
-                outcome: outcome.clone(),
-                elapsed_ms,
-            },
-        );
+        panel
+            .event(
+                step,
+                TaskEventKind::Acted {
+                    outcome: outcome.clone(),
+                    elapsed_ms,
+                },
+            )
+            .await;
         if let Outcome::OpenedTab { tab_id, .. } = &outcome {
             // The task follows the tabs it opens.
             tab = *tab_id;
@@ -429,7 +443,7 @@ mod tests {
 
     #[async_trait]
     impl Panel for FakePanel {
-        fn event(&self, step: u32, kind: TaskEventKind) {
+        async fn event(&self, step: u32, kind: TaskEventKind) {
             self.events.lock().unwrap().push((step, kind));
         }
 

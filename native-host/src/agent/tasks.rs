@@ -1,0 +1,341 @@
+//! Tasks the browser starts: each runs on its own (several may run in different tabs at once),
+//! drives its tab through the session's link, and streams its progress back.
+//!
+//! Every message of a task (`TaskEvent`s, `AskUser`, and last `TaskFinished`) carries the
+//! envelope id of the `StartTask` that began it, so the background can route the whole stream
+//! to the panel that asked; the body's `task_id` names the task in `StopTask` and `UserReply`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use itinero_shared::messages::{
+    AskUser, Outcome, StartTask, TaskEvent, TaskEventKind, TaskFinished, TaskStatus, UserReply,
+};
+use itinero_shared::observation::Observation;
+use itinero_shared::{Action, ToBrowser};
+use tokio::sync::{oneshot, Notify};
+
+use super::run::{self, Ask, Browser, Panel, Task, DEFAULT_MAX_STEPS};
+use super::strategy::{Llm, Retry};
+use crate::link::BrowserLink;
+use crate::llm::ollama::{self, Ollama};
+use crate::llm::openai::OpenAi;
+use crate::llm::scripted::Scripted;
+use crate::llm::{Backend, Timeouts};
+use crate::session::Outbox;
+
+/// The model a task uses, resolved when it starts.
+pub struct ModelChoice {
+    pub backend: Arc<dyn Backend>,
+    pub model: String,
+}
+
+/// Picks the backend and model for a task from its options and the environment:
+/// `ITINERO_BACKEND` (`ollama`, the default; `openai`, with `ITINERO_OPENAI_URL` and
+/// `ITINERO_OPENAI_KEY`; or `scripted:PATH`, for tests) and `ITINERO_MODEL`. With Ollama and no
+/// model named, the first model Ollama lists is used.
+pub async fn choose_model(
+    backend: Option<&str>,
+    model: Option<&str>,
+) -> Result<ModelChoice, String> {
+    let env_backend = std::env::var("ITINERO_BACKEND").ok();
+    let backend = backend.or(env_backend.as_deref()).unwrap_or("ollama");
+    let env_model = std::env::var("ITINERO_MODEL").ok();
+    let model = model.or(env_model.as_deref()).map(str::to_owned);
+    if let Some(path) = backend.strip_prefix("scripted:") {
+        let script = Scripted::from_file(std::path::Path::new(path)).map_err(|e| e.to_string())?;
+        return Ok(ModelChoice {
+            backend: Arc::new(script),
+            model: model.unwrap_or_else(|| "scripted".into()),
+        });
+    }
+    match backend {
+        "ollama" => {
+            let ollama = Ollama::new(&ollama::default_url(), Timeouts::default())
+                .map_err(|e| e.to_string())?;
+            let model = match model {
+                Some(m) => m,
+                None => ollama
+                    .models()
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .into_iter()
+                    .next()
+                    .map(|m| m.name)
+                    .ok_or("Ollama has no models yet. Pull one, e.g. `ollama pull qwen2.5:3b`")?,
+            };
+            Ok(ModelChoice {
+                backend: Arc::new(ollama),
+                model,
+            })
+        }
+        "openai" => {
+            let url = std::env::var("ITINERO_OPENAI_URL").map_err(|_| {
+                "set ITINERO_OPENAI_URL to the server's API base, e.g. http://127.0.0.1:8080/v1"
+            })?;
+            let key = std::env::var("ITINERO_OPENAI_KEY").ok();
+            let api = OpenAi::new(&url, key, Timeouts::default()).map_err(|e| e.to_string())?;
+            let model = model.ok_or("name the model with ITINERO_MODEL")?;
+            Ok(ModelChoice {
+                backend: Arc::new(api),
+                model,
+            })
+        }
+        other => Err(format!(
+            "unknown backend {other:?}: use ollama, openai or scripted:PATH"
+        )),
+    }
+}
+
+struct Running {
+    stop: Arc<AtomicBool>,
+    stopped: Arc<Notify>,
+    questions: HashMap<u64, oneshot::Sender<String>>,
+    /// Set once the task is spawned; ends it at once when the session ends.
+    abort: Option<tokio::task::AbortHandle>,
+}
+
+#[derive(Default)]
+struct State {
+    next_task: u64,
+    next_question: u64,
+    running: HashMap<u64, Running>,
+}
+
+/// The session's tasks; cheap to clone.
+#[derive(Clone)]
+pub struct Tasks {
+    state: Arc<Mutex<State>>,
+    link: BrowserLink,
+    out: Outbox,
+}
+
+impl Tasks {
+    pub fn new(link: BrowserLink, out: Outbox) -> Self {
+        Self {
+            state: Arc::default(),
+            link,
+            out,
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().expect("tasks lock")
+    }
+
+    /// Starts a task for the `StartTask` with envelope id `request_id`; returns its task id.
+    pub fn start(&self, request_id: u64, start: StartTask) -> u64 {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::new(Notify::new());
+        let task_id = {
+            let mut s = self.state();
+            s.next_task += 1;
+            let id = s.next_task;
+            s.running.insert(
+                id,
+                Running {
+                    stop: stop.clone(),
+                    stopped: stopped.clone(),
+                    questions: HashMap::new(),
+                    abort: None,
+                },
+            );
+            id
+        };
+        let this = self.clone();
+        let handle = tokio::spawn(async move {
+            let panel = SessionPanel {
+                tasks: this.clone(),
+                request_id,
+                task_id,
+                stopped,
+            };
+            let task = Task {
+                goal: start.goal.clone(),
+                tab: start.tab_id,
+                max_steps: start.options.max_steps.unwrap_or(DEFAULT_MAX_STEPS).max(1),
+            };
+            tracing::info!(task_id, tab = start.tab_id, "task started");
+            let finished = match choose_model(
+                start.options.backend.as_deref(),
+                start.options.model.as_deref(),
+            )
+            .await
+            {
+                Ok(choice) => {
+                    let strategy = Retry {
+                        inner: Llm::new(choice.backend, &choice.model),
+                        attempts: 3,
+                    };
+                    let browser = SessionBrowser {
+                        link: this.link.clone(),
+                        task_id,
+                    };
+                    run::run(&task, &strategy, &browser, &panel, &stop).await
+                }
+                Err(e) => run::Finished {
+                    status: TaskStatus::Failed,
+                    answer: Some(format!("no model to run the task: {e}")),
+                    steps: 0,
+                },
+            };
+            tracing::info!(task_id, status = ?finished.status, steps = finished.steps, "task finished");
+            this.state().running.remove(&task_id);
+            this.out
+                .send(
+                    request_id,
+                    ToBrowser::TaskFinished(TaskFinished {
+                        task_id,
+                        status: finished.status,
+                        answer: finished.answer,
+                    }),
+                )
+                .await;
+        });
+        if let Some(running) = self.state().running.get_mut(&task_id) {
+            running.abort = Some(handle.abort_handle());
+        }
+        task_id
+    }
+
+    /// Ends every task at once: the browser is gone, so nobody is left to report to, and a task
+    /// waiting on a model or a user must not keep the host alive.
+    pub fn abort_all(&self) {
+        let running: Vec<Running> = self.state().running.drain().map(|(_, r)| r).collect();
+        for r in running {
+            r.stop.store(true, Ordering::SeqCst);
+            if let Some(abort) = r.abort {
+                abort.abort();
+            }
+        }
+    }
+
+    /// Asks a running task to stop (between steps, or while it waits on the user).
+    pub fn stop(&self, task_id: u64) -> Result<(), String> {
+        let s = self.state();
+        let running = s
+            .running
+            .get(&task_id)
+            .ok_or_else(|| format!("no task {task_id} is running"))?;
+        running.stop.store(true, Ordering::SeqCst);
+        running.stopped.notify_waiters();
+        Ok(())
+    }
+
+    /// The user's answer to a question a task asked.
+    pub fn reply(&self, reply: UserReply) -> Result<(), String> {
+        let mut s = self.state();
+        let running = s
+            .running
+            .get_mut(&reply.task_id)
+            .ok_or_else(|| format!("no task {} is running", reply.task_id))?;
+        let tx = running
+            .questions
+            .remove(&reply.question_id)
+            .ok_or_else(|| {
+                format!(
+                    "task {} asked no question {}",
+                    reply.task_id, reply.question_id
+                )
+            })?;
+        let _ = tx.send(reply.reply);
+        Ok(())
+    }
+
+    /// Tasks running now.
+    pub fn running(&self) -> usize {
+        self.state().running.len()
+    }
+}
+
+struct SessionBrowser {
+    link: BrowserLink,
+    task_id: u64,
+}
+
+#[async_trait]
+impl Browser for SessionBrowser {
+    async fn observe(&self, tab: i64) -> Result<Observation, String> {
+        self.link
+            .observe(self.task_id, tab)
+            .await
+            .map(|r| r.value.observation)
+            .map_err(|e| e.to_string())
+    }
+
+    async fn perform(
+        &self,
+        tab: i64,
+        frame: i64,
+        action: &Action,
+    ) -> Result<(Outcome, u64), String> {
+        self.link
+            .perform(self.task_id, tab, frame, action.clone())
+            .await
+            .map(|r| (r.value.outcome, r.value.elapsed_ms))
+            .map_err(|e| e.to_string())
+    }
+}
+
+struct SessionPanel {
+    tasks: Tasks,
+    request_id: u64,
+    task_id: u64,
+    stopped: Arc<Notify>,
+}
+
+#[async_trait]
+impl Panel for SessionPanel {
+    async fn event(&self, step: u32, kind: TaskEventKind) {
+        self.tasks
+            .out
+            .send(
+                self.request_id,
+                ToBrowser::TaskEvent(TaskEvent {
+                    task_id: self.task_id,
+                    step,
+                    kind,
+                }),
+            )
+            .await;
+    }
+
+    async fn ask(&self, question: &str, kind: Ask) -> Option<String> {
+        let (tx, rx) = oneshot::channel();
+        let question_id = {
+            let mut s = self.tasks.state();
+            s.next_question += 1;
+            let id = s.next_question;
+            let running = s.running.get_mut(&self.task_id)?;
+            if running.stop.load(Ordering::SeqCst) {
+                return None;
+            }
+            running.questions.insert(id, tx);
+            id
+        };
+        // Registered before the question goes out, so a Stop that races it is not missed.
+        let stopped = self.stopped.notified();
+        self.tasks
+            .out
+            .send(
+                self.request_id,
+                ToBrowser::AskUser(AskUser {
+                    task_id: self.task_id,
+                    question_id,
+                    question: question.to_owned(),
+                    kind: match kind {
+                        Ask::Question => "question",
+                        Ask::Approval => "approval",
+                    }
+                    .into(),
+                }),
+            )
+            .await;
+        tokio::select! {
+            answer = rx => answer.ok(),
+            () = stopped => None,
+        }
+    }
+}

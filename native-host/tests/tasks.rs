@@ -1,0 +1,322 @@
+//! Tasks over the native-messaging session, as the browser sees them: a `StartTask` in, then the
+//! host's `Observe`/`Perform` requests (answered here, as the extension would), the task's events
+//! and questions, and its result, all on pipes with the real framing. The model is the scripted
+//! backend, named in the task's options.
+
+use std::time::Duration;
+
+use itinero_host::session::serve;
+use itinero_shared::messages::{
+    ActionOutcomeReport, ObservationReport, Outcome, StartTask, StopTask, TaskEventKind,
+    TaskOptions, TaskStatus, UserReply,
+};
+use itinero_shared::observation::{DomNode, Observation};
+use itinero_shared::{
+    encode_frame, Direction, Envelope, Fingerprint, FrameDecoder, ToBrowser, ToHost,
+};
+use tokio::io::{duplex, AsyncReadExt, AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
+
+struct FakeBrowser {
+    write: WriteHalf<DuplexStream>,
+    read: ReadHalf<DuplexStream>,
+    decoder: FrameDecoder,
+    /// The search the page has seen, once typed.
+    searched: Option<String>,
+}
+
+impl FakeBrowser {
+    fn start() -> Self {
+        let (browser, host) = duplex(1 << 20);
+        let (host_read, host_write) = tokio::io::split(host);
+        tokio::spawn(async move { serve(host_read, host_write).await });
+        let (read, write) = tokio::io::split(browser);
+        Self {
+            write,
+            read,
+            decoder: FrameDecoder::new(Direction::ToBrowser),
+            searched: None,
+        }
+    }
+
+    async fn send(&mut self, id: u64, msg: ToHost) {
+        let frame = encode_frame(&Envelope::new(id, msg).to_json(), Direction::ToHost).unwrap();
+        self.write.write_all(&frame).await.unwrap();
+    }
+
+    async fn next(&mut self) -> Envelope<ToBrowser> {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            if let Some(frame) = self.decoder.next_frame().unwrap() {
+                return Envelope::from_json(&frame).unwrap();
+            }
+            let n = tokio::time::timeout(Duration::from_secs(20), self.read.read(&mut buf))
+                .await
+                .expect("the host answers")
+                .unwrap();
+            assert!(n > 0, "the host closed the pipe");
+            self.decoder.push(&buf[..n]);
+        }
+    }
+
+    fn page(&self) -> Observation {
+        let el = |i: u32, tag: &str, itype: Option<&str>, name: &str| DomNode {
+            index: Some(i),
+            tag: tag.into(),
+            input_type: itype.map(Into::into),
+            name: Some(name.into()),
+            in_viewport: true,
+            fingerprint: Some(Fingerprint {
+                tag: tag.into(),
+                name: Some(name.into()),
+                path: format!(">{tag}[{i}]"),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut children = vec![
+            el(0, "input", Some("search"), "Search"),
+            el(1, "button", None, "Buy now"),
+        ];
+        if let Some(q) = &self.searched {
+            children.push(DomNode {
+                tag: "#text".into(),
+                text: Some(format!("Results for {q}: Wool socks 12.99 EUR")),
+                ..Default::default()
+            });
+        }
+        Observation {
+            url: "https://shop.example/".into(),
+            title: "Shop".into(),
+            root: DomNode {
+                tag: "body".into(),
+                children,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// Answers the host's requests as the extension would, until a task message arrives.
+    async fn next_task_message(&mut self, task_request: u64) -> ToBrowser {
+        loop {
+            let env = self.next().await;
+            match env.msg {
+                ToBrowser::Observe(o) => {
+                    let observation = self.page();
+                    self.send(
+                        env.id,
+                        ToHost::Observation(ObservationReport {
+                            task_id: o.task_id,
+                            tab_id: o.tab_id,
+                            observation,
+                        }),
+                    )
+                    .await;
+                }
+                ToBrowser::Perform(p) => {
+                    if let itinero_shared::Action::Type { text, .. } = &p.action {
+                        self.searched = Some(text.clone());
+                    }
+                    self.send(
+                        env.id,
+                        ToHost::ActionOutcome(ActionOutcomeReport {
+                            task_id: p.task_id,
+                            tab_id: p.tab_id,
+                            outcome: Outcome::Done,
+                            elapsed_ms: 3,
+                        }),
+                    )
+                    .await;
+                }
+                msg => {
+                    assert_eq!(
+                        env.id, task_request,
+                        "task messages carry the StartTask's id: {msg:?}"
+                    );
+                    return msg;
+                }
+            }
+        }
+    }
+}
+
+fn script(dir: &tempfile::TempDir, steps: &str) -> String {
+    let path = dir.path().join("script.json");
+    std::fs::write(&path, steps).unwrap();
+    format!("scripted:{}", path.display())
+}
+
+fn start(goal: &str, backend: String) -> ToHost {
+    ToHost::StartTask(StartTask {
+        goal: goal.into(),
+        tab_id: 5,
+        options: TaskOptions {
+            max_steps: Some(10),
+            backend: Some(backend),
+            model: None,
+        },
+    })
+}
+
+#[tokio::test]
+async fn a_task_runs_to_its_answer_and_reports_each_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = script(
+        &dir,
+        r#"[
+          {"expect": ["Goal: What do wool socks cost?"], "reply": "{\"thought\": \"search\", \"action\": \"type\", \"index\": 0, \"text\": \"wool socks\", \"submit\": true}"},
+          {"expect": ["12.99 EUR"], "reply": "{\"thought\": \"found it\", \"action\": \"done\", \"answer\": \"12.99 EUR\"}"}
+        ]"#,
+    );
+    let mut b = FakeBrowser::start();
+    b.send(41, start("What do wool socks cost?", backend)).await;
+    let mut events = Vec::new();
+    let finished = loop {
+        match b.next_task_message(41).await {
+            ToBrowser::TaskEvent(e) => events.push(e),
+            ToBrowser::TaskFinished(f) => break f,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(finished.status, TaskStatus::Succeeded);
+    assert_eq!(finished.answer.as_deref(), Some("12.99 EUR"));
+    let kinds: Vec<String> = events
+        .iter()
+        .map(|e| {
+            format!(
+                "{}:{}",
+                e.step,
+                serde_json::to_value(&e.kind).unwrap()["event"]
+                    .as_str()
+                    .unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "0:started",
+            "1:observed",
+            "1:decided",
+            "1:acted",
+            "2:observed",
+            "2:decided"
+        ]
+    );
+    assert!(events.iter().all(|e| e.task_id == finished.task_id));
+    match &events[2].kind {
+        TaskEventKind::Decided { reason, source, .. } => {
+            assert_eq!((reason.as_str(), source.as_str()), ("search", "llm"))
+        }
+        k => panic!("{k:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_risky_step_waits_for_approval_and_no_stops_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = script(
+        &dir,
+        r#"[{"reply": "{\"action\": \"click\", \"index\": 1}"}]"#,
+    );
+    let mut b = FakeBrowser::start();
+    b.send(7, start("buy the socks", backend)).await;
+    let (task_id, question_id) = loop {
+        match b.next_task_message(7).await {
+            ToBrowser::AskUser(q) => {
+                assert_eq!(q.kind, "approval");
+                assert!(q.question.contains("Buy now"), "{q:?}");
+                break (q.task_id, q.question_id);
+            }
+            ToBrowser::TaskEvent(_) => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    b.send(
+        8,
+        ToHost::UserReply(UserReply {
+            task_id,
+            question_id,
+            reply: "no".into(),
+        }),
+    )
+    .await;
+    let finished = loop {
+        match b.next().await.msg {
+            ToBrowser::TaskFinished(f) => break f,
+            ToBrowser::TaskEvent(_) => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(finished.status, TaskStatus::Stopped);
+    assert!(finished.answer.unwrap().contains("you did not allow"));
+}
+
+#[tokio::test]
+async fn stop_ends_a_task_waiting_on_the_user_and_bad_requests_get_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = script(
+        &dir,
+        r#"[{"reply": "{\"action\": \"ask_user\", \"question\": \"Which colour?\"}"}]"#,
+    );
+    let mut b = FakeBrowser::start();
+    b.send(3, start("buy socks in my colour", backend)).await;
+    let task_id = loop {
+        match b.next_task_message(3).await {
+            ToBrowser::AskUser(q) => break q.task_id,
+            ToBrowser::TaskEvent(_) => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    b.send(4, ToHost::StopTask(StopTask { task_id })).await;
+    let mut stopped = false;
+    loop {
+        let env = b.next().await;
+        match env.msg {
+            ToBrowser::TaskEvent(e) if env.id == 4 => {
+                stopped = matches!(e.kind, TaskEventKind::Note { .. })
+            }
+            ToBrowser::TaskFinished(f) => {
+                assert_eq!((env.id, f.status), (3, TaskStatus::Stopped));
+                break;
+            }
+            ToBrowser::TaskEvent(_) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(stopped, "the StopTask was acknowledged");
+
+    b.send(5, ToHost::StopTask(StopTask { task_id: 999 })).await;
+    match b.next().await {
+        Envelope {
+            id: 5,
+            msg: ToBrowser::Error(e),
+            ..
+        } => assert!(e.message.contains("no task 999")),
+        other => panic!("{other:?}"),
+    }
+    b.send(6, start("  ", "scripted:/nonexistent".into())).await;
+    match b.next().await {
+        Envelope {
+            id: 6,
+            msg: ToBrowser::Error(e),
+            ..
+        } => assert!(e.message.contains("goal is empty")),
+        other => panic!("{other:?}"),
+    }
+    // A missing script (or model) fails the task with the reason, not the session.
+    b.send(9, start("g", "scripted:/nonexistent/script.json".into()))
+        .await;
+    let finished = loop {
+        match b.next_task_message(9).await {
+            ToBrowser::TaskFinished(f) => break f,
+            ToBrowser::TaskEvent(_) => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(finished.status, TaskStatus::Failed);
+    assert!(finished
+        .answer
+        .unwrap()
+        .contains("cannot read /nonexistent/script.json"));
+}
