@@ -1,6 +1,7 @@
-//! The README's main job, until the agent exists: build, register the host for
-//! a fresh Chromium profile, open Chromium with the extension (headless when
-//! there is no display), prove the side panel reaches the host, and say what happened.
+//! The README's main job: build, register the host for a fresh Chromium profile, open Chromium
+//! with the extension (headless when there is no display), open the demo shop, type a goal into
+//! the side panel, and print the agent's steps and its answer. The model is the default backend
+//! (Ollama); without one the panel says what to install, and so does the demo.
 
 use std::time::Duration;
 
@@ -50,8 +51,21 @@ async fn main() -> Result<()> {
         panel.text_of("#host-pid").await?
     );
 
-    let goal = "find last month's invoice and download it";
+    let shop = h.fixture_url("agent/shop.html");
+    println!("==> opening the demo shop: {shop}");
+    let tab = h.chromium.open(&shop).await?;
+    tab.wait_for("document.readyState === 'complete'", WAIT)
+        .await?;
+    let goal = "What do wool socks cost?";
     println!("==> typing a goal into the panel: {goal:?}");
+    // The panel is a tab here, behind the shop's: input goes to the tab in front.
+    panel.bring_to_front().await?;
+    println!(
+        "    model: {}",
+        std::env::var("ITINERO_BACKEND").unwrap_or_else(|_| {
+            "Ollama (ITINERO_BACKEND unset), with ITINERO_MODEL or its first model".into()
+        })
+    );
     panel
         .find_element("#goal")
         .await?
@@ -61,14 +75,27 @@ async fn main() -> Result<()> {
         .await?
         .press_key("Enter")
         .await?;
-    let reply = panel
+    // A small local model may take a while per step; the task's own limits end it.
+    let status = panel
         .wait_for(
-            "document.querySelector('#log li.reply, #log li.error')?.textContent",
-            WAIT,
+            "!document.querySelector('#answer').hidden && document.querySelector('#answer-status').textContent",
+            Duration::from_secs(600),
         )
         .await?;
-    println!("    {}", reply.as_str().unwrap_or_default());
-    println!("    (the agent arrives in a later version; today Run proves the path panel → service worker → host → panel)");
+    let steps: Vec<String> = panel
+        .run_js("return [...document.querySelectorAll('#log li')].map(li => li.textContent);")
+        .await?;
+    for line in &steps {
+        println!("    {line}");
+    }
+    let answer = panel.text_of("#answer-text").await?;
+    println!("==> {}: {answer}", status.as_str().unwrap_or_default());
+    if answer.contains("ollama serve") || answer.contains("ollama pull") {
+        println!(
+            "    To run the agent with a local model: install Ollama (https://ollama.com), then"
+        );
+        println!("    `ollama serve` and `ollama pull qwen2.5:3b`, and run the demo again.");
+    }
 
     let shot = itinero::harness::workspace_root().join("target/demo-sidepanel.png");
     std::fs::create_dir_all(shot.parent().unwrap())?;

@@ -25,6 +25,8 @@ pub struct LaunchOptions {
     pub chromium: PathBuf,
     /// Keep the profile directory after drop (the demo leaves it for the user to inspect).
     pub keep_profile: bool,
+    /// Environment for the native host (Chromium passes its own on), e.g. the model backend.
+    pub host_env: Vec<(String, String)>,
 }
 
 impl Default for LaunchOptions {
@@ -35,6 +37,7 @@ impl Default for LaunchOptions {
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium")),
             keep_profile: false,
+            host_env: Vec::new(),
         }
     }
 }
@@ -96,6 +99,12 @@ impl Chromium {
         .env(
             "ITINERO_LOG",
             std::env::var("ITINERO_LOG").unwrap_or_else(|_| "debug".into()),
+        )
+        .envs(
+            options
+                .host_env
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
         )
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)

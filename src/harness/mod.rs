@@ -45,7 +45,8 @@ impl Harness {
         Self::start_full(LaunchOptions::default(), routes).await
     }
 
-    async fn start_full(options: LaunchOptions, routes: axum::Router) -> Result<Self> {
+    /// Starts with launch options and extra fixture routes.
+    pub async fn start_full(options: LaunchOptions, routes: axum::Router) -> Result<Self> {
         let fixtures = FixtureServer::start(workspace_root().join("tests/fixtures"), routes)
             .await
             .context("starting the fixture server")?;

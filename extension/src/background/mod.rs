@@ -230,7 +230,9 @@ fn on_host_message(st: &Rc<RefCell<Background>>, generation: u32, msg: JsValue) 
         host_requests::handle(&msg, move |reply| reply_to_host(&st, generation, &reply));
         return;
     }
-    let routed = st.borrow_mut().router.take(id);
+    // A task's events and questions stream under its StartTask's id until TaskFinished (or an error).
+    let more = matches!(kind.as_str(), "TaskEvent" | "AskUser");
+    let routed = st.borrow_mut().router.route(id, more);
     let bg = st.borrow();
     match routed {
         Some((panel, original_id)) => {
@@ -351,8 +353,9 @@ fn on_panel_message(st: &Rc<RefCell<Background>>, panel: u32, msg: JsValue) {
             let Some(original) = field(&envelope, "id").as_f64().map(|id| id as u64) else {
                 return reply_error(st, panel, 0, "the envelope has no numeric id".into());
             };
+            let stream = field(&envelope, "type").as_string().as_deref() == Some("StartTask");
             let mut bg = st.borrow_mut();
-            let host_id = bg.router.register(panel, original);
+            let host_id = bg.router.register(panel, original, stream);
             let sent = match &bg.host {
                 Some(port) => port
                     .post_message(&with_id(&envelope, host_id))

@@ -2,7 +2,7 @@
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{Document, Element, HtmlTextAreaElement, KeyboardEvent};
+use web_sys::{Document, Element, HtmlInputElement, HtmlTextAreaElement, KeyboardEvent};
 
 use crate::panel_protocol::{ConnectionState, HostStatus};
 
@@ -15,7 +15,20 @@ pub struct View {
     reconnect: Element,
     goal: HtmlTextAreaElement,
     run: Element,
+    pub stop: Element,
     log: Element,
+    ask: Element,
+    ask_text: Element,
+    ask_approval: Element,
+    ask_question: Element,
+    pub ask_input: HtmlInputElement,
+    pub ask_allow: Element,
+    pub ask_deny: Element,
+    pub ask_send: Element,
+    answer: Element,
+    answer_status: Element,
+    answer_text: Element,
+    pub answer_copy: Element,
 }
 
 fn by_id(document: &Document, id: &str) -> Result<Element, JsValue> {
@@ -37,7 +50,20 @@ impl View {
             reconnect: by_id(&document, "reconnect")?,
             goal: by_id(&document, "goal")?.dyn_into()?,
             run: by_id(&document, "run")?,
+            stop: by_id(&document, "stop")?,
             log: by_id(&document, "log")?,
+            ask: by_id(&document, "ask")?,
+            ask_text: by_id(&document, "ask-text")?,
+            ask_approval: by_id(&document, "ask-approval")?,
+            ask_question: by_id(&document, "ask-question")?,
+            ask_input: by_id(&document, "ask-input")?.dyn_into()?,
+            ask_allow: by_id(&document, "ask-allow")?,
+            ask_deny: by_id(&document, "ask-deny")?,
+            ask_send: by_id(&document, "ask-send")?,
+            answer: by_id(&document, "answer")?,
+            answer_status: by_id(&document, "answer-status")?,
+            answer_text: by_id(&document, "answer-text")?,
+            answer_copy: by_id(&document, "answer-copy")?,
             document,
         })
     }
@@ -80,6 +106,53 @@ impl View {
         let _ = self.status.set_attribute("data-state", "connecting");
     }
 
+    /// While a task runs, Stop shows and Run does not.
+    pub fn show_running(&self, running: bool) {
+        let _ = self.stop.toggle_attribute_with_force("hidden", !running);
+        let _ = self.run.toggle_attribute_with_force("hidden", running);
+        if running {
+            let _ = self.answer.toggle_attribute_with_force("hidden", true);
+        }
+    }
+
+    /// Shows the agent's question: Allow/Deny for an approval, a text box otherwise.
+    pub fn show_question(&self, text: &str, approval: bool) {
+        self.ask_text.set_text_content(Some(text));
+        let _ = self
+            .ask_approval
+            .toggle_attribute_with_force("hidden", !approval);
+        let _ = self
+            .ask_question
+            .toggle_attribute_with_force("hidden", approval);
+        let _ = self.ask.toggle_attribute_with_force("hidden", false);
+        self.ask_input.set_value("");
+        let focus: &web_sys::HtmlElement = if approval {
+            self.ask_allow.unchecked_ref()
+        } else {
+            self.ask_input.unchecked_ref()
+        };
+        let _ = focus.focus();
+    }
+
+    pub fn hide_question(&self) {
+        let _ = self.ask.toggle_attribute_with_force("hidden", true);
+    }
+
+    /// The task's result, shown above the log. `status` is the wire name (`succeeded`, …).
+    pub fn show_answer(&self, status: &str, heading: &str, text: &str) {
+        let _ = self.answer.set_attribute("data-status", status);
+        self.answer_status.set_text_content(Some(heading));
+        self.answer_text.set_text_content(Some(text));
+        let _ = self
+            .answer_copy
+            .toggle_attribute_with_force("hidden", text.is_empty());
+        let _ = self.answer.toggle_attribute_with_force("hidden", false);
+    }
+
+    pub fn answer_text(&self) -> String {
+        self.answer_text.text_content().unwrap_or_default()
+    }
+
     /// Appends a line to the activity log; `kind` becomes a CSS class.
     pub fn log(&self, kind: &str, text: &str) {
         if let Ok(li) = self.document.create_element("li") {
@@ -118,5 +191,26 @@ pub fn on_reconnect(view: &View, f: impl Fn() + 'static) -> Result<(), JsValue> 
     view.reconnect
         .add_event_listener_with_callback("click", click.as_ref().unchecked_ref())?;
     click.forget();
+    Ok(())
+}
+
+/// Calls `f` on clicks of `el`.
+pub fn on_click(el: &Element, f: impl Fn() + 'static) -> Result<(), JsValue> {
+    let click = Closure::<dyn FnMut()>::new(f);
+    el.add_event_listener_with_callback("click", click.as_ref().unchecked_ref())?;
+    click.forget();
+    Ok(())
+}
+
+/// Calls `f` when Enter is pressed in `el`.
+pub fn on_enter(el: &Element, f: impl Fn() + 'static) -> Result<(), JsValue> {
+    let key = Closure::<dyn FnMut(KeyboardEvent)>::new(move |e: KeyboardEvent| {
+        if e.key() == "Enter" && !e.is_composing() {
+            e.prevent_default();
+            f();
+        }
+    });
+    el.add_event_listener_with_callback("keydown", key.as_ref().unchecked_ref())?;
+    key.forget();
     Ok(())
 }
