@@ -13,6 +13,7 @@ use ollama_rs::generation::parameters::{FormatType, JsonStructure};
 use ollama_rs::models::ModelOptions;
 use serde::Deserialize;
 
+use super::http::{error_chain, Endpoint};
 use super::lines::Lines;
 use super::{
     Backend, ChatReply, ChatRequest, Finish, LlmError, ModelInfo, Role, Timeouts, TokenSink,
@@ -38,41 +39,18 @@ pub fn default_url() -> String {
 }
 
 pub struct Ollama {
-    base: reqwest::Url,
-    client: reqwest::Client,
+    http: Endpoint,
     api: ollama_rs::Ollama,
-    timeouts: Timeouts,
 }
 
 impl Ollama {
     pub fn new(base_url: &str, timeouts: Timeouts) -> Result<Self, LlmError> {
-        let mut base = reqwest::Url::parse(base_url).map_err(|e| LlmError::Unreachable {
-            backend: NAME,
-            url: base_url.to_owned(),
-            detail: format!("not a URL ({e})"),
-            hint: START_HINT,
-        })?;
-        if !base.path().ends_with('/') {
-            let path = format!("{}/", base.path());
-            base.set_path(&path);
-        }
-        let client = reqwest::Client::builder()
-            .connect_timeout(timeouts.connect)
-            .build()
-            .map_err(|e| LlmError::Protocol {
-                backend: NAME,
-                detail: format!("cannot create an HTTP client: {e}"),
-            })?;
+        let http = Endpoint::new(base_url, timeouts, NAME, START_HINT)?;
         let api = ollama_rs::Ollama::builder()
-            .url(base.clone())
-            .reqwest_client(client.clone())
+            .url(http.base().clone())
+            .reqwest_client(http.client.clone())
             .build();
-        Ok(Self {
-            base,
-            client,
-            api,
-            timeouts,
-        })
+        Ok(Self { http, api })
     }
 
     fn body(&self, request: &ChatRequest) -> Result<serde_json::Value, LlmError> {
@@ -118,15 +96,6 @@ impl Ollama {
         })?;
         body["stream"] = serde_json::Value::Bool(request.stream);
         Ok(body)
-    }
-
-    fn unreachable(&self, e: &reqwest::Error) -> LlmError {
-        LlmError::Unreachable {
-            backend: NAME,
-            url: self.base.to_string(),
-            detail: error_chain(e),
-            hint: START_HINT,
-        }
     }
 
     /// An error reply: Ollama's body is `{"error": "…"}`.
@@ -183,18 +152,6 @@ fn classify(model: &str, status: u16, message: String) -> LlmError {
     }
 }
 
-/// The error and its causes (reqwest hides "connection refused" two levels down).
-pub(super) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    s
-}
-
 #[async_trait]
 impl Backend for Ollama {
     fn name(&self) -> &'static str {
@@ -206,28 +163,15 @@ impl Backend for Ollama {
         request: &ChatRequest,
         sink: TokenSink<'_>,
     ) -> Result<ChatReply, LlmError> {
-        let url = self.base.join("api/chat").expect("a relative path joins");
         let body = self.body(request)?;
         tracing::debug!(model = %request.model, stream = request.stream, "ollama chat");
-        let send = self.client.post(url).json(&body).send();
-        let response = tokio::time::timeout(self.timeouts.response, send)
-            .await
-            .map_err(|_| LlmError::Timeout(self.timeouts.response))?
-            .map_err(|e| {
-                if e.is_connect() {
-                    self.unreachable(&e)
-                } else {
-                    LlmError::Protocol {
-                        backend: NAME,
-                        detail: error_chain(&e),
-                    }
-                }
-            })?;
+        let post = self.http.client.post(self.http.url("api/chat")).json(&body);
+        let response = self.http.send(post).await?;
         if !response.status().is_success() {
             return Err(self.refused(&request.model, response).await);
         }
         // Streamed or not, the reply is NDJSON: one object, or one per piece.
-        let mut lines = Lines::new(response, self.timeouts.response, NAME);
+        let mut lines = Lines::new(response, self.http.timeouts.response, NAME);
         let mut content = String::new();
         while let Some(line) = lines.next().await? {
             let chunk: Chunk = serde_json::from_str(&line).map_err(|e| LlmError::Protocol {
@@ -277,9 +221,10 @@ impl Backend for Ollama {
     }
 
     async fn models(&self) -> Result<Vec<ModelInfo>, LlmError> {
-        let list = tokio::time::timeout(self.timeouts.response, self.api.list_local_models())
+        let wait = self.http.timeouts.response;
+        let list = tokio::time::timeout(wait, self.api.list_local_models())
             .await
-            .map_err(|_| LlmError::Timeout(self.timeouts.response))?;
+            .map_err(|_| LlmError::Timeout(wait))?;
         match list {
             Ok(models) => Ok(models
                 .into_iter()
@@ -289,7 +234,7 @@ impl Backend for Ollama {
                 })
                 .collect()),
             Err(ollama_rs::error::OllamaError::ReqwestError(e)) if e.is_connect() => {
-                Err(self.unreachable(&e))
+                Err(self.http.unreachable(&e))
             }
             Err(e) => Err(LlmError::Protocol {
                 backend: NAME,

@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::http::{error_chain, Endpoint};
 use super::lines::Lines;
-use super::ollama::error_chain;
 use super::{
     Backend, ChatReply, ChatRequest, Finish, LlmError, ModelInfo, Role, Timeouts, TokenSink,
 };
@@ -17,42 +17,17 @@ const START_HINT: &str =
     "Check that the server is running and that the base URL ends where its API starts (e.g. http://127.0.0.1:8080/v1)";
 
 pub struct OpenAi {
-    base: reqwest::Url,
+    http: Endpoint,
     key: Option<String>,
-    client: reqwest::Client,
-    timeouts: Timeouts,
 }
 
 impl OpenAi {
     /// `base_url` is where the API starts, e.g. `https://api.openai.com/v1`.
     pub fn new(base_url: &str, key: Option<String>, timeouts: Timeouts) -> Result<Self, LlmError> {
-        let mut base = reqwest::Url::parse(base_url).map_err(|e| LlmError::Unreachable {
-            backend: NAME,
-            url: base_url.to_owned(),
-            detail: format!("not a URL ({e})"),
-            hint: START_HINT,
-        })?;
-        if !base.path().ends_with('/') {
-            let path = format!("{}/", base.path());
-            base.set_path(&path);
-        }
-        let client = reqwest::Client::builder()
-            .connect_timeout(timeouts.connect)
-            .build()
-            .map_err(|e| LlmError::Protocol {
-                backend: NAME,
-                detail: format!("cannot create an HTTP client: {e}"),
-            })?;
         Ok(Self {
-            base,
+            http: Endpoint::new(base_url, timeouts, NAME, START_HINT)?,
             key: key.filter(|k| !k.is_empty()),
-            client,
-            timeouts,
         })
-    }
-
-    fn url(&self, path: &str) -> reqwest::Url {
-        self.base.join(path).expect("a relative path joins")
     }
 
     fn authorised(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
@@ -67,24 +42,7 @@ impl OpenAi {
         builder: reqwest::RequestBuilder,
         model: &str,
     ) -> Result<reqwest::Response, LlmError> {
-        let response = tokio::time::timeout(self.timeouts.response, builder.send())
-            .await
-            .map_err(|_| LlmError::Timeout(self.timeouts.response))?
-            .map_err(|e| {
-                if e.is_connect() {
-                    LlmError::Unreachable {
-                        backend: NAME,
-                        url: self.base.to_string(),
-                        detail: error_chain(&e),
-                        hint: START_HINT,
-                    }
-                } else {
-                    LlmError::Protocol {
-                        backend: NAME,
-                        detail: error_chain(&e),
-                    }
-                }
-            })?;
+        let response = self.http.send(builder).await?;
         if response.status().is_success() {
             return Ok(response);
         }
@@ -250,12 +208,17 @@ impl Backend for OpenAi {
             body["stream_options"] = json!({ "include_usage": true });
         }
         tracing::debug!(model = %request.model, stream = request.stream, "openai-compatible chat");
-        let builder = self.authorised(self.client.post(self.url("chat/completions")).json(&body));
+        let builder = self.authorised(
+            self.http
+                .client
+                .post(self.http.url("chat/completions"))
+                .json(&body),
+        );
         let response = self.send(builder, &request.model).await?;
         if !request.stream {
-            let text = tokio::time::timeout(self.timeouts.response, response.text())
+            let text = tokio::time::timeout(self.http.timeouts.response, response.text())
                 .await
-                .map_err(|_| LlmError::Timeout(self.timeouts.response))?
+                .map_err(|_| LlmError::Timeout(self.http.timeouts.response))?
                 .map_err(|e| LlmError::Protocol {
                     backend: NAME,
                     detail: error_chain(&e),
@@ -281,7 +244,7 @@ impl Backend for OpenAi {
             });
         }
         // Server-sent events: `data: {…}` lines, then `data: [DONE]`.
-        let mut lines = Lines::new(response, self.timeouts.response, NAME);
+        let mut lines = Lines::new(response, self.http.timeouts.response, NAME);
         let mut reply = ChatReply {
             content: String::new(),
             finish: Finish::Stop,
@@ -343,7 +306,7 @@ impl Backend for OpenAi {
         struct Entry {
             id: String,
         }
-        let builder = self.authorised(self.client.get(self.url("models")));
+        let builder = self.authorised(self.http.client.get(self.http.url("models")));
         let response = self.send(builder, "").await?;
         let list: List = response.json().await.map_err(|e| LlmError::Protocol {
             backend: NAME,
