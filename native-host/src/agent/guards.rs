@@ -223,24 +223,7 @@ pub fn check(goal: &str, action: &Action, obs: &Observation, taken: &[Taken]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use itinero_shared::Fingerprint;
-
-    fn node(i: u32, tag: &str, role: &str, itype: Option<&str>, name: &str) -> DomNode {
-        DomNode {
-            index: Some(i),
-            tag: tag.into(),
-            role: Some(role.into()),
-            input_type: itype.map(Into::into),
-            name: Some(name.into()),
-            fingerprint: Some(Fingerprint {
-                tag: tag.into(),
-                name: Some(name.into()),
-                path: format!(">{tag}[{i}]"),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }
-    }
+    use crate::agent::test_support::element;
 
     fn page() -> Observation {
         Observation {
@@ -248,14 +231,20 @@ mod tests {
             root: DomNode {
                 tag: "body".into(),
                 children: vec![
-                    node(0, "input", "searchbox", Some("search"), "Search"),
-                    node(1, "button", "button", None, "Place order"),
-                    node(2, "a", "link", None, "Order history"),
-                    node(3, "button", "button", None, "Remove item"),
-                    node(4, "input", "textbox", Some("text"), "Card number"),
-                    node(5, "input", "textbox", Some("password"), "New password"),
-                    node(6, "button", "button", None, "Show payload"),
-                    node(7, "a", "link", None, "Next page"),
+                    element(0, "input", Some("search"), Some("searchbox"), "Search"),
+                    element(1, "button", None, Some("button"), "Place order"),
+                    element(2, "a", None, Some("link"), "Order history"),
+                    element(3, "button", None, Some("button"), "Remove item"),
+                    element(4, "input", Some("text"), Some("textbox"), "Card number"),
+                    element(
+                        5,
+                        "input",
+                        Some("password"),
+                        Some("textbox"),
+                        "New password",
+                    ),
+                    element(6, "button", None, Some("button"), "Show payload"),
+                    element(7, "a", None, Some("link"), "Next page"),
                 ],
                 ..Default::default()
             },

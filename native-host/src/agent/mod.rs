@@ -13,4 +13,6 @@ pub mod reply;
 pub mod run;
 pub mod strategy;
 pub mod tasks;
+#[cfg(test)]
+mod test_support;
 pub mod validate;

@@ -216,7 +216,10 @@ pub async fn run(
             }
         };
         let mut action = decision.action;
-        match guards::check(&task.goal, &action, &obs, &taken) {
+        let verdict = guards::check(&task.goal, &action, &obs, &taken);
+        // A loop counts as a failed step; a re-ask (a missing answer) does not.
+        let looping = matches!(verdict, Verdict::Loop(_));
+        match verdict {
             Verdict::Allow => {}
             Verdict::Replace {
                 action: instead,
@@ -225,20 +228,8 @@ pub async fn run(
                 panel.event(step, TaskEventKind::Note { text: why }).await;
                 action = *instead;
             }
-            Verdict::Reask(reason) => {
-                panel
-                    .event(
-                        step,
-                        TaskEventKind::Note {
-                            text: reason.clone(),
-                        },
-                    )
-                    .await;
-                feedback = Some(reason);
-                continue;
-            }
-            Verdict::Loop(reason) => {
-                failures += 1;
+            Verdict::Reask(reason) | Verdict::Loop(reason) => {
+                failures += u32::from(looping);
                 panel
                     .event(
                         step,
@@ -349,9 +340,9 @@ mod tests {
 
     use super::*;
     use crate::agent::strategy::{Llm, Retry};
+    use crate::agent::test_support::element;
     use crate::llm::scripted::{Scripted, Step as ScriptStep};
     use itinero_shared::observation::DomNode;
-    use itinero_shared::Fingerprint;
 
     /// A shop page: a search box, a Go button, and (after searching) a result with a price.
     struct FakeShop {
@@ -361,29 +352,12 @@ mod tests {
         click_outcome: Option<Outcome>,
     }
 
-    fn el(i: u32, tag: &str, itype: Option<&str>, name: &str) -> DomNode {
-        DomNode {
-            index: Some(i),
-            tag: tag.into(),
-            input_type: itype.map(Into::into),
-            name: Some(name.into()),
-            in_viewport: true,
-            fingerprint: Some(Fingerprint {
-                tag: tag.into(),
-                name: Some(name.into()),
-                path: format!(">{tag}[{i}]"),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }
-    }
-
     #[async_trait]
     impl Browser for FakeShop {
         async fn observe(&self, tab: i64) -> Result<Observation, String> {
             let mut children = vec![
-                el(0, "input", Some("search"), "Search"),
-                el(1, "button", None, "Buy now"),
+                element(0, "input", Some("search"), None, "Search"),
+                element(1, "button", None, None, "Buy now"),
             ];
             if let Some(q) = self.searched.lock().unwrap().as_ref() {
                 children.push(DomNode {

@@ -161,33 +161,19 @@ impl<S: Strategy> Strategy for Retry<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::test_support::element;
     use crate::llm::scripted::{Scripted, Step as ScriptStep};
     use itinero_shared::observation::DomNode;
-    use itinero_shared::Fingerprint;
 
     fn page() -> Observation {
-        let field = |i: u32, tag: &str, itype: Option<&str>, name: &str| DomNode {
-            index: Some(i),
-            tag: tag.into(),
-            input_type: itype.map(Into::into),
-            name: Some(name.into()),
-            in_viewport: true,
-            fingerprint: Some(Fingerprint {
-                tag: tag.into(),
-                name: Some(name.into()),
-                path: format!(">{tag}[{i}]"),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
         Observation {
             url: "https://shop.example/".into(),
             title: "Shop".into(),
             root: DomNode {
                 tag: "body".into(),
                 children: vec![
-                    field(0, "input", Some("search"), "Search"),
-                    field(1, "button", None, "Go"),
+                    element(0, "input", Some("search"), None, "Search"),
+                    element(1, "button", None, None, "Go"),
                 ],
                 ..Default::default()
             },

@@ -231,30 +231,8 @@ pub fn validate(reply: &ModelReply, obs: &Observation) -> Result<Action, Invalid
 #[cfg(test)]
 mod tests {
     use super::*;
-    use itinero_shared::{Fingerprint, ScrollDirection};
-
-    fn node(
-        index: u32,
-        tag: &str,
-        input_type: Option<&str>,
-        role: Option<&str>,
-        name: &str,
-    ) -> DomNode {
-        DomNode {
-            index: Some(index),
-            tag: tag.into(),
-            input_type: input_type.map(Into::into),
-            role: role.map(Into::into),
-            name: Some(name.into()),
-            fingerprint: Some(Fingerprint {
-                tag: tag.into(),
-                name: Some(name.into()),
-                path: format!(">{tag}[{index}]"),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }
-    }
+    use crate::agent::test_support::element;
+    use itinero_shared::ScrollDirection;
 
     fn page() -> Observation {
         Observation {
@@ -262,12 +240,12 @@ mod tests {
             root: DomNode {
                 tag: "body".into(),
                 children: vec![
-                    node(0, "a", None, Some("link"), "Home"),
-                    node(1, "input", Some("search"), Some("searchbox"), "Search"),
-                    node(2, "select", None, Some("combobox"), "Size"),
-                    node(3, "input", Some("checkbox"), Some("checkbox"), "In stock"),
-                    node(4, "button", None, Some("button"), "Buy"),
-                    node(5, "div", None, Some("textbox"), "Message"),
+                    element(0, "a", None, Some("link"), "Home"),
+                    element(1, "input", Some("search"), Some("searchbox"), "Search"),
+                    element(2, "select", None, Some("combobox"), "Size"),
+                    element(3, "input", Some("checkbox"), Some("checkbox"), "In stock"),
+                    element(4, "button", None, Some("button"), "Buy"),
+                    element(5, "div", None, Some("textbox"), "Message"),
                 ],
                 ..Default::default()
             },

@@ -1,0 +1,29 @@
+//! Pages for the agent's unit tests.
+
+use itinero_shared::observation::DomNode;
+use itinero_shared::Fingerprint;
+
+/// An indexed element in view, with the fingerprint the content script would give it.
+pub fn element(
+    index: u32,
+    tag: &str,
+    input_type: Option<&str>,
+    role: Option<&str>,
+    name: &str,
+) -> DomNode {
+    DomNode {
+        index: Some(index),
+        tag: tag.into(),
+        input_type: input_type.map(Into::into),
+        role: role.map(Into::into),
+        name: Some(name.into()),
+        in_viewport: true,
+        fingerprint: Some(Fingerprint {
+            tag: tag.into(),
+            name: Some(name.into()),
+            path: format!(">{tag}[{index}]"),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
