@@ -244,6 +244,11 @@ pub enum NodeFacts {
 pub fn read_node(node: &Node, win: &Window, styled: bool, want_text: bool) -> NodeFacts {
     ensure_bound();
     let text = read_node_js(node, win, styled, want_text);
+    node_facts(text)
+}
+
+/// What `readNode` wrote (buffer[6]: the node's type) and returned.
+fn node_facts(text: Option<String>) -> NodeFacts {
     match facts()[6] as u8 {
         1 => NodeFacts::Element(element_facts(text)),
         3 => NodeFacts::Text(text),
@@ -277,13 +282,8 @@ pub fn read_next(
 
 /// Decodes what `readFirst`/`readNext` wrote, fetching their string only when there is one.
 fn stepped_facts() -> NodeFacts {
-    let out = facts();
-    let text = (out[7] != 0.0).then(take_string_js).flatten();
-    match out[6] as u8 {
-        1 => NodeFacts::Element(element_facts(text)),
-        3 => NodeFacts::Text(text),
-        _ => NodeFacts::Other,
-    }
+    let text = (facts()[7] != 0.0).then(take_string_js).flatten();
+    node_facts(text)
 }
 
 /// Decodes what `readElement` wrote and returned.

@@ -72,8 +72,9 @@ fn target<'a>(
             "`{verb}` needs the \"index\" of an element"
         )));
     };
-    let indexed = obs.indexed();
     let Some(node) = obs.find_indexed(index) else {
+        // Listed only to say what exists: the usual path needs no list.
+        let indexed = obs.indexed();
         let range = match (
             indexed.first().and_then(|n| n.index),
             indexed.last().and_then(|n| n.index),
