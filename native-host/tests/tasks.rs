@@ -153,7 +153,7 @@ fn start(goal: &str, backend: String) -> ToHost {
         options: TaskOptions {
             max_steps: Some(10),
             backend: Some(backend),
-            model: None,
+            ..Default::default()
         },
     })
 }

@@ -8,6 +8,7 @@
 pub mod action;
 pub mod codec;
 pub mod envelope;
+pub mod matching;
 pub mod messages;
 pub mod observation;
 pub mod render;

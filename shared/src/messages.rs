@@ -116,6 +116,37 @@ pub struct TaskOptions {
     pub max_steps: Option<u32>,
     pub backend: Option<String>,
     pub model: Option<String>,
+    /// Whether the goal is broken into sub-goals first (default: auto, for long goals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanMode>,
+    /// Whether several samples vote on each step (default: off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vote: Option<VoteMode>,
+    /// Voters when voting, the first included (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vote_samples: Option<u32>,
+}
+
+/// When the planner breaks a goal into sub-goals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanMode {
+    Off,
+    /// Goals that chain several parts, or long ones.
+    #[default]
+    Auto,
+    Always,
+}
+
+/// When a step's action is decided by a majority of samples rather than by one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VoteMode {
+    #[default]
+    Off,
+    /// When the first answer looks unsure (it had to be re-asked, or was not clean JSON).
+    Unsure,
+    Always,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -229,6 +260,18 @@ pub enum TaskEventKind {
     Note {
         text: String,
     },
+    /// The goal broken into sub-goals; sent when planned and again whenever one is done.
+    Plan {
+        subgoals: Vec<Subgoal>,
+    },
+}
+
+/// One part of a long goal, shown in the panel and ticked off as the run goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Subgoal {
+    pub text: String,
+    #[serde(default)]
+    pub done: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -549,6 +592,16 @@ mod tests {
                     action: Action::Back,
                     reason: "r".into(),
                     source: "llm".into(),
+                },
+            }),
+            ToBrowser::TaskEvent(TaskEvent {
+                task_id: 1,
+                step: 0,
+                kind: TaskEventKind::Plan {
+                    subgoals: vec![Subgoal {
+                        text: "find the socks".into(),
+                        done: true,
+                    }],
                 },
             }),
             ToBrowser::AskUser(AskUser {

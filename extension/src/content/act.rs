@@ -12,7 +12,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use itinero_shared::messages::Outcome;
-use itinero_shared::{Action, Fingerprint, Modifier, ScrollDirection, Target};
+use itinero_shared::{matching, Action, Fingerprint, Modifier, ScrollDirection, Target};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{
@@ -21,7 +21,7 @@ use web_sys::{
 
 use super::dom::clean_text;
 use super::observe::Observer;
-use super::{occlusion, resolve};
+use super::occlusion;
 
 /// No mutation for this long means the page has settled.
 const QUIET_MS: f64 = 150.0;
@@ -121,7 +121,7 @@ fn locate(
             observer.borrow_mut().observe_again(win);
             let obs = observer.borrow();
             let candidates = obs.all_indexed().iter().map(|(el, fp)| (fp, el.clone()));
-            resolve::best(&target.fingerprint, candidates).ok_or(Outcome::TargetDetached)?
+            matching::best(&target.fingerprint, candidates).ok_or(Outcome::TargetDetached)?
         }
     };
     let options = web_sys::ScrollIntoViewOptions::new();

@@ -10,7 +10,6 @@ mod navigation;
 mod observe;
 mod occlusion;
 mod paint;
-mod resolve;
 mod semantics;
 
 use std::cell::RefCell;

@@ -292,6 +292,22 @@ fn on_task_message(p: &mut Panel, msg: ToBrowser) {
                         .log("step", &format!("{step}. {kind} ({elapsed_ms} ms)"));
                 }
                 TaskEventKind::Note { text } => p.view.log("note", &text),
+                TaskEventKind::Plan { subgoals } => {
+                    if let Some(done) = subgoals.iter().rposition(|s| s.done) {
+                        p.view.log(
+                            "note",
+                            &format!(
+                                "{step}. Finished sub-goal {}: {}",
+                                done + 1,
+                                subgoals[done].text
+                            ),
+                        );
+                    } else {
+                        p.view
+                            .log("note", &format!("Planned {} sub-goals", subgoals.len()));
+                    }
+                    p.view.show_plan(&subgoals);
+                }
             }
         }
         ToBrowser::AskUser(q) => {

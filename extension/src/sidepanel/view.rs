@@ -5,6 +5,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlInputElement, HtmlTextAreaElement, KeyboardEvent};
 
 use crate::panel_protocol::{ConnectionState, HostStatus};
+use itinero_shared::messages::Subgoal;
 
 pub struct View {
     document: Document,
@@ -17,6 +18,8 @@ pub struct View {
     run: Element,
     pub stop: Element,
     log: Element,
+    plan: Element,
+    plan_list: Element,
     ask: Element,
     ask_text: Element,
     ask_approval: Element,
@@ -52,6 +55,8 @@ impl View {
             run: by_id(&document, "run")?,
             stop: by_id(&document, "stop")?,
             log: by_id(&document, "log")?,
+            plan: by_id(&document, "plan")?,
+            plan_list: by_id(&document, "plan-list")?,
             ask: by_id(&document, "ask")?,
             ask_text: by_id(&document, "ask-text")?,
             ask_approval: by_id(&document, "ask-approval")?,
@@ -112,7 +117,32 @@ impl View {
         let _ = self.run.toggle_attribute_with_force("hidden", running);
         if running {
             let _ = self.answer.toggle_attribute_with_force("hidden", true);
+            let _ = self.plan.toggle_attribute_with_force("hidden", true);
+            self.plan_list.set_text_content(None);
         }
+    }
+
+    /// The task's sub-goals, finished ones struck through and the next one in bold.
+    pub fn show_plan(&self, subgoals: &[Subgoal]) {
+        self.plan_list.set_text_content(None);
+        let current = subgoals.iter().position(|s| !s.done);
+        for (i, sub) in subgoals.iter().enumerate() {
+            let Ok(li) = self.document.create_element("li") else {
+                continue;
+            };
+            li.set_text_content(Some(&sub.text));
+            if sub.done {
+                let _ = li.set_attribute("class", "done");
+                let _ = li.set_attribute("aria-label", &format!("{} (done)", sub.text));
+            } else if Some(i) == current {
+                let _ = li.set_attribute("class", "current");
+                let _ = li.set_attribute("aria-current", "step");
+            }
+            let _ = self.plan_list.append_child(&li);
+        }
+        let _ = self
+            .plan
+            .toggle_attribute_with_force("hidden", subgoals.is_empty());
     }
 
     /// Shows the agent's question: Allow/Deny for an approval, a text box otherwise.

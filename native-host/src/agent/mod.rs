@@ -8,7 +8,9 @@
 pub mod guards;
 pub mod outcome;
 pub mod parse;
+pub mod planner;
 pub mod prompt;
+pub mod recovery;
 pub mod reply;
 pub mod run;
 pub mod strategy;
@@ -16,3 +18,4 @@ pub mod tasks;
 #[cfg(test)]
 mod test_support;
 pub mod validate;
+pub mod vote;

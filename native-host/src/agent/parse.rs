@@ -73,7 +73,7 @@ pub fn parse(text: &str) -> Result<Parsed, Unreadable> {
 }
 
 /// Top-level `{…}` spans of `text`, braces inside JSON strings ignored.
-fn json_objects(text: &str) -> Vec<&str> {
+pub(crate) fn json_objects(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let bytes = text.as_bytes();
     let mut depth = 0usize;
@@ -188,8 +188,10 @@ fn from_object(mut map: Map<String, Value>) -> Result<ModelReply, String> {
             }
         }
     }
-    if let Some(i) = map.get("index").and_then(index_of) {
-        map.insert("index".into(), i.into());
+    for field in ["index", "subgoal_done"] {
+        if let Some(i) = map.get(field).and_then(index_of) {
+            map.insert(field.into(), i.into());
+        }
     }
     for (alias, field) in [("input", "text"), ("option", "value"), ("query", "text")] {
         if !map.contains_key(field) {

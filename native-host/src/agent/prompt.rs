@@ -6,6 +6,7 @@
 //! top of the page and every element in view). When even that leaves too little for the page,
 //! the history is compressed first: older steps become one summary line, then go.
 
+use itinero_shared::messages::Subgoal;
 use itinero_shared::observation::Observation;
 use itinero_shared::render::{estimate_tokens, render, RenderOptions};
 
@@ -93,7 +94,7 @@ pub struct Input<'a> {
     /// What the user taught for this site.
     pub lessons: &'a [String],
     /// Sub-goals, when the goal was broken down.
-    pub plan: &'a [String],
+    pub plan: &'a [Subgoal],
 }
 
 /// The messages, and what had to give way.
@@ -139,9 +140,19 @@ pub fn build(input: &Input<'_>, family: &Family) -> Prompt {
     let budget = family.context_tokens.saturating_sub(REPLY_TOKENS);
     let mut head = format!("Goal: {}\n", input.goal.trim());
     if !input.plan.is_empty() {
-        head.push_str("\nPlan:\n");
+        head.push_str(
+            "\nPlan (when a step finishes sub-goal N, add \"subgoal_done\": N to your reply):\n",
+        );
+        let current = input.plan.iter().position(|p| !p.done);
         for (i, p) in input.plan.iter().enumerate() {
-            head.push_str(&format!("{}. {p}\n", i + 1));
+            let mark = if p.done {
+                " (done)"
+            } else if Some(i) == current {
+                " ← now"
+            } else {
+                ""
+            };
+            head.push_str(&format!("{}. {}{mark}\n", i + 1, p.text));
         }
     }
     if !input.lessons.is_empty() {
@@ -383,13 +394,28 @@ mod tests {
                 history: &[],
                 feedback: None,
                 lessons: &[],
-                plan: &["find it".to_owned()],
+                plan: &[
+                    Subgoal {
+                        text: "search".to_owned(),
+                        done: true,
+                    },
+                    Subgoal {
+                        text: "find it".to_owned(),
+                        done: false,
+                    },
+                    Subgoal {
+                        text: "report it".to_owned(),
+                        done: false,
+                    },
+                ],
             },
             &family_of("gemma3:270m"),
         );
         assert_eq!(p.messages.len(), 1);
         assert_eq!(p.messages[0].role, crate::llm::Role::User);
         assert!(p.messages[0].content.starts_with("You are itinero"));
-        assert!(p.messages[0].content.contains("Plan:\n1. find it"));
+        assert!(p.messages[0]
+            .content
+            .contains("\"subgoal_done\": N to your reply):\n1. search (done)\n2. find it ← now\n3. report it\n"));
     }
 }

@@ -58,6 +58,9 @@ pub struct ModelReply {
     pub success: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<String>,
+    /// The number of the plan's sub-goal this step finished, when there is a plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subgoal_done: Option<u32>,
 }
 
 /// The JSON schema of a reply, for backends that constrain output (Ollama's `format`, OpenAI's
@@ -87,6 +90,7 @@ pub fn schema(indices: &[u32]) -> serde_json::Value {
             "answer": {"type": "string"},
             "success": {"type": "boolean"},
             "question": {"type": "string"},
+            "subgoal_done": {"type": "integer"},
         },
         "required": ["thought", "action"],
     })

@@ -8,13 +8,15 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
-use itinero_shared::messages::{Outcome, TaskEventKind, TaskStatus};
+use itinero_shared::messages::{Outcome, PlanMode, Subgoal, TaskEventKind, TaskStatus};
 use itinero_shared::observation::Observation;
 use itinero_shared::Action;
 
 use super::guards::{self, Taken, Verdict};
 use super::outcome::{describe, took_effect};
+use super::planner::{self, Planner};
 use super::prompt::PastStep;
+use super::recovery::{self, Failed};
 use super::strategy::{DecideError, Step, Strategy};
 
 /// The tab the task works in, as the loop needs it.
@@ -52,6 +54,13 @@ pub struct Task {
     pub goal: String,
     pub tab: i64,
     pub max_steps: u32,
+    pub plan: PlanMode,
+}
+
+/// How a task decides: the strategy chain for every step and, for long goals, the planner.
+pub struct Deciders {
+    pub strategy: Box<dyn Strategy>,
+    pub planner: Option<Box<dyn Planner>>,
 }
 
 /// Steps before the task gives up, unless the user sets another limit.
@@ -123,7 +132,7 @@ fn frame_of(action: &Action, obs: &Observation) -> i64 {
 /// Runs `task` to its end. `stop` is checked between steps and while waiting on the user.
 pub async fn run(
     task: &Task,
-    strategy: &dyn Strategy,
+    deciders: &Deciders,
     browser: &dyn Browser,
     panel: &dyn Panel,
     stop: &AtomicBool,
@@ -134,6 +143,8 @@ pub async fn run(
     let mut lessons: Vec<String> = Vec::new();
     let mut feedback: Option<String> = None;
     let mut failures = 0u32;
+    let mut failed: Option<Failed> = None;
+    let strategy = deciders.strategy.as_ref();
     let finish = |status, answer: Option<String>, steps| Finished {
         status,
         answer,
@@ -147,6 +158,7 @@ pub async fn run(
             },
         )
         .await;
+    let mut plan = make_plan(task, deciders.planner.as_deref(), panel).await;
     for step in 1..=task.max_steps {
         if stop.load(Ordering::SeqCst) {
             return finish(TaskStatus::Stopped, None, step - 1);
@@ -192,8 +204,9 @@ pub async fn run(
                 observation: &obs,
                 history: &history,
                 lessons: &lessons,
-                plan: &[],
+                plan: &plan,
                 feedback: feedback.take(),
+                failed: failed.as_ref(),
             })
             .await;
         let decision = match decided {
@@ -215,6 +228,9 @@ pub async fn run(
                 return finish(TaskStatus::Failed, Some(e.to_string()), step - 1);
             }
         };
+        if let Some(text) = decision.note.clone() {
+            panel.event(step, TaskEventKind::Note { text }).await;
+        }
         let mut action = decision.action;
         let verdict = guards::check(&task.goal, &action, &obs, &taken);
         // A loop counts as a failed step; a re-ask (a missing answer) does not.
@@ -313,14 +329,34 @@ pub async fn run(
             // The task follows the tabs it opens.
             tab = *tab_id;
         }
-        if took_effect(&outcome) {
+        let recovering = decision.strategy == recovery::NAME;
+        if recovering && matches!(action, Action::Wait { .. }) {
+            // Recovery waited for the page to settle: the failed action is still to be done.
+            if let Some(f) = failed.as_mut() {
+                f.attempts += 1;
+            }
+        } else if took_effect(&outcome) {
             failures = 0;
+            failed = None;
+            if let Some(n) = decision.subgoal_done {
+                tick(&mut plan, n, step, panel).await;
+            }
         } else {
             failures += 1;
             feedback = Some(format!(
                 "your last action did not work: {}",
                 describe(&outcome)
             ));
+            let attempts = match &failed {
+                Some(f) if recovering => f.attempts + 1,
+                _ => 0,
+            };
+            failed = Some(Failed {
+                action: action.clone(),
+                outcome: outcome.clone(),
+                attempts,
+                subgoal_done: decision.subgoal_done,
+            });
         }
         history.push(PastStep {
             action: recall(&action, &obs),
@@ -332,6 +368,59 @@ pub async fn run(
         });
     }
     finish(TaskStatus::StepLimit, None, task.max_steps)
+}
+
+/// The sub-goals for a long goal, announced to the panel; none when the goal is short, no
+/// planner is set, or planning failed (which is reported, and the task goes on without a plan).
+async fn make_plan(task: &Task, planner: Option<&dyn Planner>, panel: &dyn Panel) -> Vec<Subgoal> {
+    let Some(planner) = planner.filter(|_| planner::wants_plan(&task.goal, task.plan)) else {
+        return Vec::new();
+    };
+    match planner.plan(&task.goal).await {
+        Ok(items) if !items.is_empty() => {
+            let subgoals = planner::subgoals(items);
+            panel
+                .event(
+                    0,
+                    TaskEventKind::Plan {
+                        subgoals: subgoals.clone(),
+                    },
+                )
+                .await;
+            subgoals
+        }
+        Ok(_) => Vec::new(),
+        Err(e) => {
+            panel
+                .event(
+                    0,
+                    TaskEventKind::Note {
+                        text: format!("could not plan the goal ({e}); going on without a plan"),
+                    },
+                )
+                .await;
+            Vec::new()
+        }
+    }
+}
+
+/// Marks sub-goal `n` (from 1) done and shows the plan again; numbers outside it are ignored.
+async fn tick(plan: &mut [Subgoal], n: u32, step: u32, panel: &dyn Panel) {
+    let Some(sub) = (n as usize).checked_sub(1).and_then(|i| plan.get_mut(i)) else {
+        return;
+    };
+    if sub.done {
+        return;
+    }
+    sub.done = true;
+    panel
+        .event(
+            step,
+            TaskEventKind::Plan {
+                subgoals: plan.to_vec(),
+            },
+        )
+        .await;
 }
 
 #[cfg(test)]
@@ -433,13 +522,17 @@ mod tests {
             goal: goal.into(),
             tab: 7,
             max_steps: DEFAULT_MAX_STEPS,
+            plan: PlanMode::Off,
         }
     }
 
-    fn chain(script: Arc<Scripted>) -> Retry<Llm> {
-        Retry {
-            inner: Llm::new(script, "qwen2.5:3b"),
-            attempts: 2,
+    fn chain(script: Arc<Scripted>) -> Deciders {
+        Deciders {
+            strategy: Box::new(Retry {
+                inner: Llm::new(script, "qwen2.5:3b"),
+                attempts: 2,
+            }),
+            planner: None,
         }
     }
 
@@ -484,6 +577,7 @@ mod tests {
                 TaskEventKind::Decided { .. } => "decided",
                 TaskEventKind::Acted { .. } => "acted",
                 TaskEventKind::Note { .. } => "note",
+                TaskEventKind::Plan { .. } => "plan",
             })
             .collect();
         assert_eq!(
@@ -617,6 +711,128 @@ mod tests {
         )
         .await;
         assert_eq!((end.status, end.steps), (TaskStatus::StepLimit, 3));
+    }
+
+    /// A product page whose "Add to cart" button is re-rendered (index 1, then 5) by the
+    /// first click, which therefore misses it.
+    #[derive(Default)]
+    struct Rerendering {
+        clicks: Mutex<Vec<u32>>,
+    }
+
+    #[async_trait]
+    impl Browser for Rerendering {
+        async fn observe(&self, _tab: i64) -> Result<Observation, String> {
+            let clicks = self.clicks.lock().unwrap();
+            let mut children = vec![element(0, "a", None, None, "Home")];
+            match clicks.len() {
+                0 => children.push(element(1, "button", None, None, "Add to cart")),
+                1 => children.push(element(5, "button", None, None, "Add to cart")),
+                _ => children.push(DomNode {
+                    tag: "#text".into(),
+                    text: Some("Added to your cart.".into()),
+                    ..Default::default()
+                }),
+            }
+            Ok(Observation {
+                url: "https://shop.example/p/socks".into(),
+                title: "Socks".into(),
+                root: DomNode {
+                    tag: "body".into(),
+                    children,
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+        }
+
+        async fn perform(
+            &self,
+            _tab: i64,
+            _frame: i64,
+            action: &Action,
+        ) -> Result<(Outcome, u64), String> {
+            let Action::Click { target } = action else {
+                return Ok((Outcome::Done, 1));
+            };
+            let mut clicks = self.clicks.lock().unwrap();
+            clicks.push(target.index);
+            Ok((
+                if clicks.len() == 1 {
+                    Outcome::TargetDetached
+                } else {
+                    Outcome::Done
+                },
+                1,
+            ))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_long_goal_is_planned_and_a_missed_click_recovered_without_the_model() {
+        let script = Arc::new(Scripted::new([
+            ScriptStep {
+                expect: vec!["Goal: Put the socks in the cart, then tell me it is done".into()],
+                reject: vec![],
+                reply: r#"{"subgoals": ["Add the socks to the cart", "Say that it is done"]}"#.into(),
+            },
+            ScriptStep {
+                expect: vec!["1. Add the socks to the cart ← now\n2. Say that it is done\n".into()],
+                reject: vec![],
+                reply: r#"{"action": "click", "index": 1, "subgoal_done": 1}"#.into(),
+            },
+            // The recovery's click is no model call: the next reply is for step 3.
+            ScriptStep {
+                expect: vec![
+                    "1. Add the socks to the cart (done)\n2. Say that it is done ← now".into(),
+                    "Added to your cart.".into(),
+                ],
+                reject: vec![],
+                reply: r#"{"action": "done", "answer": "The socks are in the cart.", "subgoal_done": 2}"#.into(),
+            },
+        ]));
+        let deciders = Deciders {
+            strategy: Box::new(crate::agent::recovery::Recovery {
+                inner: Retry {
+                    inner: Llm::new(script.clone(), "qwen2.5:3b"),
+                    attempts: 2,
+                },
+                attempts: 2,
+            }),
+            planner: Some(Box::new(crate::agent::planner::LlmPlanner {
+                backend: script.clone(),
+                model: "qwen2.5:3b".into(),
+                family: crate::agent::prompt::family_of("qwen2.5:3b"),
+            })),
+        };
+        let browser = Rerendering::default();
+        let panel = FakePanel::default();
+        let goal = Task {
+            plan: PlanMode::Auto,
+            ..task("Put the socks in the cart, then tell me it is done")
+        };
+        let end = run(&goal, &deciders, &browser, &panel, &AtomicBool::new(false)).await;
+        assert_eq!(end.status, TaskStatus::Succeeded, "{end:?}");
+        assert_eq!(end.steps, 3);
+        assert_eq!(*browser.clicks.lock().unwrap(), [1, 5]);
+        assert_eq!(script.remaining(), 0);
+        let events = panel.events.lock().unwrap();
+        let plans: Vec<Vec<bool>> = events
+            .iter()
+            .filter_map(|(_, k)| match k {
+                TaskEventKind::Plan { subgoals } => Some(subgoals.iter().map(|s| s.done).collect()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(plans, [vec![false, false], vec![true, false]]);
+        let sources: Vec<&str> = events
+            .iter()
+            .filter_map(|(_, k)| match k {
+                TaskEventKind::Decided { source, .. } => Some(source.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(sources, ["llm", "recovery", "llm"]);
     }
 
     #[tokio::test]

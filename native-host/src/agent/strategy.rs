@@ -1,17 +1,21 @@
 //! Deciding the next action: a chain of strategies, each a small type behind one trait.
 //!
 //! [`Llm`] asks a model (prompt → backend → parse → validate). Decorators wrap a strategy:
-//! [`Retry`] asks again, with the reason, when a reply cannot be used. The cache and skill
-//! strategies of the memory work, and recovery, voting and asking the user, join the same chain.
+//! [`Retry`] asks again, with the reason, when a reply cannot be used; `Recovery` works around
+//! a failed action before a model is asked; `Vote` asks several voters and takes the majority.
+//! The cache and skill strategies of the memory work join the same chain. Asking the user is the
+//! run loop's, since only it can wait on the panel.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use itinero_shared::messages::Subgoal;
 use itinero_shared::observation::Observation;
 use itinero_shared::Action;
 
 use super::parse::{self, Source};
 use super::prompt::{self, Family, Input, PastStep};
+use super::recovery::Failed;
 use super::reply;
 use super::validate;
 use crate::llm::{Backend, ChatRequest, LlmError};
@@ -23,9 +27,11 @@ pub struct Step<'a> {
     pub observation: &'a Observation,
     pub history: &'a [PastStep],
     pub lessons: &'a [String],
-    pub plan: &'a [String],
+    pub plan: &'a [Subgoal],
     /// Why the previous attempt at this step could not be used.
     pub feedback: Option<String>,
+    /// The last action, when it did not work.
+    pub failed: Option<&'a Failed>,
 }
 
 /// A decided action and where it came from.
@@ -39,6 +45,10 @@ pub struct Decision {
     pub source: Option<Source>,
     /// Model calls this decision took.
     pub calls: u32,
+    /// What the panel should hear about how it was decided (e.g. a vote's count).
+    pub note: Option<String>,
+    /// The plan's sub-goal (numbered from 1) the model says this step finished.
+    pub subgoal_done: Option<u32>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +63,14 @@ pub enum DecideError {
 #[async_trait]
 pub trait Strategy: Send + Sync {
     async fn decide(&self, step: &Step<'_>) -> Result<Decision, DecideError>;
+}
+
+/// A boxed strategy is one too, so decorators can wrap a chain chosen at run time.
+#[async_trait]
+impl<T: Strategy + ?Sized> Strategy for Box<T> {
+    async fn decide(&self, step: &Step<'_>) -> Result<Decision, DecideError> {
+        (**self).decide(step).await
+    }
 }
 
 /// Asks a model.
@@ -118,10 +136,12 @@ impl Strategy for Llm {
             validate::validate(&parsed.reply, step.observation).map_err(|e| unusable(e.0))?;
         Ok(Decision {
             action,
+            subgoal_done: parsed.reply.subgoal_done,
             thought: parsed.reply.thought,
             strategy: "llm",
             source: Some(parsed.source),
             calls: 1,
+            note: None,
         })
     }
 }
@@ -189,6 +209,7 @@ mod tests {
             lessons: &[],
             plan: &[],
             feedback: None,
+            failed: None,
         }
     }
 

@@ -11,14 +11,19 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use itinero_shared::messages::{
-    AskUser, Outcome, StartTask, TaskEvent, TaskEventKind, TaskFinished, TaskStatus, UserReply,
+    AskUser, Outcome, StartTask, TaskEvent, TaskEventKind, TaskFinished, TaskOptions, TaskStatus,
+    UserReply, VoteMode,
 };
 use itinero_shared::observation::Observation;
 use itinero_shared::{Action, ToBrowser};
 use tokio::sync::{oneshot, Notify};
 
-use super::run::{self, Ask, Browser, Panel, Task, DEFAULT_MAX_STEPS};
-use super::strategy::{Llm, Retry};
+use super::planner::LlmPlanner;
+use super::prompt;
+use super::recovery::Recovery;
+use super::run::{self, Ask, Browser, Deciders, Panel, Task, DEFAULT_MAX_STEPS};
+use super::strategy::{Llm, Retry, Strategy};
+use super::vote::{self, Vote};
 use crate::link::BrowserLink;
 use crate::llm::ollama::{self, Ollama};
 use crate::llm::openai::OpenAi;
@@ -89,6 +94,63 @@ pub async fn choose_model(
     }
 }
 
+/// Replies that cannot be used are asked again this many times in all.
+const ATTEMPTS: u32 = 3;
+/// Recovery attempts per failed action before the model hears of it.
+const RECOVERY_ATTEMPTS: u32 = 2;
+/// Voters when voting is on and the task does not say how many.
+const DEFAULT_VOTERS: u32 = 3;
+/// Sampling temperature of the extra voters: different enough to disagree when unsure.
+const VOTER_TEMPERATURE: f32 = 0.7;
+
+/// The strategy chain for a task: recovery first (no model call when the page only moved the
+/// target), then the model with retries, voted on when the options ask for it; and the planner.
+pub fn deciders(choice: &ModelChoice, options: &TaskOptions) -> Deciders {
+    let llm = |temperature: Option<f32>, seed: Option<i64>| -> Box<dyn Strategy> {
+        let mut llm = Llm::new(choice.backend.clone(), &choice.model);
+        llm.temperature = temperature;
+        llm.seed = seed;
+        Box::new(Retry {
+            inner: llm,
+            attempts: ATTEMPTS,
+        })
+    };
+    let model: Box<dyn Strategy> = match options.vote.unwrap_or_default() {
+        VoteMode::Off => llm(Some(0.0), None),
+        mode => {
+            let n = options.vote_samples.unwrap_or(DEFAULT_VOTERS).clamp(2, 9);
+            let voters = (0..n)
+                .map(|i| {
+                    if i == 0 {
+                        llm(Some(0.0), None)
+                    } else {
+                        llm(Some(VOTER_TEMPERATURE), Some(i64::from(i)))
+                    }
+                })
+                .collect();
+            Box::new(Vote {
+                voters,
+                when: if mode == VoteMode::Always {
+                    vote::When::Always
+                } else {
+                    vote::When::Unsure
+                },
+            })
+        }
+    };
+    Deciders {
+        strategy: Box::new(Recovery {
+            inner: model,
+            attempts: RECOVERY_ATTEMPTS,
+        }),
+        planner: Some(Box::new(LlmPlanner {
+            backend: choice.backend.clone(),
+            model: choice.model.clone(),
+            family: prompt::family_of(&choice.model),
+        })),
+    }
+}
+
 struct Running {
     stop: Arc<AtomicBool>,
     stopped: Arc<Notify>,
@@ -156,6 +218,7 @@ impl Tasks {
                 goal: start.goal.clone(),
                 tab: start.tab_id,
                 max_steps: start.options.max_steps.unwrap_or(DEFAULT_MAX_STEPS).max(1),
+                plan: start.options.plan.unwrap_or_default(),
             };
             tracing::info!(task_id, tab = start.tab_id, "task started");
             let finished = match choose_model(
@@ -165,15 +228,12 @@ impl Tasks {
             .await
             {
                 Ok(choice) => {
-                    let strategy = Retry {
-                        inner: Llm::new(choice.backend, &choice.model),
-                        attempts: 3,
-                    };
+                    let deciders = deciders(&choice, &start.options);
                     let browser = SessionBrowser {
                         link: this.link.clone(),
                         task_id,
                     };
-                    run::run(&task, &strategy, &browser, &panel, &stop).await
+                    run::run(&task, &deciders, &browser, &panel, &stop).await
                 }
                 Err(e) => run::Finished {
                     status: TaskStatus::Failed,

@@ -1,13 +1,13 @@
-//! Finding the element an action means, even after the page changed.
+//! Whether an element seen now is the one a fingerprint recorded, even after the page changed.
 //!
-//! The index from the last observation is tried first, but only trusted if the
-//! element still looks like what the model saw. Otherwise the page is observed
-//! again and the target is looked up by fingerprint. Matching is strict on
-//! identity (tag, frame) and weighs stable attributes over position, so a
-//! control that now means something else (same id, different label) is
-//! refused rather than clicked.
+//! The content script uses it before acting (the index from the last observation is trusted
+//! only if the element still looks like what the model saw; otherwise the target is looked up by
+//! fingerprint) and the host's recovery uses it on a fresh observation, so both sides agree on
+//! what "the same element" means. Matching is strict on identity (tag, frame) and weighs stable
+//! attributes over position, so a control that now means something else (same id, different
+//! label) is refused rather than clicked.
 
-use itinero_shared::Fingerprint;
+use crate::action::Fingerprint;
 
 /// Score at or above which a candidate is taken to be the recorded element.
 pub const ACCEPT: i32 = 3;
