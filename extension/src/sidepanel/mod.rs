@@ -333,12 +333,22 @@ fn on_task_message(p: &mut Panel, msg: ToBrowser) {
             p.view.log("reply", &format!("{heading}: {answer}"));
         }
         ToBrowser::Error(err) => {
-            p.running = None;
+            // A task's request answered with an error (the host went away mid-run, or refused
+            // the task): the run is over, and the result box says why rather than the log alone.
+            let was_running = p.running.take().is_some();
             p.view.show_running(false);
+            p.view.hide_question();
             p.view.log(
                 "error",
                 &format!("Host error ({:?}): {}", err.code, err.message),
             );
+            if was_running {
+                p.view.show_answer(
+                    "failed",
+                    "Failed",
+                    &format!("The task ended: {}", err.message),
+                );
+            }
         }
         other => p
             .view
