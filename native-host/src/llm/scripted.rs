@@ -1,6 +1,12 @@
 //! Replies read from a script, for tests of everything around the model: the agent loop, the
 //! prompt, the parser and the guards. Each step can say what the prompt must and must not
 //! contain, so a test fails where the prompt went wrong, not several steps later.
+//!
+//! A reply may name elements the way a model picks them, by what they are rather than by
+//! number: `{{button 'Add to cart'}}` becomes the index the prompt's page gives the one `<button>`
+//! whose name (its text, or a quoted `name`, `aria-label`, `placeholder` or `value`) is "Add to
+//! cart". A script then survives changes to the page's layout, and a name that is missing or
+//! ambiguous fails the call with a message saying so.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -124,6 +130,8 @@ impl Backend for Scripted {
                 "call {number}: the prompt contains {found:?}, which it must not"
             )));
         }
+        let content = fill_indices(&step.reply, &prompt)
+            .map_err(|e| LlmError::Script(format!("call {number}: {e}")))?;
         if let Some(url) = before {
             let status = reqwest::get(&url)
                 .await
@@ -137,12 +145,12 @@ impl Backend for Scripted {
         }
         if request.stream {
             // In word-sized pieces, as a model streams.
-            for piece in step.reply.split_inclusive(' ') {
+            for piece in content.split_inclusive(' ') {
                 sink(piece);
             }
         }
         Ok(ChatReply {
-            content: step.reply,
+            content,
             finish: Finish::Stop,
             prompt_tokens: None,
             completion_tokens: None,
@@ -154,6 +162,67 @@ impl Backend for Scripted {
             name: "scripted".into(),
             size: None,
         }])
+    }
+}
+
+/// `reply` with each `{{tag 'name'}}` replaced by that element's index in `prompt`.
+fn fill_indices(reply: &str, prompt: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(reply.len());
+    let mut rest = reply;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find("}}")
+            .ok_or_else(|| format!("the reply has an unclosed {{{{ at {:?}", &rest[start..]))?;
+        let inner = after[..end].trim();
+        let (tag, name) = inner
+            .split_once(' ')
+            .ok_or_else(|| format!("{{{{{inner}}}}} names no element: write {{{{tag 'name'}}}}"))?;
+        let name = name.trim().trim_matches('\'');
+        out.push_str(&index_in(prompt, tag.trim(), name)?.to_string());
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The index of the one `<tag>` named `name` on the prompt's page.
+fn index_in(prompt: &str, tag: &str, name: &str) -> Result<u32, String> {
+    let needle = format!("]<{tag}");
+    let name = name.to_lowercase();
+    let mut found = Vec::new();
+    for (pos, _) in prompt.match_indices(&needle) {
+        let Some(open) = prompt[..pos].rfind('[') else {
+            continue;
+        };
+        let Ok(index) = prompt[open + 1..pos].parse::<u32>() else {
+            continue;
+        };
+        let after = &prompt[pos + needle.len()..];
+        if !after.starts_with([' ', '>']) {
+            continue;
+        }
+        let line = &after[..after.find('\n').unwrap_or(after.len())];
+        let element = match line.find(&format!("</{tag}>")) {
+            Some(close) => &line[..close],
+            None => &line[..line.find('>').map_or(line.len(), |i| i + 1)],
+        }
+        .to_lowercase();
+        let named = element.ends_with(&format!(">{name}"))
+            || element.contains(&format!("\"{name}\""))
+            || element.contains(&format!("={name} "))
+            || element.contains(&format!("={name}>"));
+        if named && !found.contains(&index) {
+            found.push(index);
+        }
+    }
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(format!("the page has no <{tag}> named {name:?}")),
+        many => Err(format!(
+            "the page has several <{tag}> named {name:?}: {many:?}"
+        )),
     }
 }
 
@@ -198,5 +267,34 @@ mod tests {
         assert_eq!(hits.load(Ordering::SeqCst), 1);
         let err = script.chat(&request, &mut ignore).await.unwrap_err();
         assert!(err.to_string().contains("answered 404"), "{err}");
+    }
+
+    #[test]
+    fn elements_are_named_by_tag_and_name() {
+        let page = "Page: Shop — http://127.0.0.1/shop/\n\
+                    [0]<input type=search aria-label=\"Search products\">\n\
+                    [1]<button>Search</button>\n\
+                    Wool socks 12.99 EUR *[2]<a href=\"/shop/product/wool-socks\">Wool socks</a>\n\
+                    [3]<input type=number name=qty value=\"1\">\n\
+                    [4]<button>Add to cart</button> [5]<button>Add to cart</button>";
+        let filled = fill_indices(
+            r#"{"action": "type", "index": {{input 'search products'}}, "then": {{a 'Wool socks'}}, "q": {{input 'qty'}}, "b": {{button 'Search'}}}"#,
+            page,
+        )
+        .unwrap();
+        assert_eq!(
+            filled,
+            r#"{"action": "type", "index": 0, "then": 2, "q": 3, "b": 1}"#
+        );
+        assert!(fill_indices("{{button 'Checkout'}}", page)
+            .unwrap_err()
+            .contains("no <button> named \"checkout\""));
+        assert!(fill_indices("{{button 'Add to cart'}}", page)
+            .unwrap_err()
+            .contains("several"));
+        assert_eq!(
+            fill_indices("no placeholders", page).unwrap(),
+            "no placeholders"
+        );
     }
 }
