@@ -154,9 +154,10 @@ impl Store {
             return None;
         }
         let items = line_items(&std::mem::take(&mut session.cart));
+        let number = u32::try_from(state.orders.len())
+            .map_or(u32::MAX, |placed| FIRST_ORDER.saturating_add(placed));
         let order = Order {
-            number: FIRST_ORDER
-                + u32::try_from(state.orders.len()).unwrap_or(u32::MAX - FIRST_ORDER),
+            number,
             session: sid.to_string(),
             total: items.iter().map(|i| i.line_total).sum(),
             items,

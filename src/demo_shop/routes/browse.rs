@@ -51,13 +51,12 @@ pub fn render_home(
     };
     let sort = Sort::from_slug(&query.sort);
     let products = catalog::listing(category, sort);
-    let modal =
-        (shop.options().newsletter_modal && !visitor.view.newsletter_dismissed).then(|| {
-            NewsletterModal {
-                back,
-                error: newsletter_error,
-            }
-        });
+    let modal = (shop.options().newsletter_modal && !visitor.view.newsletter_dismissed).then_some(
+        NewsletterModal {
+            back,
+            error: newsletter_error,
+        },
+    );
     visitor.page(
         status,
         pages::home(&visitor.chrome(""), category, sort, &products, modal),

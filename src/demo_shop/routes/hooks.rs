@@ -17,21 +17,45 @@ use crate::demo_shop::DemoShop;
 /// How long one long-poll is held open before the page asks again.
 const POLL: Duration = Duration::from_secs(25);
 
-fn hooks_off() -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        "test hooks are off: start the shop with ShopOptions { test_hooks: true, .. }",
-    )
-        .into_response()
+/// A plain-text answer that says what went wrong: these endpoints are read by tests and by
+/// the hook's script, not by people.
+pub struct HookError(StatusCode, String);
+
+impl IntoResponse for HookError {
+    fn into_response(self) -> Response {
+        (self.0, self.1).into_response()
+    }
 }
 
-fn find(slug: &str) -> Result<&'static Product, Response> {
+fn hooks_on(shop: &DemoShop) -> Result<(), HookError> {
+    if shop.options().test_hooks {
+        Ok(())
+    } else {
+        Err(HookError(
+            StatusCode::NOT_FOUND,
+            "test hooks are off: start the shop with ShopOptions { test_hooks: true, .. }".into(),
+        ))
+    }
+}
+
+fn find(slug: &str) -> Result<&'static Product, HookError> {
     catalog::find(slug).ok_or_else(|| {
-        (
+        HookError(
             StatusCode::NOT_FOUND,
             format!("there is no product {slug:?}"),
         )
-            .into_response()
+    })
+}
+
+fn number<T: std::str::FromStr>(name: &str, text: &str, what: &str) -> Result<T, HookError>
+where
+    T::Err: std::fmt::Display,
+{
+    text.parse().map_err(|e| {
+        HookError(
+            StatusCode::BAD_REQUEST,
+            format!("{name}={text:?} is not {what}: {e}"),
+        )
     })
 }
 
@@ -47,32 +71,20 @@ pub struct EventsQuery {
 pub async fn stock_events(
     State(shop): State<DemoShop>,
     Query(query): Query<EventsQuery>,
-) -> Response {
-    if !shop.options().test_hooks {
-        return hooks_off();
-    }
-    let product = match find(&query.product) {
-        Ok(p) => p,
-        Err(response) => return response,
-    };
+) -> Result<Response, HookError> {
+    hooks_on(&shop)?;
+    let product = find(&query.product)?;
     let after = match query.after.as_str() {
         "" => 0,
-        text => match text.parse::<u64>() {
-            Ok(n) => n,
-            Err(e) => {
-                return (
-                    StatusCode::BAD_REQUEST,
-                    format!("after={text:?} is not an event number: {e}"),
-                )
-                    .into_response()
-            }
-        },
+        text => number("after", text, "an event number")?,
     };
     let _listening = shop.stock().listen(product.slug);
-    match timeout(POLL, shop.stock().next_event(product.slug, after)).await {
-        Ok(Some(event)) => Json(event).into_response(),
-        _ => StatusCode::NO_CONTENT.into_response(),
-    }
+    Ok(
+        match timeout(POLL, shop.stock().next_event(product.slug, after)).await {
+            Ok(Some(event)) => Json(event).into_response(),
+            _ => StatusCode::NO_CONTENT.into_response(),
+        },
+    )
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -82,17 +94,19 @@ pub struct AckForm {
 }
 
 /// The page has replaced its buy box for this event.
-pub async fn stock_ack(State(shop): State<DemoShop>, Form(form): Form<AckForm>) -> Response {
-    if !shop.options().test_hooks {
-        return hooks_off();
-    }
-    match form.seq.parse::<u64>() {
-        Ok(seq) if shop.stock().ack(seq) => StatusCode::NO_CONTENT.into_response(),
-        _ => (
+pub async fn stock_ack(
+    State(shop): State<DemoShop>,
+    Form(form): Form<AckForm>,
+) -> Result<StatusCode, HookError> {
+    hooks_on(&shop)?;
+    let seq: u64 = number("seq", &form.seq, "an event number")?;
+    if shop.stock().ack(seq) {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(HookError(
             StatusCode::BAD_REQUEST,
-            format!("seq={:?} names no stock event", form.seq),
-        )
-            .into_response(),
+            format!("seq={seq} names no stock event"),
+        ))
     }
 }
 
@@ -105,40 +119,29 @@ pub struct RestockQuery {
 
 /// `GET /shop/_test/restock?product=<slug>&left=<n>`: answers once a product page has
 /// re-rendered its buy box, or with 504 and what it was waiting for.
-pub async fn restock(State(shop): State<DemoShop>, Query(query): Query<RestockQuery>) -> Response {
-    if !shop.options().test_hooks {
-        return hooks_off();
-    }
-    let product = match find(&query.product) {
-        Ok(p) => p,
-        Err(response) => return response,
-    };
-    let left = match query.left.parse::<u32>() {
-        Ok(n) => n,
-        Err(e) => {
-            return (
-                StatusCode::BAD_REQUEST,
-                format!("left={:?} is not a number of items: {e}", query.left),
-            )
-                .into_response()
-        }
-    };
+pub async fn restock(
+    State(shop): State<DemoShop>,
+    Query(query): Query<RestockQuery>,
+) -> Result<String, HookError> {
+    hooks_on(&shop)?;
+    let product = find(&query.product)?;
+    let left: u32 = number("left", &query.left, "a number of items")?;
     let wait = shop.options().hook_wait;
     let deadline = Instant::now() + wait;
     let slug = product.slug;
-    if timeout_at(deadline, shop.stock().wait_for_listener(slug))
-        .await
-        .is_err()
-    {
-        return (
+    let gave_up = |waiting_for: String| {
+        HookError(
             StatusCode::GATEWAY_TIMEOUT,
-            format!(
-                "restock of {slug}: no product page listened for stock events within {wait:?} \
-                 (open /shop/product/{slug} in a tab first)"
-            ),
+            format!("restock of {slug}: waited {wait:?}, but {waiting_for}"),
         )
-            .into_response();
-    }
+    };
+    timeout_at(deadline, shop.stock().wait_for_listener(slug))
+        .await
+        .map_err(|_| {
+            gave_up(format!(
+                "no product page listened for stock events (open /shop/product/{slug} in a tab first)"
+            ))
+        })?;
     shop.store().set_stock_left(product, left);
     let seq = shop.stock().publish(slug, left, |seq| {
         buy_box(&BuyBox {
@@ -150,22 +153,14 @@ pub async fn restock(State(shop): State<DemoShop>, Query(query): Query<RestockQu
         })
         .into_string()
     });
-    if timeout_at(deadline, shop.stock().wait_for_ack(seq))
+    timeout_at(deadline, shop.stock().wait_for_ack(seq))
         .await
-        .is_err()
-    {
-        return (
-            StatusCode::GATEWAY_TIMEOUT,
-            format!(
-                "restock of {slug}: the product page got stock event {seq} but did not \
-                 acknowledge re-rendering its buy box within {wait:?}"
-            ),
-        )
-            .into_response();
-    }
-    (
-        StatusCode::OK,
-        format!("restocked {slug}: {left} left; the product page re-rendered its buy box"),
-    )
-        .into_response()
+        .map_err(|_| {
+            gave_up(format!(
+                "the product page got stock event {seq} and did not acknowledge re-rendering its buy box"
+            ))
+        })?;
+    Ok(format!(
+        "restocked {slug}: {left} left; the product page re-rendered its buy box"
+    ))
 }

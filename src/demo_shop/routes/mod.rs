@@ -8,7 +8,6 @@ mod contact;
 mod hooks;
 mod newsletter;
 
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{Redirect, Response};
 use axum::routing::{get, post};
@@ -40,7 +39,7 @@ pub fn router(shop: DemoShop) -> Router {
         .with_state(shop)
 }
 
-async fn not_found(State(_shop): State<DemoShop>, visitor: Visitor) -> Response {
+async fn not_found(visitor: Visitor) -> Response {
     not_found_page(&visitor, "There is no such page in the shop.")
 }
 
