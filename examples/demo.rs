@@ -1,11 +1,13 @@
 //! The README's main job: build, register the host for a fresh Chromium profile, open Chromium
-//! with the extension (headless when there is no display), open the demo shop, type a goal into
-//! the side panel, and print the agent's steps and its answer. The model is the default backend
-//! (Ollama); without one the panel says what to install, and so does the demo.
+//! with the extension (headless when there is no display), open the demo shop
+//! (`itinero::demo_shop`, served on loopback), type a goal into the side panel, and print the
+//! agent's steps and its answer. The model is the default backend (Ollama); without one the
+//! panel says what to install, and so does the demo.
 
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use itinero::demo_shop::{DemoShop, ShopOptions};
 use itinero::harness::{Harness, LaunchOptions, PageExt, WAIT};
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -21,11 +23,15 @@ async fn main() -> Result<()> {
             "with a window"
         }
     );
-    let h = Harness::start_with(LaunchOptions {
-        headless,
-        keep_profile: true,
-        ..Default::default()
-    })
+    let shop = DemoShop::new(ShopOptions::default());
+    let h = Harness::start_full(
+        LaunchOptions {
+            headless,
+            keep_profile: true,
+            ..Default::default()
+        },
+        shop.router(),
+    )
     .await
     .context("starting Chromium with the extension")?;
     let profile = h.chromium.profile_dir().to_path_buf();
@@ -51,9 +57,9 @@ async fn main() -> Result<()> {
         panel.text_of("#host-pid").await?
     );
 
-    let shop = h.fixture_url("agent/shop.html");
-    println!("==> opening the demo shop: {shop}");
-    let tab = h.chromium.open(&shop).await?;
+    let shop_url = h.fixture_url("shop/");
+    println!("==> opening the demo shop: {shop_url}");
+    let tab = h.chromium.open(&shop_url).await?;
     tab.wait_for("document.readyState === 'complete'", WAIT)
         .await?;
     let goal = "What do wool socks cost?";

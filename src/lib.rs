@@ -6,4 +6,5 @@
 //! would: a real Chromium with the built extension, the real host binary, and
 //! fixture sites on loopback.
 
+pub mod demo_shop;
 pub mod harness;

@@ -1,34 +1,20 @@
 //! The agent end to end: a goal typed in the real side panel becomes a task in the real host,
-//! which drives the fixture shop in real Chromium and shows its answer in the panel. The model
-//! is the scripted backend (`ITINERO_BACKEND=scripted:FILE`, passed to the host through
-//! Chromium's environment), whose steps also check what the prompt showed.
-
-use std::sync::{Arc, Mutex};
+//! which drives the demo shop (`itinero::demo_shop`) in real Chromium and shows its answer in
+//! the panel. The model is the scripted backend (`ITINERO_BACKEND=scripted:FILE`, passed to the
+//! host through Chromium's environment), whose steps also check what the prompt showed; its
+//! replies name elements by index, as the shop's pages number them (header first: brand 0,
+//! search box 1, Search 2, Home 3, Contact 4, Cart 5, Sign in 6).
 
 use anyhow::Result;
-use axum::routing::post;
+use itinero::demo_shop::{DemoShop, ShopOptions};
 use itinero::harness::{Harness, LaunchOptions, PageExt, WAIT};
 
-/// What the shop's server received.
-#[derive(Default)]
-struct Shop {
-    orders: Mutex<Vec<String>>,
-}
-
-fn routes(shop: Arc<Shop>) -> axum::Router {
-    axum::Router::new().route(
-        "/agent/buy",
-        post(move |body: String| {
-            shop.orders.lock().unwrap().push(body);
-            async { axum::response::Html("<p>Ordered</p>") }
-        }),
-    )
-}
-
-/// Starts everything with the script as the model; returns the harness, the panel and the shop tab.
+/// Starts everything with the script as the model and the demo shop at `path` (under `/shop/`)
+/// in a tab; returns the harness, the script's directory, the panel and the shop's tab.
 async fn start(
     script: &str,
-    shop: Arc<Shop>,
+    shop: &DemoShop,
+    path: &str,
 ) -> Result<(
     Harness,
     tempfile::TempDir,
@@ -36,18 +22,18 @@ async fn start(
     chromiumoxide::Page,
 )> {
     let dir = tempfile::tempdir()?;
-    let path = dir.path().join("script.json");
-    std::fs::write(&path, script)?;
+    let script_path = dir.path().join("script.json");
+    std::fs::write(&script_path, script)?;
     let options = LaunchOptions {
         host_env: vec![(
             "ITINERO_BACKEND".into(),
-            format!("scripted:{}", path.display()),
+            format!("scripted:{}", script_path.display()),
         )],
         ..Default::default()
     };
-    let h = Harness::start_full(options, routes(shop)).await?;
+    let h = Harness::start_full(options, shop.router()).await?;
     let panel = h.connected_panel().await?;
-    let tab = h.chromium.open(&h.fixture_url("agent/shop.html")).await?;
+    let tab = h.chromium.open(&h.fixture_url(path)).await?;
     tab.wait_for("document.readyState === 'complete'", WAIT)
         .await?;
     Ok((h, dir, panel, tab))
@@ -70,15 +56,16 @@ async fn type_goal(panel: &chromiumoxide::Page, goal: &str) -> Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_goal_in_the_panel_searches_the_shop_and_shows_the_answer() -> Result<()> {
-    let shop = Arc::new(Shop::default());
+    let shop = DemoShop::new(ShopOptions::default());
     let (_h, _dir, panel, tab) = start(
         r#"[
-          {"expect": ["Goal: What do wool socks cost?", "[0]<input type=search", "Sock shop"],
-           "reply": "{\"thought\": \"Search for them.\", \"action\": \"type\", \"index\": 0, \"text\": \"wool socks\", \"submit\": true}"},
-          {"expect": ["Results for wool socks", "12.99 EUR", "1. type [0] input"],
+          {"expect": ["Goal: What do wool socks cost?", "[1]<input type=search name=q name=\"Search products\"", "All products — featured"],
+           "reply": "{\"thought\": \"Search for them.\", \"action\": \"type\", \"index\": 1, \"text\": \"wool socks\", \"submit\": true}"},
+          {"expect": ["Results for wool socks", "Wool socks</a>", "12.99 EUR", "1. type [1] input"],
            "reply": "{\"thought\": \"The price is listed.\", \"action\": \"done\", \"answer\": \"Wool socks cost 12.99 EUR.\"}"}
         ]"#,
-        shop.clone(),
+        &shop,
+        "shop/",
     )
     .await?;
     type_goal(&panel, "What do wool socks cost?").await?;
@@ -94,15 +81,19 @@ async fn a_goal_in_the_panel_searches_the_shop_and_shows_the_answer() -> Result<
         searched, "wool socks",
         "the search was submitted in the tab"
     );
+    assert_eq!(shop.searches(), ["wool socks"], "and reached the shop");
     let log: Vec<String> = panel
         .run_js("return [...document.querySelectorAll('#log li')].map(li => li.textContent);")
         .await?;
     let joined = log.join("\n");
     assert!(
-        joined.contains("1. type [0] \"Search products\" \"wool socks\" — Search for them. (llm)"),
+        joined.contains("1. type [1] \"Search products\" \"wool socks\" — Search for them. (llm)"),
         "{joined}"
     );
-    assert!(joined.contains("2. Saw Results — "), "{joined}");
+    assert!(
+        joined.contains("2. Saw Results for wool socks — Demo Shop — "),
+        "{joined}"
+    );
     // Run is back, Stop is gone.
     let idle: bool = panel
         .run_js("return !document.querySelector('#run').hidden && document.querySelector('#stop').hidden;")
@@ -113,10 +104,19 @@ async fn a_goal_in_the_panel_searches_the_shop_and_shows_the_answer() -> Result<
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn buying_waits_for_approval_and_deny_stops_the_purchase() -> Result<()> {
-    let shop = Arc::new(Shop::default());
-    let (_h, _dir, panel, _tab) = start(
-        r#"[{"expect": ["Buy now"], "reply": "{\"thought\": \"Buy them.\", \"action\": \"click\", \"index\": 2}"}]"#,
-        shop.clone(),
+    let shop = DemoShop::new(ShopOptions::default());
+    let (_h, _dir, panel, tab) = start(
+        r#"[{"expect": ["Goal: Buy wool socks", "Your cart", "Wool socks</a>", "Total: 12.99 EUR", "[9]<button>Place order</button>"],
+             "reply": "{\"thought\": \"Order them.\", \"action\": \"click\", \"index\": 9}"}]"#,
+        &shop,
+        "shop/product/wool-socks",
+    )
+    .await?;
+    // Into the cart through the product page, as a person would.
+    tab.find_element("#buy-box button").await?.click().await?;
+    tab.wait_for(
+        "location.pathname === '/shop/cart' && document.readyState === 'complete'",
+        WAIT,
     )
     .await?;
     type_goal(&panel, "Buy wool socks").await?;
@@ -124,7 +124,10 @@ async fn buying_waits_for_approval_and_deny_stops_the_purchase() -> Result<()> {
         .wait_for("!document.querySelector('#ask').hidden && document.querySelector('#ask-text').textContent", WAIT)
         .await?;
     assert!(
-        question.as_str().unwrap_or_default().contains("Buy now"),
+        question
+            .as_str()
+            .unwrap_or_default()
+            .contains("Place order"),
         "{question}"
     );
     let approval_shown: bool = panel
@@ -139,8 +142,11 @@ async fn buying_waits_for_approval_and_deny_stops_the_purchase() -> Result<()> {
     assert!(panel
         .text_of("#answer-text")
         .await?
-        .contains("you did not allow click [2]"));
-    assert!(shop.orders.lock().unwrap().is_empty(), "nothing was bought");
+        .contains("you did not allow click [9]"));
+    assert!(shop.orders().is_empty(), "nothing was bought");
+    let cart = shop.cart_items();
+    assert_eq!(cart.len(), 1, "{cart:?}");
+    assert_eq!((cart[0].slug.as_str(), cart[0].quantity), ("wool-socks", 1));
     Ok(())
 }
 
@@ -154,9 +160,10 @@ async fn with_no_model_server_the_panel_says_how_to_start_one() -> Result<()> {
         ],
         ..Default::default()
     };
-    let h = Harness::start_full(options, axum::Router::new()).await?;
+    let shop = DemoShop::default();
+    let h = Harness::start_full(options, shop.router()).await?;
     let panel = h.connected_panel().await?;
-    let tab = h.chromium.open(&h.fixture_url("agent/shop.html")).await?;
+    let tab = h.chromium.open(&h.fixture_url("shop/")).await?;
     tab.wait_for("document.readyState === 'complete'", WAIT)
         .await?;
     type_goal(&panel, "find the invoice").await?;

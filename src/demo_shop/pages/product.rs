@@ -1,0 +1,70 @@
+//! A product's page and its buy box, which the restock hook re-renders on its own.
+
+use maud::{html, Markup, PreEscaped};
+
+use super::layout::{page, Chrome};
+use crate::demo_shop::catalog::Product;
+use crate::demo_shop::state::MAX_QUANTITY;
+
+/// Long-polls for stock events and swaps the buy box; only on pages of a shop with test hooks.
+const STOCK_SCRIPT: &str = include_str!("stock.js");
+
+pub struct BuyBox<'a> {
+    pub product: &'a Product,
+    /// Set by the restock hook; `None`: not limited.
+    pub left: Option<u32>,
+    /// The last stock event when rendered; the page listens for later ones.
+    pub seq: u64,
+    pub error: Option<&'a str>,
+    /// The quantity field's value.
+    pub quantity: &'a str,
+}
+
+/// The quantity field and the button, as one element that can be replaced whole: after a
+/// restock every node in it is new, as a framework's re-render would make them.
+pub fn buy_box(b: &BuyBox<'_>) -> Markup {
+    let max = b.left.unwrap_or(MAX_QUANTITY).min(MAX_QUANTITY);
+    let sold_out = b.left == Some(0);
+    html! {
+        form id="buy-box" class="buy-box" method="post" action="/shop/cart/add"
+            data-product=(b.product.slug) data-seq=(b.seq) {
+            input type="hidden" name="product" value=(b.product.slug);
+            div class="field" {
+                label for="quantity" { "Quantity" }
+                input id="quantity" type="number" name="quantity" value=(b.quantity)
+                    min="1" max=(max) required disabled[sold_out];
+            }
+            @match b.left {
+                Some(0) => { button type="submit" disabled { "Sold out" } }
+                Some(left) => { button type="submit" { "Add to cart (" (left) " left)" } }
+                None => { button type="submit" { "Add to cart" } }
+            }
+            @if let Some(error) = b.error {
+                p class="error" role="alert" { (error) }
+            }
+        }
+    }
+}
+
+pub fn product(chrome: &Chrome<'_>, buy: &BuyBox<'_>, stock_script: bool) -> Markup {
+    let p = buy.product;
+    let main = html! {
+        nav class="crumbs" aria-label="Breadcrumb" {
+            ol {
+                li { a href="/shop/" { "Home" } }
+                li { a href={ "/shop/?category=" (p.category.slug()) } { (p.category.label()) } }
+                li aria-current="page" { (p.name) }
+            }
+        }
+        article class="product" {
+            h1 { (p.name) }
+            p class="price" { (p.price) }
+            p { (p.description) }
+            (buy_box(buy))
+        }
+        @if stock_script {
+            script { (PreEscaped(STOCK_SCRIPT)) }
+        }
+    };
+    page(chrome, p.name, main, None)
+}
