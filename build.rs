@@ -307,13 +307,38 @@ fn run_tool(program: &Path, args: &[&std::ffi::OsStr]) -> Result<()> {
 
 /// Builds `pkg-js/`: the same module as JavaScript, for pages whose CSP forbids WebAssembly.
 fn wasm2js_fallback(wasm: &Path, out: &Path, binaryen: &Binaryen) -> Result<()> {
-    bindgen(wasm, out, Flavor::Bundler, false)?;
+    // rustup's prebuilt std for wasm32 is compiled with newer features (reference types among
+    // them) whatever the crate's own flags say, and the linker records them in the module's
+    // `target_features` section, from which wasm-bindgen would pick externref glue that an MVP
+    // build of the crate does not have. Without the section wasm-bindgen goes by the crate's
+    // own intrinsics; whatever newer instructions std brought are lowered below.
+    // Named as the crate: wasm-bindgen names its output after its input.
+    let mvp_dir = out.with_extension("input");
+    std::fs::create_dir_all(&mvp_dir)?;
+    let mvp = mvp_dir.join(format!("{CRATE}.wasm"));
+    run_tool(
+        &binaryen.wasm_opt,
+        &[
+            wasm.as_os_str(),
+            "--strip-target-features".as_ref(),
+            "-o".as_ref(),
+            mvp.as_os_str(),
+        ],
+    )?;
+    bindgen(&mvp, out, Flavor::Bundler, false)?;
+    std::fs::remove_dir_all(&mvp_dir)?;
     let bg_wasm = out.join(format!("{CRATE}_bg.wasm"));
     let lowered = out.join("lowered.wasm");
     run_tool(
         &binaryen.wasm_opt,
         &[
             bg_wasm.as_os_str(),
+            "--enable-bulk-memory".as_ref(),
+            "--enable-sign-ext".as_ref(),
+            "--enable-nontrapping-float-to-int".as_ref(),
+            "--enable-mutable-globals".as_ref(),
+            "--llvm-memory-copy-fill-lowering".as_ref(),
+            "--signext-lowering".as_ref(),
             "--llvm-nontrapping-fptoint-lowering".as_ref(),
             "-Oz".as_ref(),
             "-o".as_ref(),

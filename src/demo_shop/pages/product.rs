@@ -18,6 +18,9 @@ pub struct BuyBox<'a> {
     pub error: Option<&'a str>,
     /// The quantity field's value.
     pub quantity: &'a str,
+    /// The button's text in place of "Add to cart (N left)": a shop that renames its controls
+    /// in a re-render (set by the restock hook's `label`).
+    pub label: Option<&'a str>,
 }
 
 /// The quantity field and the button, as one element that can be replaced whole: after a
@@ -36,7 +39,11 @@ pub fn buy_box(b: &BuyBox<'_>) -> Markup {
             }
             @match b.left {
                 Some(0) => { button type="submit" disabled { "Sold out" } }
-                Some(left) => { button type="submit" { "Add to cart (" (left) " left)" } }
+                Some(left) => {
+                    button type="submit" {
+                        @if let Some(label) = b.label { (label) } @else { "Add to cart (" (left) " left)" }
+                    }
+                }
                 None => { button type="submit" { "Add to cart" } }
             }
             @if let Some(error) = b.error {

@@ -94,6 +94,7 @@ pub async fn product(
         return not_found_page(&visitor, &format!("There is no product \"{slug}\"."));
     };
     let buy = BuyBox {
+        label: None,
         product,
         left: shop.store().stock_left(product),
         seq: shop.stock().latest_seq(),

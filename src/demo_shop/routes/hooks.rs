@@ -115,9 +115,11 @@ pub async fn stock_ack(
 pub struct RestockQuery {
     product: String,
     left: String,
+    /// The re-rendered button's text, when it should change more than its count.
+    label: String,
 }
 
-/// `GET /shop/_test/restock?product=<slug>&left=<n>`: answers once a product page has
+/// `GET /shop/_test/restock?product=<slug>&left=<n>[&label=<text>]`: answers once a product page has
 /// re-rendered its buy box, or with 504 and what it was waiting for.
 pub async fn restock(
     State(shop): State<DemoShop>,
@@ -150,6 +152,7 @@ pub async fn restock(
             seq,
             error: None,
             quantity: "1",
+            label: Some(query.label.trim()).filter(|l| !l.is_empty()),
         })
         .into_string()
     });
