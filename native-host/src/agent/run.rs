@@ -209,6 +209,10 @@ pub async fn run(
                 failed: failed.as_ref(),
             })
             .await;
+        // Stop pressed while the model was thinking: its answer is not acted on.
+        if stop.load(Ordering::SeqCst) {
+            return finish(TaskStatus::Stopped, None, step - 1);
+        }
         let decision = match decided {
             Ok(d) => d,
             Err(DecideError::Unusable { reason, .. }) => {
@@ -289,6 +293,9 @@ pub async fn run(
             .await;
         match &action {
             Action::Done { answer, success } => {
+                if let (true, Some(n)) = (*success, decision.subgoal_done) {
+                    tick(&mut plan, n, step, panel).await;
+                }
                 let status = if *success {
                     TaskStatus::Succeeded
                 } else {
@@ -824,7 +831,10 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert_eq!(plans, [vec![false, false], vec![true, false]]);
+        assert_eq!(
+            plans,
+            [vec![false, false], vec![true, false], vec![true, true]]
+        );
         let sources: Vec<&str> = events
             .iter()
             .filter_map(|(_, k)| match k {

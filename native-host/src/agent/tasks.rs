@@ -15,7 +15,7 @@ use itinero_shared::messages::{
     UserReply, VoteMode,
 };
 use itinero_shared::observation::Observation;
-use itinero_shared::{Action, ToBrowser};
+use itinero_shared::{Action, ErrorCode, ToBrowser};
 use tokio::sync::{oneshot, Notify};
 
 use super::planner::LlmPlanner;
@@ -24,7 +24,7 @@ use super::recovery::Recovery;
 use super::run::{self, Ask, Browser, Deciders, Panel, Task, DEFAULT_MAX_STEPS};
 use super::strategy::{Llm, Retry, Strategy};
 use super::vote::{self, Vote};
-use crate::link::BrowserLink;
+use crate::link::{BrowserLink, LinkError};
 use crate::llm::ollama::{self, Ollama};
 use crate::llm::openai::OpenAi;
 use crate::llm::scripted::Scripted;
@@ -315,6 +315,18 @@ struct SessionBrowser {
     task_id: u64,
 }
 
+/// What the user should read when the link fails: a closed tab is said plainly (the link's
+/// wording is for the CLI, which can list the tabs).
+fn task_error(tab: i64, e: LinkError) -> String {
+    match e {
+        LinkError::Browser {
+            code: ErrorCode::NoSuchTab | ErrorCode::TabClosed,
+            ..
+        } => format!("the tab the task works in ({tab}) was closed"),
+        other => other.to_string(),
+    }
+}
+
 #[async_trait]
 impl Browser for SessionBrowser {
     async fn observe(&self, tab: i64) -> Result<Observation, String> {
@@ -322,7 +334,7 @@ impl Browser for SessionBrowser {
             .observe(self.task_id, tab)
             .await
             .map(|r| r.value.observation)
-            .map_err(|e| e.to_string())
+            .map_err(|e| task_error(tab, e))
     }
 
     async fn perform(
@@ -335,7 +347,7 @@ impl Browser for SessionBrowser {
             .perform(self.task_id, tab, frame, action.clone())
             .await
             .map(|r| (r.value.outcome, r.value.elapsed_ms))
-            .map_err(|e| e.to_string())
+            .map_err(|e| task_error(tab, e))
     }
 }
 
