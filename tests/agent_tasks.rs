@@ -162,12 +162,11 @@ impl Session {
     }
 
     async fn tab_query(&self, key: &str) -> Result<String> {
-        Ok(self
-            .tab
+        self.tab
             .run_js(&format!(
                 "return new URLSearchParams(location.search).get({key:?}) ?? '';"
             ))
-            .await?)
+            .await
     }
 }
 
