@@ -10,6 +10,7 @@ pub mod codec;
 pub mod envelope;
 pub mod messages;
 pub mod observation;
+pub mod records;
 pub mod render;
 
 pub use action::{Action, Fingerprint, Modifier, ScrollDirection, Target};
