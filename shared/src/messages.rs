@@ -354,7 +354,8 @@ pub struct SetSettings {
     pub settings: Settings,
 }
 
-/// Asks for the latest runs, newest first; answered with `Runs`.
+/// Asks for the latest runs, newest first; answered with `Runs`. A reply that would not fit in
+/// one frame (1 MiB) keeps the newest that do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListRuns {
     #[serde(default = "ListRuns::default_limit")]
@@ -375,7 +376,8 @@ pub struct RunList {
     pub runs: Vec<RunSummary>,
 }
 
-/// Asks for one run with its steps; answered with `RunDetail`, or `Error{not_found}`.
+/// Asks for one run with its steps; answered with `RunDetail`, or `Error{not_found}`. A run too
+/// large for one frame comes with its steps' long texts shortened (ending in `…`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GetRun {
     pub run_id: RunId,

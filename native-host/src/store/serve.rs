@@ -3,12 +3,15 @@
 //! comes back untouched.
 //!
 //! Store calls run on the blocking pool ([`Store::call`]). Without a store each request is
-//! answered with `Error{store_unavailable}` and the reason it could not be opened.
+//! answered with `Error{store_unavailable}` and the reason it could not be opened. Replies are
+//! made to fit one frame to the browser (under 1 MiB), see [`fit`].
 
+use itinero_shared::codec::MAX_TO_BROWSER;
 use itinero_shared::envelope::MessageSet;
 use itinero_shared::messages::{
     Deleted, ErrorReply, LessonList, ListLessons, ListRuns, RunList, SiteApprovalList,
 };
+use itinero_shared::records::RunDetail;
 use itinero_shared::{ErrorCode, ToBrowser, ToHost};
 
 use super::{Store, StoreError, StoreSlot};
@@ -33,7 +36,7 @@ pub async fn answer(slot: &StoreSlot, request: ToHost) -> Result<ToBrowser, ToHo
     };
     let kind = what(&request);
     Ok(store
-        .call(move |store| reply(store, request))
+        .call(move |store| reply(store, request).map(fit))
         .await
         .unwrap_or_else(|e| {
             let code = match e {
@@ -120,4 +123,135 @@ fn reply(store: &Store, request: ToHost) -> Result<ToBrowser, StoreError> {
             )))
         }
     })
+}
+
+/// What a reply may take, leaving room for the envelope around it.
+const REPLY_BUDGET: usize = MAX_TO_BROWSER - 4096;
+
+fn encoded_len(reply: &ToBrowser) -> usize {
+    serde_json::to_vec(reply).map_or(usize::MAX, |v| v.len())
+}
+
+/// Makes a reply fit in one frame to the browser (under 1 MiB): a list keeps its newest
+/// entries, a run's steps keep their start of each long text (the store keeps all of it).
+fn fit(mut reply: ToBrowser) -> ToBrowser {
+    while encoded_len(&reply) > REPLY_BUDGET {
+        let cut = match &mut reply {
+            ToBrowser::Runs(list) => halve(&mut list.runs),
+            ToBrowser::Lessons(list) => halve(&mut list.lessons),
+            ToBrowser::SiteApprovals(list) => halve(&mut list.approvals),
+            ToBrowser::RunDetail(detail) => shorten_steps(detail),
+            _ => false,
+        };
+        if !cut {
+            break; // the writer turns what still does not fit into an error reply
+        }
+    }
+    reply
+}
+
+fn halve<T>(list: &mut Vec<T>) -> bool {
+    if list.len() <= 1 {
+        return false;
+    }
+    list.truncate(list.len() / 2);
+    true
+}
+
+/// Cuts every step's long texts to the next shorter length; false once at the shortest.
+fn shorten_steps(detail: &mut RunDetail) -> bool {
+    const LENGTHS: [usize; 4] = [4000, 1000, 200, 40];
+    let longest = detail
+        .steps
+        .iter()
+        .flat_map(|s| [&s.thought, &s.action_summary, &s.outcome_text])
+        .map(|t| t.chars().count())
+        .max()
+        .unwrap_or(0);
+    // A text cut to `l` is `l` + 1 characters long (the ellipsis): go below that.
+    let Some(&to) = LENGTHS.iter().find(|&&l| l + 1 < longest) else {
+        return false;
+    };
+    for step in &mut detail.steps {
+        for text in [
+            &mut step.thought,
+            &mut step.action_summary,
+            &mut step.outcome_text,
+        ] {
+            if let Some((at, _)) = text.char_indices().nth(to) {
+                text.truncate(at);
+                text.push('…');
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use itinero_shared::records::{RunId, RunStatus, RunSummary, StepRecord};
+
+    fn summary(goal: String) -> RunSummary {
+        RunSummary {
+            id: RunId(1),
+            goal,
+            start_url: "https://shop.example/".into(),
+            origin: None,
+            tab_id: None,
+            backend: "ollama".into(),
+            model: "m".into(),
+            started_at: 0,
+            finished_at: None,
+            status: RunStatus::Succeeded,
+            answer: None,
+            steps: 0,
+        }
+    }
+
+    #[test]
+    fn long_lists_keep_their_newest_entries_within_a_frame() {
+        let runs: Vec<_> = (0..200)
+            .map(|i| summary(format!("{i} {}", "x".repeat(30_000))))
+            .collect();
+        let ToBrowser::Runs(list) = fit(ToBrowser::Runs(RunList { runs })) else {
+            panic!()
+        };
+        // 6 MB: halved three times.
+        assert_eq!(list.runs.len(), 25);
+        assert!(list.runs[0].goal.starts_with("0 "));
+        assert!(encoded_len(&ToBrowser::Runs(list)) <= REPLY_BUDGET);
+    }
+
+    #[test]
+    fn a_long_run_keeps_every_step_with_its_texts_shortened() {
+        let steps: Vec<_> = (1..=200)
+            .map(|n| StepRecord {
+                n,
+                thought: "é".repeat(30_000),
+                action_summary: "click [1]".into(),
+                ..Default::default()
+            })
+            .collect();
+        let reply = fit(ToBrowser::RunDetail(RunDetail {
+            run: summary("g".into()),
+            steps,
+        }));
+        assert!(encoded_len(&reply) <= REPLY_BUDGET);
+        let ToBrowser::RunDetail(detail) = reply else {
+            panic!()
+        };
+        assert_eq!(detail.steps.len(), 200);
+        let thought = &detail.steps[0].thought;
+        assert!(thought.ends_with('…') && thought.chars().count() <= 4001);
+        assert_eq!(detail.steps[0].action_summary, "click [1]");
+    }
+
+    #[test]
+    fn small_replies_are_untouched() {
+        let reply = ToBrowser::Runs(RunList {
+            runs: vec![summary("g".into())],
+        });
+        assert_eq!(fit(reply.clone()), reply);
+    }
 }
