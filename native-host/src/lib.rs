@@ -9,3 +9,4 @@ pub mod logging;
 pub mod origin;
 pub mod paths;
 pub mod session;
+pub mod store;

@@ -329,7 +329,8 @@ mod tests {
             let (to_host, host_in) = duplex(1 << 16);
             let (host_out, from_host) = duplex(1 << 16);
             let (tx, rx) = oneshot::channel();
-            let session = tokio::spawn(serve_with(host_in, host_out, move |link| {
+            let store = crate::store::StoreSlot::in_memory();
+            let session = tokio::spawn(serve_with(host_in, host_out, store, move |link| {
                 let _ = tx.send(link);
             }));
             Self {

@@ -9,6 +9,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use itinero_host::cli::{act, doctor, install, observe, tabs};
 use itinero_host::control::ControlServer;
+use itinero_host::store::StoreSlot;
 use itinero_host::{logging, origin, paths, session};
 use itinero_shared::codec::Direction;
 use itinero_shared::envelope::Envelope;
@@ -94,9 +95,12 @@ fn run_host(caller: origin::Caller) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // Opened before the session: runs a killed host left running are marked interrupted, and
+    // a store that cannot be opened is logged and the host goes on without it.
+    let store = StoreSlot::open_default();
     let end = runtime.block_on(async {
         let mut control = None;
-        let serving = session::serve_with(tokio::io::stdin(), tokio::io::stdout(), |link| {
+        let serving = session::serve_with(tokio::io::stdin(), tokio::io::stdout(), store, |link| {
             match ControlServer::start(link) {
                 Ok(server) => control = Some(server),
                 Err(e) => tracing::warn!("serving without a control socket: {e:#}"),

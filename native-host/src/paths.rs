@@ -40,6 +40,11 @@ pub fn allowed_extensions_file() -> Result<PathBuf> {
     Ok(data_dir()?.join("allowed-extensions"))
 }
 
+/// The store: runs and their steps, settings, lessons, site approvals (see `store`).
+pub fn store_file() -> Result<PathBuf> {
+    Ok(data_dir()?.join(crate::store::FILE_NAME))
+}
+
 /// Directory of the control sockets of running hosts (`host-<pid>.sock`), see `control`.
 pub fn run_dir() -> Result<PathBuf> {
     Ok(data_dir()?.join("run"))

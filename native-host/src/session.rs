@@ -21,9 +21,19 @@ use tracing::{debug, info, warn};
 
 use crate::agent::tasks::Tasks;
 use crate::link::BrowserLink;
+use crate::store::{self, StoreSlot};
 
-/// What this host build can do, announced in `HelloAck`.
-pub const CAPABILITIES: &[&str] = &["ping", "tasks"];
+/// What this host build can do, announced in `HelloAck`. The store's features are announced
+/// even when the store could not be opened: their requests then say why, which tells the
+/// user more than a missing page would.
+pub const CAPABILITIES: &[&str] = &[
+    "ping",
+    "tasks",
+    "settings",
+    "history",
+    "lessons",
+    "site_approvals",
+];
 
 /// How a session ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -115,6 +125,7 @@ async fn dispatch(
     out: &Outbox,
     link: &BrowserLink,
     tasks: &Tasks,
+    store: &StoreSlot,
 ) {
     let id = env.id;
     match env.msg {
@@ -212,6 +223,11 @@ async fn dispatch(
             .await;
         }
         other => {
+            // Settings, history, lessons and approvals are the store's to answer.
+            let other = match store::serve::answer(store, other).await {
+                Ok(reply) => return out.send(id, reply).await,
+                Err(other) => other,
+            };
             let kind = other.type_name();
             out.error(
                 id,
@@ -226,20 +242,23 @@ async fn dispatch(
     }
 }
 
-/// Runs the protocol until the browser goes away or the stream becomes unreadable.
+/// Runs the protocol until the browser goes away or the stream becomes unreadable, with a
+/// store in memory that ends with the session (tests, and embedders that keep nothing).
 pub async fn serve<R, W>(input: R, output: W) -> std::io::Result<SessionEnd>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_with(input, output, |_| {}).await
+    serve_with(input, output, StoreSlot::in_memory(), |_| {}).await
 }
 
-/// Like [`serve`]; `on_start` receives the session's [`BrowserLink`] before the first frame
-/// is read (the control socket is served through it). The link ends with the session.
+/// Like [`serve`], with the session's `store` (or why there is none); `on_start` receives the
+/// session's [`BrowserLink`] before the first frame is read (the control socket is served
+/// through it). The link ends with the session.
 pub async fn serve_with<R, W>(
     mut input: R,
     output: W,
+    store: StoreSlot,
     on_start: impl FnOnce(BrowserLink),
 ) -> std::io::Result<SessionEnd>
 where
@@ -251,7 +270,7 @@ where
     let link = BrowserLink::new(out.clone());
     on_start(link.clone());
     let tasks = Tasks::new(link.clone(), out.clone());
-    let end = read_frames(&mut input, &out, &link, &tasks).await;
+    let end = read_frames(&mut input, &out, &link, &tasks, &store).await;
     link.end(match &end {
         Ok(SessionEnd::Closed) => "the browser closed the connection",
         Ok(SessionEnd::Truncated(_)) => "the browser went away mid-frame",
@@ -275,6 +294,7 @@ async fn read_frames<R: AsyncRead + Unpin>(
     out: &Outbox,
     link: &BrowserLink,
     tasks: &Tasks,
+    store: &StoreSlot,
 ) -> std::io::Result<SessionEnd> {
     let mut decoder = FrameDecoder::new(Direction::ToHost);
     let mut buf = vec![0u8; 64 * 1024];
@@ -295,7 +315,7 @@ async fn read_frames<R: AsyncRead + Unpin>(
                 Ok(Some(frame)) => {
                     debug!(bytes = frame.len(), "frame in");
                     match Envelope::<ToHost>::from_json(&frame) {
-                        Ok(env) => dispatch(env, frame.len(), out, link, tasks).await,
+                        Ok(env) => dispatch(env, frame.len(), out, link, tasks, store).await,
                         // An unreadable reply fails the request it answers; the browser is not answered.
                         Err((Some(id), e)) if is_host_request_id(id) => {
                             warn!(id, "unreadable reply to a host request: {e}");
@@ -329,10 +349,15 @@ async fn read_frames<R: AsyncRead + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Store;
     use itinero_shared::messages::Ping;
     use tokio::io::duplex;
 
     async fn run(input: Vec<u8>) -> (SessionEnd, Vec<Envelope<ToBrowser>>) {
+        run_with(input, StoreSlot::in_memory()).await
+    }
+
+    async fn run_with(input: Vec<u8>, store: StoreSlot) -> (SessionEnd, Vec<Envelope<ToBrowser>>) {
         let (mut browser_side, host_in) = duplex(1 << 20);
         let (host_out, mut browser_reads) = duplex(1 << 20);
         // Feed and drain concurrently: the pipes hold 1 MiB, some inputs are larger.
@@ -344,7 +369,7 @@ mod tests {
             browser_reads.read_to_end(&mut bytes).await.unwrap();
             bytes
         });
-        let end = serve(host_in, host_out).await.unwrap();
+        let end = serve_with(host_in, host_out, store, |_| {}).await.unwrap();
         feeder.await.unwrap();
         let bytes = reader.await.unwrap();
         let mut dec = FrameDecoder::new(Direction::ToBrowser);
@@ -491,5 +516,222 @@ mod tests {
         let (_, replies) = run(input).await;
         assert_eq!(replies[0].id, 4);
         assert_eq!(error_of(&replies[0]), ErrorCode::Internal);
+    }
+
+    fn request(id: u64, msg: ToHost) -> Vec<u8> {
+        frame(&Envelope::new(id, msg).to_json())
+    }
+
+    fn requests(msgs: Vec<ToHost>) -> Vec<u8> {
+        msgs.into_iter()
+            .enumerate()
+            .flat_map(|(i, m)| request(i as u64 + 1, m))
+            .collect()
+    }
+
+    fn message_of(env: &Envelope<ToBrowser>) -> &str {
+        match &env.msg {
+            ToBrowser::Error(e) => &e.message,
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn settings_are_read_checked_and_saved() {
+        use itinero_shared::messages::{GetSettings, SetSettings};
+        use itinero_shared::records::{ApprovalPolicy, BackendChoice, Settings};
+        let store = Store::open_in_memory().unwrap();
+        let wanted = Settings {
+            backend: BackendChoice::Ollama,
+            model: Some("qwen2.5:3b".into()),
+            max_steps: 12,
+            approval: ApprovalPolicy::AlwaysAskRisky,
+            ..Settings::default()
+        };
+        let input = requests(vec![
+            ToHost::GetSettings(GetSettings {}),
+            ToHost::SetSettings(SetSettings {
+                settings: wanted.clone(),
+            }),
+            ToHost::SetSettings(SetSettings {
+                settings: Settings {
+                    max_steps: 0,
+                    ..wanted.clone()
+                },
+            }),
+            ToHost::GetSettings(GetSettings {}),
+        ]);
+        let (_, replies) = run_with(input, StoreSlot::Open(store.clone())).await;
+        assert_eq!(replies.len(), 4);
+        assert_eq!(replies[0].msg, ToBrowser::Settings(Settings::default()));
+        assert_eq!(replies[1].msg, ToBrowser::Settings(wanted.clone()));
+        assert_eq!(replies[2].id, 3);
+        assert_eq!(error_of(&replies[2]), ErrorCode::BadBody);
+        assert!(
+            message_of(&replies[2]).contains("step limit must be between 1 and 200"),
+            "{:?}",
+            replies[2]
+        );
+        assert_eq!(replies[3].msg, ToBrowser::Settings(wanted.clone()));
+        assert_eq!(store.settings().unwrap(), wanted);
+    }
+
+    #[tokio::test]
+    async fn the_run_history_is_listed_read_and_deleted() {
+        use itinero_shared::messages::{DeleteRun, GetRun, ListRuns};
+        use itinero_shared::records::{RunId, RunStatus, StepRecord};
+        let store = Store::open_in_memory().unwrap();
+        let new = |goal: &str| crate::store::NewRun {
+            goal: goal.into(),
+            start_url: "https://shop.example/".into(),
+            tab_id: Some(1),
+            backend: "scripted".into(),
+            model: "scripted".into(),
+        };
+        let first = store.begin_run(&new("first")).unwrap();
+        let second = store.begin_run(&new("second")).unwrap();
+        for n in 1..=2 {
+            store
+                .record_step(
+                    first,
+                    &StepRecord {
+                        n,
+                        url: "https://shop.example/".into(),
+                        strategy: "llm".into(),
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
+        }
+        store
+            .finish_run(first, RunStatus::Succeeded, Some("12.99 EUR"))
+            .unwrap();
+        let input = requests(vec![
+            ToHost::ListRuns(ListRuns { limit: 10 }),
+            ToHost::ListRuns(ListRuns { limit: 1 }),
+            ToHost::GetRun(GetRun { run_id: first }),
+            ToHost::GetRun(GetRun { run_id: RunId(404) }),
+            ToHost::DeleteRun(DeleteRun { run_id: first }),
+            ToHost::DeleteRun(DeleteRun { run_id: first }),
+            ToHost::ListRuns(ListRuns { limit: 10 }),
+        ]);
+        let (_, replies) = run_with(input, StoreSlot::Open(store)).await;
+        let ids = |env: &Envelope<ToBrowser>| match &env.msg {
+            ToBrowser::Runs(list) => list.runs.iter().map(|r| r.id).collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(ids(&replies[0]), [second, first]);
+        assert_eq!(ids(&replies[1]), [second]);
+        match &replies[2].msg {
+            ToBrowser::RunDetail(d) => {
+                assert_eq!(d.run.id, first);
+                assert_eq!(d.run.status, RunStatus::Succeeded);
+                assert_eq!(d.run.answer.as_deref(), Some("12.99 EUR"));
+                let ns: Vec<u32> = d.steps.iter().map(|s| s.n).collect();
+                assert_eq!(ns, [1, 2]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(error_of(&replies[3]), ErrorCode::NotFound);
+        assert!(message_of(&replies[3]).contains("no run 404"));
+        assert!(matches!(&replies[4].msg, ToBrowser::Deleted(d) if d.existed));
+        assert!(matches!(&replies[5].msg, ToBrowser::Deleted(d) if !d.existed));
+        assert_eq!(ids(&replies[6]), [second]);
+    }
+
+    #[tokio::test]
+    async fn lessons_and_site_approvals_are_listed_and_removed() {
+        use itinero_shared::messages::{
+            DeleteLesson, ListLessons, ListSiteApprovals, RevokeSiteApproval,
+        };
+        let store = Store::open_in_memory().unwrap();
+        let shop = store
+            .add_lesson(
+                "https://shop.example/",
+                "sizes run small",
+                "ask_human",
+                None,
+            )
+            .unwrap();
+        store
+            .add_lesson("https://bank.example/", "never transfer", "ask_human", None)
+            .unwrap();
+        store.allow("https://shop.example/", "buy").unwrap();
+        store.allow("https://shop.example/", "delete").unwrap();
+        let input = requests(vec![
+            ToHost::ListLessons(ListLessons {
+                origin: None,
+                limit: 10,
+            }),
+            ToHost::ListLessons(ListLessons {
+                origin: Some("https://shop.example/cart".into()),
+                limit: 10,
+            }),
+            ToHost::ListLessons(ListLessons {
+                origin: Some("not a site".into()),
+                limit: 10,
+            }),
+            ToHost::DeleteLesson(DeleteLesson { lesson_id: shop }),
+            ToHost::ListSiteApprovals(ListSiteApprovals {}),
+            ToHost::RevokeSiteApproval(RevokeSiteApproval {
+                origin: "https://shop.example".into(),
+                kind: "buy".into(),
+            }),
+            ToHost::RevokeSiteApproval(RevokeSiteApproval {
+                origin: "https://shop.example".into(),
+                kind: "buy".into(),
+            }),
+            ToHost::ListSiteApprovals(ListSiteApprovals {}),
+        ]);
+        let (_, replies) = run_with(input, StoreSlot::Open(store.clone())).await;
+        let texts = |env: &Envelope<ToBrowser>| match &env.msg {
+            ToBrowser::Lessons(l) => l.lessons.iter().map(|l| l.text.clone()).collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(texts(&replies[0]), ["never transfer", "sizes run small"]);
+        assert_eq!(texts(&replies[1]), ["sizes run small"]);
+        assert_eq!(error_of(&replies[2]), ErrorCode::BadBody);
+        assert!(message_of(&replies[2]).contains("not a web address or origin"));
+        assert!(matches!(&replies[3].msg, ToBrowser::Deleted(d) if d.existed));
+        let kinds = |env: &Envelope<ToBrowser>| match &env.msg {
+            ToBrowser::SiteApprovals(a) => a
+                .approvals
+                .iter()
+                .map(|a| format!("{} {}", a.origin, a.kind))
+                .collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            kinds(&replies[4]),
+            ["https://shop.example buy", "https://shop.example delete"]
+        );
+        assert!(matches!(&replies[5].msg, ToBrowser::Deleted(d) if d.existed));
+        assert!(matches!(&replies[6].msg, ToBrowser::Deleted(d) if !d.existed));
+        assert_eq!(kinds(&replies[7]), ["https://shop.example delete"]);
+        assert_eq!(store.lessons(None, 10).unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn without_a_store_its_requests_say_why_and_everything_else_works() {
+        use itinero_shared::messages::{GetSettings, ListRuns};
+        let mut input = frame(
+            br#"{"v":1,"id":1,"type":"Hello","body":{"protocol":1,"extension_version":"0.1.0"}}"#,
+        );
+        input.extend(request(2, ToHost::GetSettings(GetSettings {})));
+        input.extend(request(3, ToHost::ListRuns(ListRuns { limit: 5 })));
+        input.extend(ping(4, "still here"));
+        let why = "cannot open the store /data/itinero.sqlite3: disk I/O error";
+        let (end, replies) = run_with(input, StoreSlot::Unavailable(why.into())).await;
+        assert_eq!(end, SessionEnd::Closed);
+        assert!(
+            matches!(&replies[0].msg, ToBrowser::HelloAck(ack) if ack.capabilities.contains(&"history".to_owned()))
+        );
+        for reply in &replies[1..3] {
+            assert_eq!(error_of(reply), ErrorCode::StoreUnavailable);
+            assert!(message_of(reply).contains(why), "{reply:?}");
+            assert!(message_of(reply).contains("Tasks still run"), "{reply:?}");
+        }
+        assert!(message_of(&replies[1]).starts_with("cannot read the settings"));
+        assert!(matches!(&replies[3].msg, ToBrowser::Pong(_)));
     }
 }

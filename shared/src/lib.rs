@@ -11,6 +11,7 @@ pub mod envelope;
 pub mod matching;
 pub mod messages;
 pub mod observation;
+pub mod records;
 pub mod render;
 
 pub use action::{Action, Fingerprint, Modifier, ScrollDirection, Target};

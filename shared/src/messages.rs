@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::action::Action;
 use crate::envelope::MessageSet;
 use crate::observation::Observation;
+use crate::records::{Lesson, LessonId, RunDetail, RunId, RunSummary, Settings, SiteApproval};
 
 /// Declares an adjacently tagged message enum together with the list of its wire names.
 macro_rules! message_set {
@@ -43,7 +44,15 @@ message_set! {
         UserReply(UserReply),
         Skills(SkillRequest),
         Vault(VaultRequest),
-        Settings(SettingsRequest),
+        GetSettings(GetSettings),
+        SetSettings(SetSettings),
+        ListRuns(ListRuns),
+        GetRun(GetRun),
+        DeleteRun(DeleteRun),
+        ListLessons(ListLessons),
+        DeleteLesson(DeleteLesson),
+        ListSiteApprovals(ListSiteApprovals),
+        RevokeSiteApproval(RevokeSiteApproval),
         TabList(TabList),
         /// The browser could not carry out a host request (see [`crate::envelope::HOST_REQUEST_ID_BASE`]).
         Error(ErrorReply),
@@ -63,7 +72,18 @@ message_set! {
         TaskFinished(TaskFinished),
         Skills(SkillResponse),
         Vault(VaultResponse),
-        Settings(SettingsResponse),
+        /// Answers `GetSettings` and `SetSettings` with the settings as stored.
+        Settings(Settings),
+        /// Answers `ListRuns`.
+        Runs(RunList),
+        /// Answers `GetRun`.
+        RunDetail(RunDetail),
+        /// Answers `ListLessons`.
+        Lessons(LessonList),
+        /// Answers `ListSiteApprovals`.
+        SiteApprovals(SiteApprovalList),
+        /// Answers `DeleteRun`, `DeleteLesson` and `RevokeSiteApproval`.
+        Deleted(Deleted),
         Error(ErrorReply),
     }
 }
@@ -306,7 +326,7 @@ pub struct TaskFinished {
     pub answer: Option<String>,
 }
 
-// ---- skills, vault, settings: request/response families filled in by later features ----
+// ---- skills, vault: request/response families filled in by later features ----
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -364,16 +384,104 @@ pub struct VaultResponse {
     pub result: Value,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub enum SettingsRequest {
-    Get,
-    Set { values: Value },
+// ---- the store: settings, run history, lessons, site approvals (see `records`) ----
+
+/// Asks for the settings; answered with `Settings`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GetSettings {}
+
+/// Replaces the settings; answered with `Settings` as stored, or `Error{bad_body}` when a value
+/// is out of range.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetSettings {
+    pub settings: Settings,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SettingsResponse {
-    pub values: Value,
+/// Asks for the latest runs, newest first; answered with `Runs`. A reply that would not fit in
+/// one frame (1 MiB) keeps the newest that do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListRuns {
+    #[serde(default = "ListRuns::default_limit")]
+    pub limit: u32,
+}
+
+impl ListRuns {
+    pub const DEFAULT_LIMIT: u32 = 50;
+    /// More is cut to this, so the reply stays under the 1 MiB frame limit.
+    pub const MAX_LIMIT: u32 = 500;
+    fn default_limit() -> u32 {
+        Self::DEFAULT_LIMIT
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunList {
+    pub runs: Vec<RunSummary>,
+}
+
+/// Asks for one run with its steps; answered with `RunDetail`, or `Error{not_found}`. A run too
+/// large for one frame comes with its steps' long texts shortened (ending in `…`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GetRun {
+    pub run_id: RunId,
+}
+
+/// Deletes a run and its steps; answered with `Deleted`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeleteRun {
+    pub run_id: RunId,
+}
+
+/// Asks for lessons, newest first: one site's (`origin` is a URL or an origin) or every site's.
+/// Answered with `Lessons`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListLessons {
+    #[serde(default)]
+    pub origin: Option<String>,
+    #[serde(default = "ListLessons::default_limit")]
+    pub limit: u32,
+}
+
+impl ListLessons {
+    pub const DEFAULT_LIMIT: u32 = 200;
+    /// More is cut to this, so the reply stays under the 1 MiB frame limit.
+    pub const MAX_LIMIT: u32 = 1000;
+    fn default_limit() -> u32 {
+        Self::DEFAULT_LIMIT
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LessonList {
+    pub lessons: Vec<Lesson>,
+}
+
+/// Deletes a lesson; answered with `Deleted`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeleteLesson {
+    pub lesson_id: LessonId,
+}
+
+/// Asks for every "always allow"; answered with `SiteApprovals`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ListSiteApprovals {}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteApprovalList {
+    pub approvals: Vec<SiteApproval>,
+}
+
+/// Withdraws an "always allow"; answered with `Deleted`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevokeSiteApproval {
+    pub origin: String,
+    pub kind: String,
+}
+
+/// The answer to a deletion. Deleting what is not there is not an error: `existed` says which.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Deleted {
+    pub existed: bool,
 }
 
 // ---- errors ----
@@ -402,6 +510,11 @@ pub enum ErrorCode {
     /// No itinero content script answers in that frame: a browser-internal page, or a frame
     /// that does not exist.
     NoContentScript,
+    /// The run, lesson or approval a request named does not exist.
+    NotFound,
+    /// The host's store could not be opened (the message says why); tasks still run, but
+    /// nothing is remembered.
+    StoreUnavailable,
     Internal,
     /// A code from a newer peer.
     #[serde(other)]
@@ -501,9 +614,32 @@ mod tests {
         ));
     }
 
+    /// The round-trip test below must name every message of a direction.
+    fn assert_covers_every_type<M: MessageSet>(msgs: &[M]) {
+        let seen: std::collections::BTreeSet<_> = msgs.iter().map(|m| m.type_name()).collect();
+        let declared: std::collections::BTreeSet<_> = M::TYPES.iter().copied().collect();
+        let missing: Vec<_> = declared.difference(&seen).collect();
+        assert!(missing.is_empty(), "no round-trip case for {missing:?}");
+    }
+
     #[test]
     fn every_declared_type_round_trips() {
         use crate::action::{Action, Fingerprint, Target};
+        use crate::records::*;
+        let run = RunSummary {
+            id: RunId(7),
+            goal: "What do wool socks cost?".into(),
+            start_url: "https://shop.example/".into(),
+            origin: Some("https://shop.example".into()),
+            tab_id: Some(3),
+            backend: "ollama".into(),
+            model: "qwen2.5:3b".into(),
+            started_at: 1_700_000_000_000,
+            finished_at: None,
+            status: RunStatus::Interrupted,
+            answer: None,
+            steps: 1,
+        };
         let target = Target {
             index: 3,
             fingerprint: Fingerprint {
@@ -541,7 +677,39 @@ mod tests {
             }),
             ToHost::Skills(SkillRequest::List),
             ToHost::Vault(VaultRequest::Lock),
-            ToHost::Settings(SettingsRequest::Get),
+            ToHost::Ping(Ping {
+                payload: "p".into(),
+                echo: false,
+            }),
+            ToHost::GetSettings(GetSettings {}),
+            ToHost::SetSettings(SetSettings {
+                settings: Settings {
+                    backend: BackendChoice::OpenAi,
+                    model: Some("qwen2.5:3b".into()),
+                    openai_url: Some("http://127.0.0.1:8080/v1".into()),
+                    max_steps: 12,
+                    approval: ApprovalPolicy::AskEveryAction,
+                },
+            }),
+            ToHost::ListRuns(ListRuns { limit: 20 }),
+            ToHost::GetRun(GetRun { run_id: RunId(7) }),
+            ToHost::DeleteRun(DeleteRun { run_id: RunId(7) }),
+            ToHost::ListLessons(ListLessons {
+                origin: Some("https://shop.example".into()),
+                limit: 5,
+            }),
+            ToHost::ListLessons(ListLessons {
+                origin: None,
+                limit: 5,
+            }),
+            ToHost::DeleteLesson(DeleteLesson {
+                lesson_id: LessonId(3),
+            }),
+            ToHost::ListSiteApprovals(ListSiteApprovals {}),
+            ToHost::RevokeSiteApproval(RevokeSiteApproval {
+                origin: "https://shop.example".into(),
+                kind: "buy".into(),
+            }),
             ToHost::TabList(TabList {
                 tabs: vec![TabInfo {
                     tab_id: 3,
@@ -556,6 +724,7 @@ mod tests {
                 message: "m".into(),
             }),
         ];
+        assert_covers_every_type(&to_host);
         for msg in to_host {
             let env = Envelope::new(1, msg);
             assert!(ToHost::TYPES.contains(&env.msg.type_name()));
@@ -621,14 +790,52 @@ mod tests {
             ToBrowser::Vault(VaultResponse {
                 result: Value::Null,
             }),
-            ToBrowser::Settings(SettingsResponse {
-                values: Value::Null,
+            ToBrowser::Settings(Settings::default()),
+            ToBrowser::Runs(RunList {
+                runs: vec![run.clone()],
             }),
+            ToBrowser::RunDetail(RunDetail {
+                run: run.clone(),
+                steps: vec![StepRecord {
+                    n: 1,
+                    url: "https://shop.example/".into(),
+                    dom_hash: Some("ab12".into()),
+                    action: Some(serde_json::to_value(Action::Back).unwrap()),
+                    action_summary: "back".into(),
+                    outcome: Some(serde_json::to_value(Outcome::Done).unwrap()),
+                    outcome_text: "done".into(),
+                    strategy: "llm".into(),
+                    thought: "t".into(),
+                    decide_ms: Some(800),
+                    act_ms: Some(40),
+                    total_ms: Some(850),
+                    recorded_at: 1_700_000_000_850,
+                }],
+            }),
+            ToBrowser::Lessons(LessonList {
+                lessons: vec![Lesson {
+                    id: LessonId(1),
+                    origin: "https://shop.example".into(),
+                    text: "the size is M".into(),
+                    source: "ask_human".into(),
+                    run_id: Some(RunId(7)),
+                    created_at: 1,
+                }],
+            }),
+            ToBrowser::SiteApprovals(SiteApprovalList {
+                approvals: vec![SiteApproval {
+                    origin: "https://shop.example".into(),
+                    kind: "buy".into(),
+                    created_at: 1,
+                }],
+            }),
+            ToBrowser::Deleted(Deleted { existed: true }),
             ToBrowser::Error(ErrorReply {
                 code: ErrorCode::UnknownType,
                 message: "m".into(),
             }),
         ];
+        assert_covers_every_type(&to_browser);
         for msg in to_browser {
             let env = Envelope::new(1, msg);
             assert!(ToBrowser::TYPES.contains(&env.msg.type_name()));
@@ -651,6 +858,31 @@ mod tests {
         assert_eq!(id as f64 as u64, id);
         assert!(crate::envelope::is_host_request_id(id));
         assert!(!crate::envelope::is_host_request_id(1_000_000));
+    }
+
+    #[test]
+    fn store_requests_fill_their_defaults() {
+        let env = Envelope::<ToHost>::from_json(br#"{"v":1,"id":3,"type":"ListRuns"}"#).unwrap();
+        assert_eq!(env.msg, ToHost::ListRuns(ListRuns { limit: 50 }));
+        let env = Envelope::<ToHost>::from_json(
+            br#"{"v":1,"id":4,"type":"SetSettings","body":{"settings":{"max_steps":9}}}"#,
+        )
+        .unwrap();
+        let ToHost::SetSettings(set) = env.msg else {
+            panic!("{:?}", env.msg)
+        };
+        assert_eq!(set.settings.max_steps, 9);
+        assert_eq!(set.settings.model, None);
+        let env = Envelope::<ToHost>::from_json(br#"{"v":1,"id":5,"type":"ListLessons"}"#).unwrap();
+        assert_eq!(
+            env.msg,
+            ToHost::ListLessons(ListLessons {
+                origin: None,
+                limit: 200
+            })
+        );
+        let env = Envelope::<ToHost>::from_json(br#"{"v":1,"id":6,"type":"GetSettings"}"#).unwrap();
+        assert_eq!(env.msg, ToHost::GetSettings(GetSettings {}));
     }
 
     #[test]

@@ -1,0 +1,327 @@
+//! The host's memory: one SQLite file in the data directory (`itinero.sqlite3`) with the run
+//! history (runs and their steps), the settings, per-site "always allow" for risky actions, and
+//! the lessons users taught the agent.
+//!
+//! - [`Store`] is a cheap-to-clone handle on one connection behind a mutex. Its methods are
+//!   synchronous and short (a few statements each); async code calls them directly for a quick
+//!   read or through [`Store::call`], which runs them on tokio's blocking pool.
+//! - The file is opened in WAL mode (readers never wait for the writer; a killed process
+//!   leaves a consistent database), with foreign keys on and a busy timeout, since several
+//!   hosts (one per browser profile) can share it.
+//! - The schema comes from numbered migrations (`migrate.rs`, SQL in `migrations/`).
+//! - Every write that belongs together is one transaction (a step and its run's step count).
+//! - Secrets are never written here. Passwords get the vault's own encrypted table later.
+//!
+//! One file per job: `runs.rs` (history), `settings.rs`, `approvals.rs`, `lessons.rs`;
+//! `migrate.rs` (schema), `host_process.rs` (is a run's host alive), `site.rs` (origins),
+//! `slot.rs` (the store or why there is none), `serve.rs` (the panel's requests).
+
+mod approvals;
+mod error;
+mod host_process;
+mod lessons;
+mod migrate;
+mod runs;
+pub mod serve;
+mod settings;
+mod site;
+mod slot;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::Connection;
+
+use error::Doing;
+pub use error::{Result, StoreError};
+pub use migrate::latest_version;
+pub use runs::NewRun;
+pub use site::origin_of;
+pub use slot::StoreSlot;
+
+/// The store's file name in the data directory.
+pub const FILE_NAME: &str = "itinero.sqlite3";
+
+/// How long a statement waits for another host's write to finish before it fails.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A handle on the store; clones share one connection.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    conn: Mutex<Connection>,
+    /// The file, or `:memory:`; named in errors.
+    name: String,
+    /// Runs found `running` from a host that is gone, marked interrupted when this handle opened.
+    interrupted_at_open: usize,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("name", &self.inner.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens (creating it and its directory if missing) the store at `path`, brings its schema
+    /// up to date, and marks the runs of hosts that died mid-run as interrupted.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let name = path.display().to_string();
+        let open_failed = |source| StoreError::Open {
+            path: name.clone(),
+            source,
+        };
+        create_private(path).map_err(|source| StoreError::CreateFile {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let conn = Connection::open(path).map_err(open_failed)?;
+        Self::init(conn, name)
+    }
+
+    /// The store at its usual place: [`FILE_NAME`] in the host's data directory.
+    pub fn open_default() -> anyhow::Result<Store> {
+        let path = default_path()?;
+        Ok(Store::open(&path)?)
+    }
+
+    /// A store that lives in memory and ends with its last handle (tests; sessions that keep
+    /// nothing).
+    pub fn open_in_memory() -> Result<Store> {
+        let conn = Connection::open_in_memory().map_err(|source| StoreError::Open {
+            path: ":memory:".into(),
+            source,
+        })?;
+        Self::init(conn, ":memory:".into())
+    }
+
+    fn init(mut conn: Connection, name: String) -> Result<Store> {
+        let failed = |source| StoreError::Open {
+            path: name.clone(),
+            source,
+        };
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(failed)?;
+        // WAL: a reader never waits for a writer, and a process killed mid-write leaves the
+        // last committed state. NORMAL sync is durable against a killed process; only a power
+        // cut can lose the latest commits, never consistency.
+        let _mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(failed)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(failed)?;
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(failed)?;
+        migrate::migrate(&mut conn, &name)?;
+        let interrupted_at_open = runs::interrupt_orphans(&conn)?;
+        if interrupted_at_open > 0 {
+            tracing::warn!(
+                runs = interrupted_at_open,
+                store = %name,
+                "runs left running by a host that ended are marked interrupted"
+            );
+        }
+        Ok(Store {
+            inner: Arc::new(Inner {
+                conn: Mutex::new(conn),
+                name,
+                interrupted_at_open,
+            }),
+        })
+    }
+
+    /// How many runs [`Store::open`] found `running` from a host that is gone and marked
+    /// interrupted.
+    pub fn interrupted_at_open(&self) -> usize {
+        self.inner.interrupted_at_open
+    }
+
+    /// The file this store lives in, or `:memory:`.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Runs `f` on tokio's blocking pool, so a store call in async code never stalls the
+    /// runtime's workers while another host holds the write lock.
+    pub async fn call<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> Result<T> + Send + 'static,
+    {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || f(&store))
+            .await
+            .unwrap_or_else(|join| Err(StoreError::CallFailed(join.to_string())))
+    }
+
+    /// `PRAGMA integrity_check`: `Ok(())` or SQLite's list of problems.
+    pub fn integrity_check(&self) -> Result<Result<(), String>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("PRAGMA integrity_check")
+            .doing(|| "checking the store's integrity".into())?;
+        let lines: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .doing(|| "checking the store's integrity".into())?;
+        Ok(if lines == ["ok"] {
+            Ok(())
+        } else {
+            Err(lines.join("; "))
+        })
+    }
+
+    /// The connection. A panic while it was held left no transaction open (a dropped
+    /// transaction rolls back), so a poisoned lock is safe to take over.
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.inner
+            .conn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Where the store lives: [`FILE_NAME`] in the data directory (`ITINERO_DATA_DIR` moves it).
+pub fn default_path() -> anyhow::Result<PathBuf> {
+    crate::paths::store_file()
+}
+
+/// Creates the file readable by its owner only, if it does not exist: it holds the user's
+/// goals, answers and the pages they visited. SQLite gives its `-wal` and `-shm` files the
+/// same permissions.
+fn create_private(path: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path).map(drop)
+}
+
+/// Unix milliseconds now.
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_creates_the_directory_and_a_private_file_in_wal_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b").join(FILE_NAME);
+        let store = Store::open(&path).unwrap();
+        assert!(path.exists());
+        assert_eq!(store.name(), path.display().to_string());
+        assert_eq!(store.interrupted_at_open(), 0);
+        let conn = store.conn();
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        let fk: bool = conn
+            .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+            .unwrap();
+        assert!(fk);
+        let version = migrate::user_version(&conn).unwrap();
+        assert_eq!(version, latest_version());
+        drop(conn);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        assert_eq!(store.integrity_check().unwrap(), Ok(()));
+    }
+
+    #[test]
+    fn reopening_keeps_what_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let store = Store::open(&path).unwrap();
+        store
+            .add_lesson("https://a.example/x", "sizes run small", "ask_human", None)
+            .unwrap();
+        drop(store);
+        let again = Store::open(&path).unwrap();
+        assert_eq!(again.lessons(None, 10).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        std::fs::write(
+            &path,
+            b"this is not sqlite, just some text that is long enough",
+        )
+        .unwrap();
+        let err = Store::open(&path).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(&path.display().to_string()), "{text}");
+        assert!(text.contains("not a database"), "{text}");
+    }
+
+    #[test]
+    fn a_directory_that_cannot_be_created_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("file");
+        std::fs::write(&blocker, b"x").unwrap();
+        let err = Store::open(&blocker.join("sub").join(FILE_NAME)).unwrap_err();
+        assert!(matches!(err, StoreError::CreateDir { .. }), "{err}");
+        assert!(err.to_string().contains("sub"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn call_runs_on_the_blocking_pool() {
+        let store = Store::open_in_memory().unwrap();
+        let n = store
+            .call(|s| s.recent_runs(10).map(|r| r.len()))
+            .await
+            .unwrap();
+        assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn fts5_is_built_in_for_the_memory_work() {
+        let store = Store::open_in_memory().unwrap();
+        let conn = store.conn();
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE t USING fts5(goal);
+             INSERT INTO t VALUES ('find wool socks'), ('pay the bill');",
+        )
+        .unwrap();
+        let hit: String = conn
+            .query_row(
+                "SELECT goal FROM t WHERE t MATCH 'socks' ORDER BY bm25(t)",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(hit, "find wool socks");
+    }
+
+    #[test]
+    fn the_default_path_is_in_the_data_directory() {
+        let path = default_path().unwrap();
+        assert_eq!(path.file_name().unwrap(), FILE_NAME);
+        assert_eq!(path.parent().unwrap(), crate::paths::data_dir().unwrap());
+    }
+}

@@ -1,0 +1,322 @@
+//! What the host keeps in its store and the side panel shows: settings, the run history with
+//! each run's steps, lessons, and the sites where a kind of risky action is always allowed.
+//!
+//! These types are written to SQLite by the host and sent to the panel as they are, so the
+//! history the panel shows is exactly what was recorded. Nothing here ever holds a secret.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::messages::TaskStatus;
+
+// ---- settings ----
+
+/// The user's settings, kept by the host. Every field has a default, so settings written by an
+/// older or newer host (a field missing, an unknown field) still read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub backend: BackendChoice,
+    /// The model to ask; `None` lets the backend choose (Ollama: its first model).
+    pub model: Option<String>,
+    /// The OpenAI-compatible server's API base, e.g. `http://127.0.0.1:8080/v1`. Its key is a
+    /// secret and is never kept here.
+    pub openai_url: Option<String>,
+    /// Steps a task may take before it stops with `step_limit`.
+    pub max_steps: u32,
+    pub approval: ApprovalPolicy,
+}
+
+impl Settings {
+    /// The step limit a new host starts with.
+    pub const DEFAULT_MAX_STEPS: u32 = 30;
+    /// The most steps a task may be allowed; a run's history must fit in one reply to the panel.
+    pub const MAX_MAX_STEPS: u32 = 200;
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            backend: BackendChoice::Auto,
+            model: None,
+            openai_url: None,
+            max_steps: Self::DEFAULT_MAX_STEPS,
+            approval: ApprovalPolicy::AskRisky,
+        }
+    }
+}
+
+/// Which model backend runs tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendChoice {
+    /// Ollama if it is reachable, else the built-in engine once it exists.
+    #[default]
+    Auto,
+    Ollama,
+    /// An OpenAI-compatible server at [`Settings::openai_url`].
+    #[serde(rename = "openai")]
+    OpenAi,
+}
+
+impl BackendChoice {
+    /// The name `StartTask`'s options and `ITINERO_BACKEND` use; `None` for `Auto`.
+    pub fn task_backend(self) -> Option<&'static str> {
+        match self {
+            BackendChoice::Auto => None,
+            BackendChoice::Ollama => Some("ollama"),
+            BackendChoice::OpenAi => Some("openai"),
+        }
+    }
+}
+
+/// When the agent asks before it acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalPolicy {
+    /// Risky actions (buy, pay, delete, send, payment or password fields) wait for approval,
+    /// unless the user chose "always allow" for that kind of action on that site.
+    #[default]
+    AskRisky,
+    /// Risky actions wait for approval every time; "always allow" is neither offered nor honoured.
+    AlwaysAskRisky,
+    /// Every action waits for approval (supervised mode).
+    AskEveryAction,
+}
+
+impl ApprovalPolicy {
+    /// Whether a remembered "always allow" for a site lets a risky action run without asking.
+    pub fn honours_site_approvals(self) -> bool {
+        self == ApprovalPolicy::AskRisky
+    }
+}
+
+// ---- run history ----
+
+/// A run's id in the store (its SQLite row id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunId(pub i64);
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Where a run stands. A task's end ([`TaskStatus`]) maps onto the finished states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    Succeeded,
+    Failed,
+    Stopped,
+    StepLimit,
+    /// The host ended (crashed, was killed, the computer went off) while the run was going.
+    Interrupted,
+}
+
+impl RunStatus {
+    pub const ALL: [RunStatus; 6] = [
+        RunStatus::Running,
+        RunStatus::Succeeded,
+        RunStatus::Failed,
+        RunStatus::Stopped,
+        RunStatus::StepLimit,
+        RunStatus::Interrupted,
+    ];
+
+    /// The word kept in the store and sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Succeeded => "succeeded",
+            RunStatus::Failed => "failed",
+            RunStatus::Stopped => "stopped",
+            RunStatus::StepLimit => "step_limit",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// The status [`RunStatus::as_str`] names.
+    pub fn parse(word: &str) -> Option<RunStatus> {
+        RunStatus::ALL.into_iter().find(|s| s.as_str() == word)
+    }
+}
+
+impl fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<TaskStatus> for RunStatus {
+    fn from(s: TaskStatus) -> Self {
+        match s {
+            TaskStatus::Succeeded => RunStatus::Succeeded,
+            TaskStatus::Failed => RunStatus::Failed,
+            TaskStatus::Stopped => RunStatus::Stopped,
+            TaskStatus::StepLimit => RunStatus::StepLimit,
+        }
+    }
+}
+
+/// One run as the history lists it. Times are Unix milliseconds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub id: RunId,
+    pub goal: String,
+    /// The tab's URL when the run started.
+    pub start_url: String,
+    /// `scheme://host[:port]` of `start_url`; `None` for pages without one (`about:blank`).
+    pub origin: Option<String>,
+    pub tab_id: Option<i64>,
+    /// The backend and model that decided, as the task resolved them (e.g. `ollama`, `qwen2.5:3b`).
+    pub backend: String,
+    pub model: String,
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+    pub status: RunStatus,
+    pub answer: Option<String>,
+    /// How many steps were recorded.
+    pub steps: u32,
+}
+
+/// One step of a run: where it was, what was decided by whom, what happened, how long it took.
+///
+/// `action` and `outcome` are kept as JSON (the `Action` and `Outcome` of the protocol) so that
+/// history written by an older host still reads when those types grow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct StepRecord {
+    /// The step's number in its run, from 1, as the task's events number it.
+    pub n: u32,
+    /// The page the step was decided on.
+    pub url: String,
+    /// Hash of the observed page's relevant DOM, for the action cache.
+    #[serde(default)]
+    pub dom_hash: Option<String>,
+    /// The action taken, if one was (a step can end in a question or a refusal).
+    #[serde(default)]
+    pub action: Option<Value>,
+    /// The action in words, e.g. `click [4] "Add to cart"`.
+    #[serde(default)]
+    pub action_summary: String,
+    #[serde(default)]
+    pub outcome: Option<Value>,
+    /// The outcome in words, e.g. `navigated to https://shop.example/cart`.
+    #[serde(default)]
+    pub outcome_text: String,
+    /// What answered: `llm`, `recovery`, `vote`, `cache`, `skill`, `human`, `guard`.
+    #[serde(default)]
+    pub strategy: String,
+    /// The model's reason, as it gave it.
+    #[serde(default)]
+    pub thought: String,
+    #[serde(default)]
+    pub decide_ms: Option<u64>,
+    #[serde(default)]
+    pub act_ms: Option<u64>,
+    #[serde(default)]
+    pub total_ms: Option<u64>,
+    /// When it was recorded (Unix milliseconds); set by the store, ignored when recording.
+    #[serde(default)]
+    pub recorded_at: i64,
+}
+
+/// A run with all its steps, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDetail {
+    pub run: RunSummary,
+    pub steps: Vec<StepRecord>,
+}
+
+// ---- lessons and site approvals ----
+
+/// A lesson's id in the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct LessonId(pub i64);
+
+impl fmt::Display for LessonId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Something the user taught the agent about a site (an answer to its question, say), given to
+/// the model on later runs there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lesson {
+    pub id: LessonId,
+    /// `scheme://host[:port]`.
+    pub origin: String,
+    pub text: String,
+    /// Where it came from, e.g. `ask_human`.
+    pub source: String,
+    /// The run it was learnt in, while that run is kept.
+    pub run_id: Option<RunId>,
+    pub created_at: i64,
+}
+
+/// "Always allow" for one kind of risky action on one site.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteApproval {
+    /// `scheme://host[:port]`.
+    pub origin: String,
+    /// The kind of risk, as the guard names it (e.g. `buy`, `delete`, `payment`).
+    pub kind: String,
+    pub created_at: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_fill_defaults_and_ignore_unknown_fields() {
+        let s: Settings = serde_json::from_str(r#"{"model":"qwen2.5:3b","future":1}"#).unwrap();
+        assert_eq!(
+            s,
+            Settings {
+                model: Some("qwen2.5:3b".into()),
+                ..Settings::default()
+            }
+        );
+        assert_eq!(s.max_steps, 30);
+        assert_eq!(s.approval, ApprovalPolicy::AskRisky);
+        let json = serde_json::to_value(Settings::default()).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"backend": "auto", "model": null, "openai_url": null,
+                "max_steps": 30, "approval": "ask_risky"})
+        );
+    }
+
+    #[test]
+    fn run_status_words_round_trip() {
+        for s in RunStatus::ALL {
+            assert_eq!(RunStatus::parse(s.as_str()), Some(s));
+            assert_eq!(
+                serde_json::to_value(s).unwrap(),
+                Value::String(s.as_str().into())
+            );
+        }
+        assert_eq!(RunStatus::parse("exploded"), None);
+        assert_eq!(RunStatus::from(TaskStatus::StepLimit), RunStatus::StepLimit);
+    }
+
+    #[test]
+    fn backend_names_match_the_task_options() {
+        assert_eq!(BackendChoice::OpenAi.task_backend(), Some("openai"));
+        assert_eq!(
+            serde_json::to_value(BackendChoice::OpenAi).unwrap(),
+            "openai"
+        );
+        assert_eq!(BackendChoice::Auto.task_backend(), None);
+        assert!(ApprovalPolicy::AskRisky.honours_site_approvals());
+        assert!(!ApprovalPolicy::AlwaysAskRisky.honours_site_approvals());
+    }
+}
