@@ -301,6 +301,10 @@ pub struct AskUser {
     pub question: String,
     /// `"question"` for free text, `"approval"` for a yes/no on a risky action.
     pub kind: String,
+    /// For an approval: the user may answer `"always"`, remembered for this kind of action on
+    /// this site (the approval policy allows it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub can_always: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -778,6 +782,7 @@ mod tests {
                 question_id: 1,
                 question: "q".into(),
                 kind: "question".into(),
+                can_always: true,
             }),
             ToBrowser::TaskFinished(TaskFinished {
                 task_id: 1,

@@ -37,8 +37,8 @@ pub trait Browser: Send + Sync {
 pub enum Ask {
     /// A free-text answer.
     Question,
-    /// Yes or no to a risky action.
-    Approval,
+    /// Yes or no to a risky action; with `can_always`, "always" too (remembered for the site).
+    Approval { can_always: bool },
 }
 
 /// The side panel, as the loop needs it.
@@ -263,7 +263,7 @@ pub async fn run(
             }
             Verdict::Approve(why) => {
                 let question = format!("Allow this step? {}: {why}", recall(&action, &obs));
-                let yes = panel.ask(&question, Ask::Approval).await.is_some_and(|a| {
+                let yes = panel.ask(&question, Ask::Approval { can_always: false }).await.is_some_and(|a| {
                     matches!(
                         a.trim().to_lowercase().as_str(),
                         "yes" | "y" | "allow" | "ok"
@@ -618,7 +618,7 @@ mod tests {
             "nothing was clicked"
         );
         let asked = panel.asked.lock().unwrap();
-        assert_eq!(asked[0].1, Ask::Approval);
+        assert_eq!(asked[0].1, Ask::Approval { can_always: false });
     }
 
     #[tokio::test]

@@ -399,9 +399,10 @@ impl Panel for SessionPanel {
                     question: question.to_owned(),
                     kind: match kind {
                         Ask::Question => "question",
-                        Ask::Approval => "approval",
+                        Ask::Approval { .. } => "approval",
                     }
                     .into(),
+                    can_always: matches!(kind, Ask::Approval { can_always: true }),
                 }),
             )
             .await;
