@@ -21,7 +21,7 @@ use itinero::demo_shop::{DemoShop, ShopOptions};
 use itinero::harness::stats::{percentile, sorted};
 use itinero::harness::{Harness, LaunchOptions, WAIT};
 use itinero_host::agent::recovery::Recovery;
-use itinero_host::agent::run::{self, Ask, Browser, Deciders, Panel, Task};
+use itinero_host::agent::run::{self, Ask, Browser, Deciders, Forgetful, Panel, Task};
 use itinero_host::agent::strategy::{Llm, Retry};
 use itinero_host::control::connect_in;
 use itinero_host::control::protocol::{Request, Response};
@@ -195,8 +195,17 @@ async fn one_task(pages: &[Observation], steps: usize) -> Result<(Vec<f64>, usiz
         tab: 1,
         max_steps: steps as u32,
         plan: PlanMode::Off,
+        approval: itinero_shared::records::ApprovalPolicy::AskRisky,
     };
-    let end = run::run(&task, &deciders, &browser, &panel, &AtomicBool::new(false)).await;
+    let end = run::run(
+        &task,
+        &deciders,
+        &browser,
+        &panel,
+        &Forgetful,
+        &AtomicBool::new(false),
+    )
+    .await;
     if end.answer.as_deref() != Some("finished") || script.remaining() != 0 {
         bail!("the run did not go as scripted: {end:?}");
     }

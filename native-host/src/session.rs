@@ -269,7 +269,7 @@ where
     let writer = tokio::spawn(write_frames(output, rx));
     let link = BrowserLink::new(out.clone());
     on_start(link.clone());
-    let tasks = Tasks::new(link.clone(), out.clone());
+    let tasks = Tasks::new(link.clone(), out.clone(), store.clone());
     let end = read_frames(&mut input, &out, &link, &tasks, &store).await;
     link.end(match &end {
         Ok(SessionEnd::Closed) => "the browser closed the connection",

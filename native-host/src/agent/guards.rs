@@ -32,8 +32,12 @@ pub enum Verdict {
     Reask(String),
     /// The agent is going round in circles: tell the model, and ask the user if it goes on.
     Loop(String),
-    /// The user must approve it first.
-    Approve(String),
+    /// The user must approve it first. `kind` is what makes it risky (`buy`, `send`, `payment`,
+    /// …): "always allow" is remembered per site and kind.
+    Approve {
+        kind: String,
+        why: String,
+    },
 }
 
 /// Words of controls that spend money, destroy or send something. "Order" only as a verb:
@@ -105,8 +109,8 @@ fn node_of<'a>(obs: &'a Observation, target: &Target) -> Option<&'a DomNode> {
     obs.find_indexed(target.index)
 }
 
-/// Why `action` on `obs` is risky, if it is.
-pub fn risk(action: &Action, obs: &Observation) -> Option<String> {
+/// What makes `action` on `obs` risky (a risk word) and why, if it is.
+pub fn risk(action: &Action, obs: &Observation) -> Option<(String, String)> {
     let node = node_of(obs, action.target()?)?;
     let words = words_of(node);
     match action {
@@ -118,10 +122,11 @@ pub fn risk(action: &Action, obs: &Observation) -> Option<String> {
                 .iter()
                 .find(|w| clickable && has_word(&words, w))
                 .map(|w| {
-                    format!(
+                    let why = format!(
                         "\"{}\" may {w} something",
                         node.name.as_deref().unwrap_or(w)
-                    )
+                    );
+                    ((*w).to_owned(), why)
                 })
         }
         Action::Type { .. } => {
@@ -131,12 +136,16 @@ pub fn risk(action: &Action, obs: &Observation) -> Option<String> {
                 .iter()
                 .find(|w| has_word(&words, w))
                 .map(|w| {
-                    format!(
+                    let why = format!(
                         "the field \"{}\" takes {w} details",
                         node.name.as_deref().unwrap_or(w)
-                    )
+                    );
+                    ((*w).to_owned(), why)
                 })
-                .or_else(|| password_change.then(|| "it changes a password".to_owned()))
+                .or_else(|| {
+                    password_change
+                        .then(|| ("password".to_owned(), "it changes a password".to_owned()))
+                })
         }
         _ => None,
     }
@@ -215,7 +224,7 @@ pub fn check(goal: &str, action: &Action, obs: &Observation, taken: &[Taken]) ->
         );
     }
     match risk(action, obs) {
-        Some(why) => Verdict::Approve(why),
+        Some((kind, why)) => Verdict::Approve { kind, why },
         None => Verdict::Allow,
     }
 }
@@ -270,7 +279,7 @@ mod tests {
     fn risky_actions_need_approval() {
         let obs = page();
         let approve = |a: &Action| match check("buy socks", a, &obs, &[]) {
-            Verdict::Approve(why) => why,
+            Verdict::Approve { why, .. } => why,
             v => panic!("{a:?}: {v:?}"),
         };
         assert!(approve(&click(&obs, 1)).contains("\"Place order\""));

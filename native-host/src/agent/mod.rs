@@ -6,6 +6,7 @@
 //! again with the reason). The loop, the guards and the other decorators come next (issue 4).
 
 pub mod guards;
+pub mod memory;
 pub mod outcome;
 pub mod parse;
 pub mod planner;

@@ -5,11 +5,14 @@
 //! the extension (through the link) or a test's stand-in; every step is reported to the panel as
 //! it happens.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use async_trait::async_trait;
 use itinero_shared::messages::{Outcome, PlanMode, Subgoal, TaskEventKind, TaskStatus};
 use itinero_shared::observation::Observation;
+use itinero_shared::records::{ApprovalPolicy, StepRecord};
 use itinero_shared::Action;
 
 use super::guards::{self, Taken, Verdict};
@@ -49,12 +52,45 @@ pub trait Panel: Send + Sync {
     async fn ask(&self, question: &str, kind: Ask) -> Option<String>;
 }
 
+/// What the task remembers and writes down: the store in the host, nothing in tests that do
+/// not care ([`Forgetful`]). Writing is best effort: a full disk must not stop the task.
+#[async_trait]
+pub trait Memory: Send + Sync {
+    /// The task's first page was read: the run is written down from here on.
+    async fn begin(&self, url: &str);
+    /// What the user taught for the site of `url`, for the prompt.
+    async fn lessons(&self, url: &str) -> Vec<String>;
+    async fn add_lesson(&self, url: &str, text: &str);
+    /// Whether the user chose "always allow" for `kind` (a risk word) on the site of `url`.
+    async fn allowed(&self, url: &str, kind: &str) -> bool;
+    async fn allow(&self, url: &str, kind: &str);
+    async fn step(&self, record: StepRecord);
+}
+
+/// Remembers nothing.
+pub struct Forgetful;
+
+#[async_trait]
+impl Memory for Forgetful {
+    async fn begin(&self, _: &str) {}
+    async fn lessons(&self, _: &str) -> Vec<String> {
+        Vec::new()
+    }
+    async fn add_lesson(&self, _: &str, _: &str) {}
+    async fn allowed(&self, _: &str, _: &str) -> bool {
+        false
+    }
+    async fn allow(&self, _: &str, _: &str) {}
+    async fn step(&self, _: StepRecord) {}
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Task {
     pub goal: String,
     pub tab: i64,
     pub max_steps: u32,
     pub plan: PlanMode,
+    pub approval: ApprovalPolicy,
 }
 
 /// How a task decides: the strategy chain for every step and, for long goals, the planner.
@@ -129,14 +165,79 @@ fn frame_of(action: &Action, obs: &Observation) -> i64 {
         .unwrap_or(0)
 }
 
+/// A short, stable hash of what can be acted on in a page (the indexed elements' fingerprints),
+/// so that steps taken on "the same page" can be found again (the action cache keys on it).
+fn dom_hash(obs: &Observation) -> String {
+    use std::hash::{Hash, Hasher};
+    // FNV-1a: stable across processes and Rust versions, unlike the std hasher's keys.
+    struct Fnv(u64);
+    impl Hasher for Fnv {
+        fn finish(&self) -> u64 {
+            self.0
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            for b in bytes {
+                self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+            }
+        }
+    }
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    for n in obs.indexed() {
+        if let Some(fp) = &n.fingerprint {
+            (&fp.tag, &fp.role, &fp.name, &fp.id, &fp.name_attr, &fp.path).hash(&mut h);
+        }
+    }
+    format!("{:016x}", h.finish())
+}
+
+/// What one step did, as the run's record keeps it.
+struct Record<'a> {
+    step: u32,
+    obs: &'a Observation,
+    action: Option<&'a Action>,
+    outcome: Option<&'a Outcome>,
+    outcome_text: String,
+    strategy: &'a str,
+    thought: &'a str,
+    started: Instant,
+    decide_ms: Option<u64>,
+    act_ms: Option<u64>,
+}
+
+impl Record<'_> {
+    fn into_step(self) -> StepRecord {
+        StepRecord {
+            n: self.step,
+            url: self.obs.url.clone(),
+            dom_hash: Some(dom_hash(self.obs)),
+            action: self.action.and_then(|a| serde_json::to_value(a).ok()),
+            action_summary: self.action.map(|a| recall(a, self.obs)).unwrap_or_default(),
+            outcome: self.outcome.and_then(|o| serde_json::to_value(o).ok()),
+            outcome_text: self.outcome_text,
+            strategy: self.strategy.to_owned(),
+            thought: self.thought.to_owned(),
+            decide_ms: self.decide_ms,
+            act_ms: self.act_ms,
+            total_ms: Some(self.started.elapsed().as_millis() as u64),
+            recorded_at: 0,
+        }
+    }
+}
+
+fn origin(url: &str) -> String {
+    crate::store::origin_of(url).unwrap_or_else(|| url.to_owned())
+}
+
 /// Runs `task` to its end. `stop` is checked between steps and while waiting on the user.
 pub async fn run(
     task: &Task,
     deciders: &Deciders,
     browser: &dyn Browser,
     panel: &dyn Panel,
+    memory: &dyn Memory,
     stop: &AtomicBool,
 ) -> Finished {
+    let mut sites_read: HashSet<String> = HashSet::new();
     let mut tab = task.tab;
     let mut history: Vec<PastStep> = Vec::new();
     let mut taken: Vec<Taken> = Vec::new();
@@ -173,6 +274,14 @@ pub async fn run(
                 )
             }
         };
+        let started = Instant::now();
+        if step == 1 {
+            memory.begin(&obs.url).await;
+        }
+        // What the user taught for this site, once per site the task reaches.
+        if sites_read.insert(origin(&obs.url)) {
+            lessons.extend(memory.lessons(&obs.url).await);
+        }
         panel
             .event(
                 step,
@@ -181,6 +290,27 @@ pub async fn run(
                 },
             )
             .await;
+        let record = |action: Option<&Action>,
+                      outcome: Option<&Outcome>,
+                      outcome_text: String,
+                      strategy: &str,
+                      thought: &str,
+                      decide_ms: Option<u64>,
+                      act_ms: Option<u64>| {
+            Record {
+                step,
+                obs: &obs,
+                action,
+                outcome,
+                outcome_text,
+                strategy,
+                thought,
+                started,
+                decide_ms,
+                act_ms,
+            }
+            .into_step()
+        };
 
         // Ask-human: after repeated failures, the user's hint joins the prompt as a lesson.
         if failures >= FAILURES_BEFORE_ASKING {
@@ -191,6 +321,7 @@ pub async fn run(
             );
             match panel.ask(&question, Ask::Question).await {
                 Some(answer) if !stop.load(Ordering::SeqCst) => {
+                    memory.add_lesson(&obs.url, &answer).await;
                     lessons.push(answer);
                     failures = 0;
                 }
@@ -198,6 +329,7 @@ pub async fn run(
             }
         }
 
+        let deciding = Instant::now();
         let decided = strategy
             .decide(&Step {
                 goal: &task.goal,
@@ -213,18 +345,24 @@ pub async fn run(
         if stop.load(Ordering::SeqCst) {
             return finish(TaskStatus::Stopped, None, step - 1);
         }
+        let decide_ms = deciding.elapsed().as_millis() as u64;
         let decision = match decided {
             Ok(d) => d,
             Err(DecideError::Unusable { reason, .. }) => {
                 failures += 1;
-                panel
-                    .event(
-                        step,
-                        TaskEventKind::Note {
-                            text: format!("the model's reply could not be used: {reason}"),
-                        },
-                    )
+                let text = format!("the model's reply could not be used: {reason}");
+                memory
+                    .step(record(
+                        None,
+                        None,
+                        text.clone(),
+                        "llm",
+                        "",
+                        Some(decide_ms),
+                        None,
+                    ))
                     .await;
+                panel.event(step, TaskEventKind::Note { text }).await;
                 feedback = Some(reason);
                 continue;
             }
@@ -236,6 +374,7 @@ pub async fn run(
             panel.event(step, TaskEventKind::Note { text }).await;
         }
         let mut action = decision.action;
+        let thought = decision.thought.clone().unwrap_or_default();
         let verdict = guards::check(&task.goal, &action, &obs, &taken);
         // A loop counts as a failed step; a re-ask (a missing answer) does not.
         let looping = matches!(verdict, Verdict::Loop(_));
@@ -250,6 +389,17 @@ pub async fn run(
             }
             Verdict::Reask(reason) | Verdict::Loop(reason) => {
                 failures += u32::from(looping);
+                memory
+                    .step(record(
+                        Some(&action),
+                        None,
+                        reason.clone(),
+                        "guard",
+                        &thought,
+                        Some(decide_ms),
+                        None,
+                    ))
+                    .await;
                 panel
                     .event(
                         step,
@@ -261,32 +411,48 @@ pub async fn run(
                 feedback = Some(reason);
                 continue;
             }
-            Verdict::Approve(why) => {
-                let question = format!("Allow this step? {}: {why}", recall(&action, &obs));
-                let yes = panel.ask(&question, Ask::Approval { can_always: false }).await.is_some_and(|a| {
-                    matches!(
-                        a.trim().to_lowercase().as_str(),
-                        "yes" | "y" | "allow" | "ok"
-                    )
-                });
-                if !yes || stop.load(Ordering::SeqCst) {
-                    return finish(
-                        TaskStatus::Stopped,
-                        Some(format!(
-                            "Stopped: you did not allow {}",
-                            recall(&action, &obs)
-                        )),
-                        step,
-                    );
+            Verdict::Approve { kind, why } => {
+                if !approved(task, &action, &obs, &kind, &why, panel, memory, stop).await {
+                    let answer = format!("Stopped: you did not allow {}", recall(&action, &obs));
+                    memory
+                        .step(record(
+                            Some(&action),
+                            None,
+                            answer.clone(),
+                            "guard",
+                            &thought,
+                            Some(decide_ms),
+                            None,
+                        ))
+                        .await;
+                    return finish(TaskStatus::Stopped, Some(answer), step);
                 }
             }
+        }
+        // Supervised: every action that does something waits for the user.
+        if task.approval == ApprovalPolicy::AskEveryAction
+            && !matches!(action, Action::Done { .. } | Action::AskUser { .. })
+            && !approved(
+                task,
+                &action,
+                &obs,
+                "",
+                "you asked to approve every step",
+                panel,
+                memory,
+                stop,
+            )
+            .await
+        {
+            let answer = format!("Stopped: you did not allow {}", recall(&action, &obs));
+            return finish(TaskStatus::Stopped, Some(answer), step);
         }
         panel
             .event(
                 step,
                 TaskEventKind::Decided {
                     action: action.clone(),
-                    reason: decision.thought.clone().unwrap_or_default(),
+                    reason: thought.clone(),
                     source: decision.strategy.to_owned(),
                 },
             )
@@ -301,15 +467,39 @@ pub async fn run(
                 } else {
                     TaskStatus::Failed
                 };
+                memory
+                    .step(record(
+                        Some(&action),
+                        None,
+                        answer.clone(),
+                        decision.strategy,
+                        &thought,
+                        Some(decide_ms),
+                        None,
+                    ))
+                    .await;
                 return finish(status, Some(answer.clone()), step);
             }
             Action::AskUser { question } => {
                 match panel.ask(question, Ask::Question).await {
                     Some(answer) if !stop.load(Ordering::SeqCst) => {
+                        let outcome = format!("the user answered {answer:?}");
+                        memory
+                            .step(record(
+                                Some(&action),
+                                None,
+                                outcome.clone(),
+                                decision.strategy,
+                                &thought,
+                                Some(decide_ms),
+                                None,
+                            ))
+                            .await;
                         history.push(PastStep {
                             action: format!("asked the user {question:?}"),
-                            outcome: format!("the user answered {answer:?}"),
+                            outcome,
                         });
+                        memory.add_lesson(&obs.url, &answer).await;
                         lessons.push(answer);
                     }
                     _ => return finish(TaskStatus::Stopped, None, step),
@@ -331,6 +521,17 @@ pub async fn run(
                     elapsed_ms,
                 },
             )
+            .await;
+        memory
+            .step(record(
+                Some(&action),
+                Some(&outcome),
+                describe(&outcome),
+                decision.strategy,
+                &thought,
+                Some(decide_ms),
+                Some(elapsed_ms),
+            ))
             .await;
         if let Outcome::OpenedTab { tab_id, .. } = &outcome {
             // The task follows the tabs it opens.
@@ -408,6 +609,52 @@ async fn make_plan(task: &Task, planner: Option<&dyn Planner>, panel: &dyn Panel
                 .await;
             Vec::new()
         }
+    }
+}
+
+/// Whether the user lets a risky `action` run: remembered "always allow" for its kind on this
+/// site (when the policy honours it), else asked; an "always" answer is remembered.
+#[allow(clippy::too_many_arguments)]
+async fn approved(
+    task: &Task,
+    action: &Action,
+    obs: &Observation,
+    kind: &str,
+    why: &str,
+    panel: &dyn Panel,
+    memory: &dyn Memory,
+    stop: &AtomicBool,
+) -> bool {
+    let can_always = !kind.is_empty() && task.approval.honours_site_approvals();
+    if can_always && memory.allowed(&obs.url, kind).await {
+        panel
+            .event(
+                0,
+                TaskEventKind::Note {
+                    text: format!(
+                        "allowed without asking: you always allow \"{kind}\" on {}",
+                        origin(&obs.url)
+                    ),
+                },
+            )
+            .await;
+        return true;
+    }
+    let question = format!("Allow this step? {}: {why}", recall(action, obs));
+    let answer = panel
+        .ask(&question, Ask::Approval { can_always })
+        .await
+        .map(|a| a.trim().to_lowercase());
+    if stop.load(Ordering::SeqCst) {
+        return false;
+    }
+    match answer.as_deref() {
+        Some("always") if can_always => {
+            memory.allow(&obs.url, kind).await;
+            true
+        }
+        Some("yes" | "y" | "allow" | "ok") => true,
+        _ => false,
     }
 }
 
@@ -530,6 +777,7 @@ mod tests {
             tab: 7,
             max_steps: DEFAULT_MAX_STEPS,
             plan: PlanMode::Off,
+            approval: ApprovalPolicy::AskRisky,
         }
     }
 
@@ -564,6 +812,7 @@ mod tests {
             &chain(script),
             &browser,
             &panel,
+            &Forgetful,
             &AtomicBool::new(false),
         )
         .await;
@@ -605,6 +854,7 @@ mod tests {
             &chain(script),
             &browser,
             &panel,
+            &Forgetful,
             &AtomicBool::new(false),
         )
         .await;
@@ -618,7 +868,7 @@ mod tests {
             "nothing was clicked"
         );
         let asked = panel.asked.lock().unwrap();
-        assert_eq!(asked[0].1, Ask::Approval { can_always: false });
+        assert_eq!(asked[0].1, Ask::Approval { can_always: true });
     }
 
     #[tokio::test]
@@ -658,6 +908,7 @@ mod tests {
             &chain(script.clone()),
             &browser,
             &panel,
+            &Forgetful,
             &AtomicBool::new(false),
         )
         .await;
@@ -683,6 +934,7 @@ mod tests {
             &chain(script.clone()),
             &browser,
             &panel,
+            &Forgetful,
             &stopped,
         )
         .await;
@@ -693,6 +945,7 @@ mod tests {
             &chain(script),
             &browser,
             &panel,
+            &Forgetful,
             &AtomicBool::new(false),
         )
         .await;
@@ -714,10 +967,102 @@ mod tests {
             &chain(script),
             &browser,
             &panel,
+            &Forgetful,
             &AtomicBool::new(false),
         )
         .await;
         assert_eq!((end.status, end.steps), (TaskStatus::StepLimit, 3));
+    }
+
+    #[tokio::test]
+    async fn the_store_keeps_steps_lessons_and_always_allow_per_site() {
+        use crate::agent::memory::StoreMemory;
+        use crate::store::{NewRun, Store};
+        let store = Store::open_in_memory().unwrap();
+        let memory = |goal: &str| {
+            StoreMemory::new(
+                Some(store.clone()),
+                NewRun {
+                    goal: goal.into(),
+                    backend: "scripted".into(),
+                    model: "qwen2.5:3b".into(),
+                    ..Default::default()
+                },
+            )
+        };
+        // First run: "always" for the risky click, and a question whose answer is a lesson.
+        let script = Arc::new(Scripted::new([
+            ScriptStep::reply(r#"{"action": "ask_user", "question": "Which size?"}"#),
+            ScriptStep::reply(r#"{"thought": "buy", "action": "click", "index": 1}"#),
+            ScriptStep::reply(r#"{"action": "done", "answer": "bought"}"#),
+        ]));
+        let (browser, panel) = (shop(), FakePanel::default());
+        panel
+            .answers
+            .lock()
+            .unwrap()
+            .extend(["size 42".to_owned(), "always".to_owned()]);
+        let first = memory("buy socks");
+        let end = run(
+            &task("buy socks"),
+            &chain(script),
+            &browser,
+            &panel,
+            &first,
+            &AtomicBool::new(false),
+        )
+        .await;
+        first.finish(end.status, end.answer.clone()).await;
+        assert_eq!(end.status, TaskStatus::Succeeded);
+        assert_eq!(panel.asked.lock().unwrap().len(), 2);
+
+        // Second run on the same site: no question for the click, and the lesson is in the prompt.
+        let script = Arc::new(Scripted::new([
+            ScriptStep {
+                expect: vec!["What the user said about this site before:\n- size 42".into()],
+                reject: vec![],
+                reply: r#"{"action": "click", "index": 1}"#.into(),
+            },
+            ScriptStep::reply(r#"{"action": "done", "answer": "bought again"}"#),
+        ]));
+        let panel = FakePanel::default();
+        let second = memory("buy socks again");
+        let end = run(
+            &task("buy socks again"),
+            &chain(script),
+            &browser,
+            &panel,
+            &second,
+            &AtomicBool::new(false),
+        )
+        .await;
+        second.finish(end.status, end.answer.clone()).await;
+        assert_eq!(end.status, TaskStatus::Succeeded, "{end:?}");
+        assert!(
+            panel.asked.lock().unwrap().is_empty(),
+            "allowed without asking"
+        );
+
+        let runs = store.recent_runs(10).unwrap();
+        assert_eq!(runs.len(), 2);
+        let detail = store.run_detail(runs[1].id).unwrap().unwrap();
+        assert_eq!(detail.run.goal, "buy socks");
+        assert_eq!(detail.run.answer.as_deref(), Some("bought"));
+        let summaries: Vec<&str> = detail
+            .steps
+            .iter()
+            .map(|s| s.action_summary.as_str())
+            .collect();
+        assert_eq!(
+            summaries,
+            ["ask_user", "click [1] button \"Buy now\"", "done"]
+        );
+        assert_eq!(detail.steps[1].outcome_text, describe(&Outcome::Done));
+        assert!(detail
+            .steps
+            .iter()
+            .all(|s| s.dom_hash.as_deref().is_some_and(|h| h.len() == 16)));
+        assert_eq!(store.site_approvals().unwrap().len(), 1);
     }
 
     /// A product page whose "Add to cart" button is re-rendered (index 1, then 5) by the
@@ -818,7 +1163,15 @@ mod tests {
             plan: PlanMode::Auto,
             ..task("Put the socks in the cart, then tell me it is done")
         };
-        let end = run(&goal, &deciders, &browser, &panel, &AtomicBool::new(false)).await;
+        let end = run(
+            &goal,
+            &deciders,
+            &browser,
+            &panel,
+            &Forgetful,
+            &AtomicBool::new(false),
+        )
+        .await;
         assert_eq!(end.status, TaskStatus::Succeeded, "{end:?}");
         assert_eq!(end.steps, 3);
         assert_eq!(*browser.clicks.lock().unwrap(), [1, 5]);
@@ -883,6 +1236,7 @@ mod tests {
             &chain(script),
             &browser,
             &FakePanel::default(),
+            &Forgetful,
             &AtomicBool::new(false),
         )
         .await;

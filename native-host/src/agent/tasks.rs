@@ -18,10 +18,11 @@ use itinero_shared::observation::Observation;
 use itinero_shared::{Action, ErrorCode, ToBrowser};
 use tokio::sync::{oneshot, Notify};
 
+use super::memory::StoreMemory;
 use super::planner::LlmPlanner;
 use super::prompt;
 use super::recovery::Recovery;
-use super::run::{self, Ask, Browser, Deciders, Panel, Task, DEFAULT_MAX_STEPS};
+use super::run::{self, Ask, Browser, Deciders, Panel, Task};
 use super::strategy::{Llm, Retry, Strategy};
 use super::vote::{self, Vote};
 use crate::link::{BrowserLink, LinkError};
@@ -30,6 +31,8 @@ use crate::llm::openai::OpenAi;
 use crate::llm::scripted::Scripted;
 use crate::llm::{Backend, Timeouts};
 use crate::session::Outbox;
+use crate::store::{NewRun, StoreSlot};
+use itinero_shared::records::Settings;
 
 /// The model a task uses, resolved when it starts.
 pub struct ModelChoice {
@@ -44,6 +47,7 @@ pub struct ModelChoice {
 pub async fn choose_model(
     backend: Option<&str>,
     model: Option<&str>,
+    openai_url: Option<&str>,
 ) -> Result<ModelChoice, String> {
     let env_backend = std::env::var("ITINERO_BACKEND").ok();
     let backend = backend.or(env_backend.as_deref()).unwrap_or("ollama");
@@ -77,9 +81,12 @@ pub async fn choose_model(
             })
         }
         "openai" => {
-            let url = std::env::var("ITINERO_OPENAI_URL").map_err(|_| {
-                "set ITINERO_OPENAI_URL to the server's API base, e.g. http://127.0.0.1:8080/v1"
-            })?;
+            let url = match openai_url {
+                Some(url) => url.to_owned(),
+                None => std::env::var("ITINERO_OPENAI_URL").map_err(|_| {
+                    "set the OpenAI-compatible server's URL in the settings (or ITINERO_OPENAI_URL), e.g. http://127.0.0.1:8080/v1"
+                })?,
+            };
             let key = std::env::var("ITINERO_OPENAI_KEY").ok();
             let api = OpenAi::new(&url, key, Timeouts::default()).map_err(|e| e.to_string())?;
             let model = model.ok_or("name the model with ITINERO_MODEL")?;
@@ -172,14 +179,16 @@ pub struct Tasks {
     state: Arc<Mutex<State>>,
     link: BrowserLink,
     out: Outbox,
+    store: StoreSlot,
 }
 
 impl Tasks {
-    pub fn new(link: BrowserLink, out: Outbox) -> Self {
+    pub fn new(link: BrowserLink, out: Outbox, store: StoreSlot) -> Self {
         Self {
             state: Arc::default(),
             link,
             out,
+            store,
         }
     }
 
@@ -214,26 +223,54 @@ impl Tasks {
                 task_id,
                 stopped,
             };
+            // The task's own options first, then the user's settings.
+            let store = this.store.get().ok().cloned();
+            let settings = match &store {
+                Some(s) => s.call(|s| s.settings()).await.unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "settings unreadable; using the defaults");
+                    Settings::default()
+                }),
+                None => Settings::default(),
+            };
+            let options = &start.options;
             let task = Task {
                 goal: start.goal.clone(),
                 tab: start.tab_id,
-                max_steps: start.options.max_steps.unwrap_or(DEFAULT_MAX_STEPS).max(1),
-                plan: start.options.plan.unwrap_or_default(),
+                max_steps: options.max_steps.unwrap_or(settings.max_steps).max(1),
+                plan: options.plan.unwrap_or_default(),
+                approval: settings.approval,
             };
             tracing::info!(task_id, tab = start.tab_id, "task started");
-            let finished = match choose_model(
-                start.options.backend.as_deref(),
-                start.options.model.as_deref(),
+            let chosen = choose_model(
+                options
+                    .backend
+                    .as_deref()
+                    .or(settings.backend.task_backend()),
+                options.model.as_deref().or(settings.model.as_deref()),
+                settings.openai_url.as_deref(),
             )
-            .await
-            {
+            .await;
+            let memory = StoreMemory::new(
+                store,
+                NewRun {
+                    goal: start.goal.clone(),
+                    start_url: String::new(),
+                    tab_id: Some(start.tab_id),
+                    backend: chosen
+                        .as_ref()
+                        .map(|c| c.backend.name().to_owned())
+                        .unwrap_or_default(),
+                    model: chosen.as_ref().map(|c| c.model.clone()).unwrap_or_default(),
+                },
+            );
+            let finished = match chosen {
                 Ok(choice) => {
-                    let deciders = deciders(&choice, &start.options);
+                    let deciders = deciders(&choice, options);
                     let browser = SessionBrowser {
                         link: this.link.clone(),
                         task_id,
                     };
-                    run::run(&task, &deciders, &browser, &panel, &stop).await
+                    run::run(&task, &deciders, &browser, &panel, &memory, &stop).await
                 }
                 Err(e) => run::Finished {
                     status: TaskStatus::Failed,
@@ -241,6 +278,9 @@ impl Tasks {
                     steps: 0,
                 },
             };
+            memory
+                .finish(finished.status, finished.answer.clone())
+                .await;
             tracing::info!(task_id, status = ?finished.status, steps = finished.steps, "task finished");
             this.state().running.remove(&task_id);
             this.out
