@@ -1,5 +1,6 @@
 //! The host's own time per agent step, without the model and without the page: prompt build,
-//! reply parsing and validation, guards, recording the step and sending its events.
+//! reply parsing and validation, guards, recording the step in the store (a real SQLite file in
+//! WAL mode, one transaction per step) and sending its events.
 //!
 //! The real loop (`agent::run::run`) runs over real observations of the demo shop, taken from
 //! Chromium with the extension through the control socket first. In the timed part the browser
@@ -20,13 +21,15 @@ use async_trait::async_trait;
 use itinero::demo_shop::{DemoShop, ShopOptions};
 use itinero::harness::stats::{percentile, sorted};
 use itinero::harness::{Harness, LaunchOptions, WAIT};
+use itinero_host::agent::memory::StoreMemory;
 use itinero_host::agent::recovery::Recovery;
-use itinero_host::agent::run::{self, Ask, Browser, Deciders, Forgetful, Panel, Task};
+use itinero_host::agent::run::{self, Ask, Browser, Deciders, Panel, Task};
 use itinero_host::agent::strategy::{Llm, Retry};
 use itinero_host::control::connect_in;
 use itinero_host::control::protocol::{Request, Response};
 use itinero_host::control::ControlClient;
 use itinero_host::llm::scripted::{Scripted, Step};
+use itinero_host::store::{NewRun, Store};
 use itinero_shared::messages::{Outcome, PlanMode, TaskEvent, TaskEventKind};
 use itinero_shared::observation::{DomNode, Observation};
 use itinero_shared::{Action, ToBrowser};
@@ -170,7 +173,7 @@ fn report(name: &str, samples: &[f64]) {
 
 /// Runs one task of `steps` steps over `pages`; returns each step's time (ms) and the prompt
 /// bytes sent.
-async fn one_task(pages: &[Observation], steps: usize) -> Result<(Vec<f64>, usize)> {
+async fn one_task(pages: &[Observation], steps: usize, store: &Store) -> Result<(Vec<f64>, usize)> {
     let script: Vec<Step> = (0..steps)
         .map(|n| Step::reply(reply(n, &pages[n % pages.len()], steps)))
         .collect();
@@ -197,15 +200,18 @@ async fn one_task(pages: &[Observation], steps: usize) -> Result<(Vec<f64>, usiz
         plan: PlanMode::Off,
         approval: itinero_shared::records::ApprovalPolicy::AskRisky,
     };
-    let end = run::run(
-        &task,
-        &deciders,
-        &browser,
-        &panel,
-        &Forgetful,
-        &AtomicBool::new(false),
-    )
-    .await;
+    let memory = StoreMemory::new(
+        Some(store.clone()),
+        NewRun {
+            goal: task.goal.clone(),
+            backend: "scripted".into(),
+            model: "qwen2.5:3b".into(),
+            ..Default::default()
+        },
+    );
+    let stop = AtomicBool::new(false);
+    let end = run::run(&task, &deciders, &browser, &panel, &memory, &stop).await;
+    memory.finish(end.status, end.answer.clone()).await;
     if end.answer.as_deref() != Some("finished") || script.remaining() != 0 {
         bail!("the run did not go as scripted: {end:?}");
     }
@@ -225,16 +231,26 @@ async fn one_task(pages: &[Observation], steps: usize) -> Result<(Vec<f64>, usiz
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<()> {
     let pages = observe_shop().await?;
+    let dir = tempfile::tempdir()?;
+    let store = Store::open(&dir.path().join("itinero.sqlite3"))?;
     let mut per_step = Vec::new();
     let mut prompt_bytes = 0;
     for t in 0..WARMUP_TASKS + TASKS {
-        let (times, bytes) = one_task(&pages, STEPS_PER_TASK).await?;
+        let (times, bytes) = one_task(&pages, STEPS_PER_TASK, &store).await?;
         if t >= WARMUP_TASKS {
             per_step.extend(times);
             prompt_bytes += bytes;
         }
     }
-    println!("host overhead per agent step, no model and no page time: prompt + parse + validate + guards + record + events");
+    let recorded: usize = store
+        .recent_runs(500)?
+        .iter()
+        .map(|r| r.steps as usize)
+        .sum();
+    if recorded != (WARMUP_TASKS + TASKS) * STEPS_PER_TASK {
+        bail!("the store holds {recorded} steps, not every step run");
+    }
+    println!("host overhead per agent step, no model and no page time: prompt + parse + validate + guards + record (SQLite) + events");
     for (path, obs) in PAGES.iter().zip(&pages) {
         println!(
             "  page {path:<28} {:>4} elements indexed",
