@@ -9,7 +9,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::messages::TaskStatus;
+use crate::messages::{PlanMode, TaskStatus, VoteMode};
 
 // ---- settings ----
 
@@ -27,6 +27,11 @@ pub struct Settings {
     /// Steps a task may take before it stops with `step_limit`.
     pub max_steps: u32,
     pub approval: ApprovalPolicy,
+    /// Whether long goals are broken into sub-goals first.
+    pub plan: PlanMode,
+    /// Whether several samples vote on a step, and how many (the first included).
+    pub vote: VoteMode,
+    pub vote_samples: u32,
 }
 
 impl Settings {
@@ -34,6 +39,8 @@ impl Settings {
     pub const DEFAULT_MAX_STEPS: u32 = 30;
     /// The most steps a task may be allowed; a run's history must fit in one reply to the panel.
     pub const MAX_MAX_STEPS: u32 = 200;
+    /// Voters when voting is on.
+    pub const DEFAULT_VOTERS: u32 = 3;
 }
 
 impl Default for Settings {
@@ -44,6 +51,9 @@ impl Default for Settings {
             openai_url: None,
             max_steps: Self::DEFAULT_MAX_STEPS,
             approval: ApprovalPolicy::AskRisky,
+            plan: PlanMode::Auto,
+            vote: VoteMode::Off,
+            vote_samples: Self::DEFAULT_VOTERS,
         }
     }
 }

@@ -232,7 +232,11 @@ impl Tasks {
                 }),
                 None => Settings::default(),
             };
-            let options = &start.options;
+            let mut options = start.options.clone();
+            options.plan = options.plan.or(Some(settings.plan));
+            options.vote = options.vote.or(Some(settings.vote));
+            options.vote_samples = options.vote_samples.or(Some(settings.vote_samples));
+            let options = &options;
             let task = Task {
                 goal: start.goal.clone(),
                 tab: start.tab_id,

@@ -104,6 +104,12 @@ fn checked(settings: &Settings) -> Result<Settings> {
             out.max_steps
         )));
     }
+    if !(2..=9).contains(&out.vote_samples) {
+        return Err(StoreError::Invalid(format!(
+            "voting takes between 2 and 9 voters, not {}",
+            out.vote_samples
+        )));
+    }
     if let Some(url) = &out.openai_url {
         let parsed = Url::parse(url).map_err(|e| {
             StoreError::Invalid(format!(
@@ -131,6 +137,7 @@ fn checked(settings: &Settings) -> Result<Settings> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use itinero_shared::messages::{PlanMode, VoteMode};
     use itinero_shared::records::{ApprovalPolicy, BackendChoice};
 
     fn custom() -> Settings {
@@ -140,6 +147,9 @@ mod tests {
             openai_url: Some("http://127.0.0.1:8080/v1".into()),
             max_steps: 12,
             approval: ApprovalPolicy::AlwaysAskRisky,
+            plan: PlanMode::Always,
+            vote: VoteMode::Unsure,
+            vote_samples: 5,
         }
     }
 
