@@ -301,7 +301,8 @@ mod tests {
         assert_eq!(
             json,
             serde_json::json!({"backend": "auto", "model": null, "openai_url": null,
-                "max_steps": 30, "approval": "ask_risky"})
+                "max_steps": 30, "approval": "ask_risky", "plan": "auto", "vote": "off",
+                "vote_samples": 3})
         );
     }
 
