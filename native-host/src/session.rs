@@ -19,7 +19,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tracing::{debug, info, warn};
 
-use crate::agent::tasks::Tasks;
+use crate::agent::tasks::{list_models, Tasks};
 use crate::link::BrowserLink;
 use crate::store::{self, StoreSlot};
 
@@ -33,6 +33,7 @@ pub const CAPABILITIES: &[&str] = &[
     "history",
     "lessons",
     "site_approvals",
+    "models",
 ];
 
 /// How a session ended.
@@ -221,6 +222,20 @@ async fn dispatch(
                 }),
             )
             .await;
+        }
+        ToHost::ListModels(request) => {
+            // Asking a model server may take its connect timeout: not in the read loop.
+            let (out, store) = (out.clone(), store.clone());
+            tokio::spawn(async move {
+                let settings = match store.get() {
+                    Ok(s) => s.call(|s| s.settings()).await.unwrap_or_default(),
+                    Err(_) => Default::default(),
+                };
+                match list_models(request.backend, request.openai_url.as_deref(), &settings).await {
+                    Ok(list) => out.send(id, ToBrowser::Models(list)).await,
+                    Err(e) => out.error(id, ErrorCode::Backend, e).await,
+                }
+            });
         }
         other => {
             // Settings, history, lessons and approvals are the store's to answer.

@@ -320,3 +320,60 @@ async fn stop_ends_a_task_waiting_on_the_user_and_bad_requests_get_errors() {
         .unwrap()
         .contains("cannot read /nonexistent/script.json"));
 }
+
+#[tokio::test]
+async fn the_settings_page_can_list_a_backends_models_or_hear_why_not() {
+    use itinero_shared::messages::{ErrorCode, ListModels, ModelList};
+    use itinero_shared::records::BackendChoice;
+    // An OpenAI-compatible server on loopback that lists two models.
+    let app = axum::Router::new().route(
+        "/v1/models",
+        axum::routing::get(|| async {
+            axum::Json(serde_json::json!({
+                "object": "list",
+                "data": [{"id": "qwen2.5-3b", "object": "model"}, {"id": "llama-3.2-3b", "object": "model"}]
+            }))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let mut browser = FakeBrowser::start();
+    browser
+        .send(
+            1,
+            ToHost::ListModels(ListModels {
+                backend: Some(BackendChoice::OpenAi),
+                openai_url: Some(format!("http://{addr}/v1")),
+            }),
+        )
+        .await;
+    let reply = browser.next().await;
+    assert_eq!(reply.id, 1);
+    assert_eq!(
+        reply.msg,
+        ToBrowser::Models(ModelList {
+            backend: "openai".into(),
+            models: vec!["qwen2.5-3b".into(), "llama-3.2-3b".into()],
+        })
+    );
+    // Nothing listens on the discard port.
+    browser
+        .send(
+            2,
+            ToHost::ListModels(ListModels {
+                backend: Some(BackendChoice::OpenAi),
+                openai_url: Some("http://127.0.0.1:9/v1".into()),
+            }),
+        )
+        .await;
+    let reply = browser.next().await;
+    match reply.msg {
+        ToBrowser::Error(e) => {
+            assert_eq!(e.code, ErrorCode::Backend);
+            assert!(e.message.contains("127.0.0.1:9"), "{}", e.message);
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -53,6 +53,7 @@ message_set! {
         DeleteLesson(DeleteLesson),
         ListSiteApprovals(ListSiteApprovals),
         RevokeSiteApproval(RevokeSiteApproval),
+        ListModels(ListModels),
         TabList(TabList),
         /// The browser could not carry out a host request (see [`crate::envelope::HOST_REQUEST_ID_BASE`]).
         Error(ErrorReply),
@@ -84,6 +85,8 @@ message_set! {
         SiteApprovals(SiteApprovalList),
         /// Answers `DeleteRun`, `DeleteLesson` and `RevokeSiteApproval`.
         Deleted(Deleted),
+        /// Answers `ListModels`.
+        Models(ModelList),
         Error(ErrorReply),
     }
 }
@@ -482,6 +485,24 @@ pub struct RevokeSiteApproval {
     pub kind: String,
 }
 
+/// The models a backend offers, for the settings page's model field. Without `backend`, the
+/// one the settings name (Ollama for `auto`); without `openai_url`, the settings' URL.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ListModels {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<crate::records::BackendChoice>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub openai_url: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelList {
+    /// The backend asked, e.g. `ollama`.
+    pub backend: String,
+    /// Model names as the backend lists them.
+    pub models: Vec<String>,
+}
+
 /// The answer to a deletion. Deleting what is not there is not an error: `existed` says which.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Deleted {
@@ -509,6 +530,8 @@ pub enum ErrorCode {
     NotImplemented,
     /// No tab has the id a host request named.
     NoSuchTab,
+    /// The model backend could not be reached or refused the request; the message says how to fix it.
+    Backend,
     /// The tab was closed while the request was under way.
     TabClosed,
     /// No itinero content script answers in that frame: a browser-internal page, or a frame
@@ -699,6 +722,10 @@ mod tests {
                 },
             }),
             ToHost::ListRuns(ListRuns { limit: 20 }),
+            ToHost::ListModels(ListModels {
+                backend: Some(BackendChoice::Ollama),
+                openai_url: None,
+            }),
             ToHost::GetRun(GetRun { run_id: RunId(7) }),
             ToHost::DeleteRun(DeleteRun { run_id: RunId(7) }),
             ToHost::ListLessons(ListLessons {
@@ -799,6 +826,10 @@ mod tests {
                 result: Value::Null,
             }),
             ToBrowser::Settings(Settings::default()),
+            ToBrowser::Models(ModelList {
+                backend: "ollama".into(),
+                models: vec!["qwen2.5:3b".into()],
+            }),
             ToBrowser::Runs(RunList {
                 runs: vec![run.clone()],
             }),

@@ -32,7 +32,8 @@ use crate::llm::scripted::Scripted;
 use crate::llm::{Backend, Timeouts};
 use crate::session::Outbox;
 use crate::store::{NewRun, StoreSlot};
-use itinero_shared::records::Settings;
+use itinero_shared::messages::ModelList;
+use itinero_shared::records::{BackendChoice, Settings};
 
 /// The model a task uses, resolved when it starts.
 pub struct ModelChoice {
@@ -99,6 +100,37 @@ pub async fn choose_model(
             "unknown backend {other:?}: use ollama, openai or scripted:PATH"
         )),
     }
+}
+
+/// The models `backend` offers (the settings' backend when `None`; Ollama for `auto`), by name,
+/// with the backend's own name; or what is wrong, worded for the user (how to start Ollama…).
+pub async fn list_models(
+    backend: Option<BackendChoice>,
+    openai_url: Option<&str>,
+    settings: &Settings,
+) -> Result<ModelList, String> {
+    let backend = backend.unwrap_or(settings.backend);
+    let api: Box<dyn Backend> = match backend {
+        BackendChoice::Auto | BackendChoice::Ollama => Box::new(
+            Ollama::new(&ollama::default_url(), Timeouts::default()).map_err(|e| e.to_string())?,
+        ),
+        BackendChoice::OpenAi => {
+            let url = openai_url
+                .map(str::to_owned)
+                .or_else(|| settings.openai_url.clone())
+                .or_else(|| std::env::var("ITINERO_OPENAI_URL").ok())
+                .ok_or(
+                    "set the OpenAI-compatible server's URL first, e.g. http://127.0.0.1:8080/v1",
+                )?;
+            let key = std::env::var("ITINERO_OPENAI_KEY").ok();
+            Box::new(OpenAi::new(&url, key, Timeouts::default()).map_err(|e| e.to_string())?)
+        }
+    };
+    let models = api.models().await.map_err(|e| e.to_string())?;
+    Ok(ModelList {
+        backend: api.name().to_owned(),
+        models: models.into_iter().map(|m| m.name).collect(),
+    })
 }
 
 /// Replies that cannot be used are asked again this many times in all.
