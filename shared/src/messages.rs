@@ -148,6 +148,9 @@ pub struct TaskOptions {
     /// Voters when voting, the first included (default 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vote_samples: Option<u32>,
+    /// Other models (same backend) that vote alongside the task's model, instead of samples.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vote_models: Vec<String>,
 }
 
 /// When the planner breaks a goal into sub-goals.
@@ -719,6 +722,7 @@ mod tests {
                     plan: PlanMode::Off,
                     vote: VoteMode::Always,
                     vote_samples: 3,
+                    vote_models: vec!["llama3.2:3b".into()],
                 },
             }),
             ToHost::ListRuns(ListRuns { limit: 20 }),

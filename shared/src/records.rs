@@ -32,6 +32,9 @@ pub struct Settings {
     /// Whether several samples vote on a step, and how many (the first included).
     pub vote: VoteMode,
     pub vote_samples: u32,
+    /// Other models of the same backend that vote alongside the task's model; empty: samples of
+    /// the task's model vote.
+    pub vote_models: Vec<String>,
 }
 
 impl Settings {
@@ -54,6 +57,7 @@ impl Default for Settings {
             plan: PlanMode::Auto,
             vote: VoteMode::Off,
             vote_samples: Self::DEFAULT_VOTERS,
+            vote_models: Vec::new(),
         }
     }
 }
@@ -302,7 +306,7 @@ mod tests {
             json,
             serde_json::json!({"backend": "auto", "model": null, "openai_url": null,
                 "max_steps": 30, "approval": "ask_risky", "plan": "auto", "vote": "off",
-                "vote_samples": 3})
+                "vote_samples": 3, "vote_models": []})
         );
     }
 

@@ -145,8 +145,8 @@ const VOTER_TEMPERATURE: f32 = 0.7;
 /// The strategy chain for a task: recovery first (no model call when the page only moved the
 /// target), then the model with retries, voted on when the options ask for it; and the planner.
 pub fn deciders(choice: &ModelChoice, options: &TaskOptions) -> Deciders {
-    let llm = |temperature: Option<f32>, seed: Option<i64>| -> Box<dyn Strategy> {
-        let mut llm = Llm::new(choice.backend.clone(), &choice.model);
+    let llm = |model: &str, temperature: Option<f32>, seed: Option<i64>| -> Box<dyn Strategy> {
+        let mut llm = Llm::new(choice.backend.clone(), model);
         llm.temperature = temperature;
         llm.seed = seed;
         Box::new(Retry {
@@ -155,18 +155,26 @@ pub fn deciders(choice: &ModelChoice, options: &TaskOptions) -> Deciders {
         })
     };
     let model: Box<dyn Strategy> = match options.vote.unwrap_or_default() {
-        VoteMode::Off => llm(Some(0.0), None),
+        VoteMode::Off => llm(&choice.model, Some(0.0), None),
         mode => {
-            let n = options.vote_samples.unwrap_or(DEFAULT_VOTERS).clamp(2, 9);
-            let voters = (0..n)
-                .map(|i| {
-                    if i == 0 {
-                        llm(Some(0.0), None)
-                    } else {
-                        llm(Some(VOTER_TEMPERATURE), Some(i64::from(i)))
-                    }
-                })
-                .collect();
+            let voters = if options.vote_models.is_empty() {
+                let n = options.vote_samples.unwrap_or(DEFAULT_VOTERS).clamp(2, 9);
+                (0..n)
+                    .map(|i| {
+                        if i == 0 {
+                            llm(&choice.model, Some(0.0), None)
+                        } else {
+                            llm(&choice.model, Some(VOTER_TEMPERATURE), Some(i64::from(i)))
+                        }
+                    })
+                    .collect()
+            } else {
+                // Several models: each answers greedily; they differ by being different models.
+                std::iter::once(choice.model.as_str())
+                    .chain(options.vote_models.iter().map(String::as_str).take(8))
+                    .map(|m| llm(m, Some(0.0), None))
+                    .collect()
+            };
             Box::new(Vote {
                 voters,
                 when: if mode == VoteMode::Always {
@@ -268,6 +276,9 @@ impl Tasks {
             options.plan = options.plan.or(Some(settings.plan));
             options.vote = options.vote.or(Some(settings.vote));
             options.vote_samples = options.vote_samples.or(Some(settings.vote_samples));
+            if options.vote_models.is_empty() {
+                options.vote_models = settings.vote_models.clone();
+            }
             let options = &options;
             let task = Task {
                 goal: start.goal.clone(),
@@ -486,5 +497,59 @@ impl Panel for SessionPanel {
             answer = rx => answer.ok(),
             () = stopped => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::strategy::Step;
+    use crate::agent::test_support::element;
+    use crate::llm::scripted::Step as ScriptStep;
+    use itinero_shared::observation::DomNode;
+
+    #[tokio::test]
+    async fn several_models_vote_when_the_options_name_them() {
+        let script = Arc::new(Scripted::new([1, 1, 0].map(|i| {
+            ScriptStep::reply(format!(r#"{{"action": "click", "index": {i}}}"#))
+        })));
+        let choice = ModelChoice {
+            backend: script.clone(),
+            model: "qwen2.5:3b".into(),
+        };
+        let options = TaskOptions {
+            vote: Some(VoteMode::Always),
+            vote_models: vec!["llama3.2:3b".into(), "gemma3:4b".into()],
+            ..Default::default()
+        };
+        let deciders = deciders(&choice, &options);
+        let obs = Observation {
+            root: DomNode {
+                tag: "body".into(),
+                children: vec![
+                    element(0, "a", None, None, "Hats"),
+                    element(1, "a", None, None, "Socks"),
+                ],
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let d = deciders
+            .strategy
+            .decide(&Step {
+                goal: "Show me socks",
+                observation: &obs,
+                history: &[],
+                lessons: &[],
+                plan: &[],
+                feedback: None,
+                failed: None,
+            })
+            .await
+            .unwrap();
+        assert_eq!(d.action.target().map(|t| t.index), Some(1));
+        assert_eq!(d.note.as_deref(), Some("2 of 3 voters chose this"));
+        let models: Vec<String> = script.requests().into_iter().map(|r| r.model).collect();
+        assert_eq!(models, ["qwen2.5:3b", "llama3.2:3b", "gemma3:4b"]);
     }
 }

@@ -150,6 +150,7 @@ mod tests {
             plan: PlanMode::Always,
             vote: VoteMode::Unsure,
             vote_samples: 5,
+            vote_models: vec!["gemma3:4b".into()],
         }
     }
 
