@@ -1,27 +1,46 @@
-//! The side panel: connection state, the goal box, the running task and the activity log.
+//! The side panel: connection state and three pages. *Run*: the goal box, the running task
+//! and the activity log. *History*: the runs the host recorded, each with its steps. *Settings*:
+//! the host's settings, and what it remembers per site ("always allow", lessons).
 //!
 //! The document skeleton is static HTML (`sidepanel.html`); this module owns
 //! the behaviour. It talks only to the background, never to the host directly,
 //! so any number of panels share the one host connection. A task is started in
 //! the panel's window's active tab; its events, questions and result all come
-//! back under the id of the `StartTask` that began it.
+//! back under the id of the `StartTask` that began it. Every other request is answered
+//! once, under its own id: `pending` says what the answer is for.
 
+mod format;
+mod history;
+mod nav;
+mod settings;
 mod view;
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use itinero_shared::envelope::{Envelope, MessageSet};
 use itinero_shared::messages::{
-    StartTask, StopTask, TaskEventKind, TaskOptions, TaskStatus, UserReply,
+    DeleteLesson, DeleteRun, GetRun, GetSettings, ListLessons, ListRuns, ListSiteApprovals,
+    RevokeSiteApproval, SetSettings, StartTask, StopTask, TaskEventKind, TaskOptions, TaskStatus,
+    UserReply,
 };
+use itinero_shared::records::RunId;
 use itinero_shared::{Action, ToBrowser, ToHost};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::chrome::{self, field, Port};
-use crate::panel_protocol::{FromPanel, ToPanel, PANEL_PORT};
+use crate::panel_protocol::{ConnectionState, FromPanel, ToPanel, PANEL_PORT};
+use history::HistoryView;
+use nav::{NavView, Page};
+use settings::SettingsView;
 use view::View;
+
+/// How many runs the History page lists.
+const RUNS_LISTED: u32 = 50;
+/// How many lessons the Settings page lists.
+const LESSONS_LISTED: u32 = 200;
 
 /// The task this panel started and is showing.
 struct Running {
@@ -33,21 +52,61 @@ struct Running {
     question: Option<(u64, u64)>,
 }
 
+/// What a request to the host other than a task was for; its one reply is handled accordingly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pending {
+    LoadSettings,
+    SaveSettings,
+    /// The list of runs; `deleted`: after a run was deleted (the page says so).
+    Runs {
+        deleted: bool,
+    },
+    Run(RunId),
+    DeleteRun(RunId),
+    Lessons,
+    DeleteLesson,
+    Approvals,
+    Revoke,
+}
+
 struct Panel {
     port: Option<Port>,
     view: View,
+    nav: NavView,
+    history: HistoryView,
+    settings: SettingsView,
     next_id: u64,
     running: Option<Running>,
+    page: Page,
+    /// Requests waiting for their reply, by id.
+    pending: HashMap<u64, Pending>,
+    /// The run whose detail is open on the History page (or on its way).
+    open_run: Option<RunId>,
+    /// The settings form was edited since it was loaded or saved: reopening the page keeps
+    /// the edits rather than loading over them.
+    settings_edited: bool,
+    /// Whether the host was connected at the last status.
+    connected: bool,
 }
 
 pub fn start() -> Result<(), JsValue> {
     let view = View::find()?;
+    let document = view::document()?;
     let panel = Rc::new(RefCell::new(Panel {
         port: None,
         view,
+        nav: NavView::find(&document)?,
+        history: HistoryView::find(&document)?,
+        settings: SettingsView::find(&document)?,
         next_id: 1,
         running: None,
+        page: Page::Run,
+        pending: HashMap::new(),
+        open_run: None,
+        settings_edited: false,
+        connected: false,
     }));
+    wire_pages(&panel)?;
     let p = panel.borrow();
     view::on_run(&p.view, {
         let panel = panel.clone();
@@ -68,6 +127,10 @@ pub fn start() -> Result<(), JsValue> {
     view::on_click(&p.view.ask_allow, {
         let panel = panel.clone();
         move || answer(&panel, "yes".into())
+    })?;
+    view::on_click(&p.view.ask_always, {
+        let panel = panel.clone();
+        move || answer(&panel, "always".into())
     })?;
     view::on_click(&p.view.ask_deny, {
         let panel = panel.clone();
@@ -105,7 +168,20 @@ fn connect(panel: &Rc<RefCell<Panel>>) {
         let p = panel.clone();
         chrome::listen(&port.on_disconnect(), move |_| {
             // The service worker was stopped or reloaded; a new connect wakes it again.
-            p.borrow_mut().port = None;
+            // What it was carrying for this panel is lost with it.
+            {
+                let mut panel = p.borrow_mut();
+                panel.port = None;
+                panel.connected = false;
+                let lost: Vec<Pending> = panel.pending.drain().map(|(_, what)| what).collect();
+                for what in lost {
+                    show_error(
+                        &mut panel,
+                        what,
+                        "The connection to the background was lost; try again.",
+                    );
+                }
+            }
             p.borrow().view.show_background_lost();
             let p2 = p.clone();
             gloo_timers::callback::Timeout::new(300, move || connect(&p2)).forget();
@@ -114,22 +190,272 @@ fn connect(panel: &Rc<RefCell<Panel>>) {
     panel.borrow_mut().port = Some(port);
 }
 
-/// Sends a host message; returns its id, or logs why it could not be sent.
-fn send(p: &mut Panel, msg: ToHost) -> Option<u64> {
+/// Sends a host message; returns its id, or why it could not be sent.
+fn post(p: &mut Panel, msg: ToHost) -> Result<u64, String> {
     let id = p.next_id;
     p.next_id += 1;
     let value: serde_json::Value =
         serde_json::from_slice(&Envelope::new(id, msg).to_json()).unwrap_or_default();
     let Some(port) = p.port.clone() else {
-        p.view
-            .log("error", "Not connected to the background; retrying.");
-        return None;
+        return Err("Not connected to the background; retrying.".into());
     };
-    match port.post_message(&chrome::to_js(&FromPanel::ToHost { envelope: value })) {
-        Ok(()) => Some(id),
-        Err(e) => {
-            p.view.log("error", &format!("Could not send: {e:?}"));
-            None
+    port.post_message(&chrome::to_js(&FromPanel::ToHost { envelope: value }))
+        .map(|()| id)
+        .map_err(|e| format!("Could not send: {e:?}"))
+}
+
+/// Sends a host message; returns its id, or logs why it could not be sent.
+fn send(p: &mut Panel, msg: ToHost) -> Option<u64> {
+    post(p, msg).map_err(|why| p.view.log("error", &why)).ok()
+}
+
+/// Sends a request whose one reply is for `what`; a request that cannot be sent is answered
+/// at once with why.
+fn request(p: &mut Panel, msg: ToHost, what: Pending) {
+    match post(p, msg) {
+        Ok(id) => {
+            p.pending.insert(id, what);
+        }
+        Err(why) => show_error(p, what, &why),
+    }
+}
+
+// ---- pages ----
+
+fn wire_pages(panel: &Rc<RefCell<Panel>>) -> Result<(), JsValue> {
+    let p = panel.borrow();
+    p.nav.on_open({
+        let panel = panel.clone();
+        move |page| open_page(&panel, page)
+    })?;
+    view::on_click(&p.history.refresh, {
+        let panel = panel.clone();
+        move || list_runs(&mut panel.borrow_mut(), false)
+    })?;
+    history::on_run_click(&p.history, {
+        let panel = panel.clone();
+        move |id| open_run(&mut panel.borrow_mut(), id)
+    })?;
+    view::on_click(&p.history.back, {
+        let panel = panel.clone();
+        move || {
+            let mut p = panel.borrow_mut();
+            let was = p.open_run.take();
+            p.history.show_list(was);
+        }
+    })?;
+    view::on_click(&p.history.delete, {
+        let panel = panel.clone();
+        move || delete_run(&mut panel.borrow_mut())
+    })?;
+    settings::on_submit(&p.settings, {
+        let panel = panel.clone();
+        move || save_settings(&mut panel.borrow_mut())
+    })?;
+    settings::on_edit(&p.settings, {
+        let panel = panel.clone();
+        move || {
+            let mut p = panel.borrow_mut();
+            p.settings_edited = true;
+            p.settings.update();
+            p.settings.status("", "");
+        }
+    })?;
+    settings::on_entry_button(&p.settings.approvals, {
+        let panel = panel.clone();
+        move |li| {
+            let mut p = panel.borrow_mut();
+            if let Some((origin, kind)) = settings::approval_of(&li) {
+                let msg = ToHost::RevokeSiteApproval(RevokeSiteApproval { origin, kind });
+                request(&mut p, msg, Pending::Revoke);
+            }
+        }
+    })?;
+    settings::on_entry_button(&p.settings.lessons, {
+        let panel = panel.clone();
+        move |li| {
+            let mut p = panel.borrow_mut();
+            if let Some(lesson_id) = settings::lesson_of(&li) {
+                let msg = ToHost::DeleteLesson(DeleteLesson { lesson_id });
+                request(&mut p, msg, Pending::DeleteLesson);
+            }
+        }
+    })?;
+    Ok(())
+}
+
+/// Shows `page`; History and Settings ask the host for what they show each time they open.
+fn open_page(panel: &Rc<RefCell<Panel>>, page: Page) {
+    let mut p = panel.borrow_mut();
+    p.page = page;
+    p.nav.select(page);
+    refresh_page(&mut p);
+}
+
+fn refresh_page(p: &mut Panel) {
+    match p.page {
+        Page::Run => {}
+        Page::History => {
+            let was = p.open_run.take();
+            p.history.show_list(was);
+            list_runs(p, false);
+        }
+        Page::Settings => {
+            if !p.settings_edited {
+                p.settings.enable(false);
+                p.settings.status("Loading…", "");
+                request(
+                    p,
+                    ToHost::GetSettings(GetSettings {}),
+                    Pending::LoadSettings,
+                );
+            }
+            request(
+                p,
+                ToHost::ListSiteApprovals(ListSiteApprovals {}),
+                Pending::Approvals,
+            );
+            list_lessons(p);
+        }
+    }
+}
+
+fn list_runs(p: &mut Panel, deleted: bool) {
+    if !deleted {
+        p.history.list_status("Loading…", "");
+    }
+    let msg = ToHost::ListRuns(ListRuns { limit: RUNS_LISTED });
+    request(p, msg, Pending::Runs { deleted });
+}
+
+fn list_lessons(p: &mut Panel) {
+    let msg = ToHost::ListLessons(ListLessons {
+        origin: None,
+        limit: LESSONS_LISTED,
+    });
+    request(p, msg, Pending::Lessons);
+}
+
+fn open_run(p: &mut Panel, run_id: RunId) {
+    p.open_run = Some(run_id);
+    p.history.show_loading();
+    request(p, ToHost::GetRun(GetRun { run_id }), Pending::Run(run_id));
+}
+
+fn delete_run(p: &mut Panel) {
+    let Some(run_id) = p.open_run else {
+        return;
+    };
+    let _ = p.history.delete.set_attribute("disabled", "");
+    p.history.detail_status("Deleting…", "");
+    request(
+        p,
+        ToHost::DeleteRun(DeleteRun { run_id }),
+        Pending::DeleteRun(run_id),
+    );
+}
+
+fn save_settings(p: &mut Panel) {
+    match p.settings.read() {
+        Ok(settings) => {
+            p.settings.status("Saving…", "");
+            request(
+                p,
+                ToHost::SetSettings(SetSettings { settings }),
+                Pending::SaveSettings,
+            );
+        }
+        Err(why) => p.settings.status(&why, "error"),
+    }
+}
+
+fn now_ms() -> i64 {
+    js_sys::Date::now() as i64
+}
+
+/// The reply to a page's request.
+fn on_reply(p: &mut Panel, what: Pending, msg: ToBrowser) {
+    match (what, msg) {
+        (Pending::LoadSettings, ToBrowser::Settings(s)) => {
+            if !p.settings_edited {
+                p.settings.fill(&s);
+            }
+            p.settings.enable(true);
+            p.settings.status("", "");
+        }
+        (Pending::SaveSettings, ToBrowser::Settings(s)) => {
+            p.settings.fill(&s);
+            p.settings_edited = false;
+            p.settings.enable(true);
+            p.settings.status("Saved", "ok");
+        }
+        (Pending::Runs { deleted }, ToBrowser::Runs(list)) => {
+            p.history.show_runs(&list.runs, now_ms());
+            let status = match (deleted, list.runs.is_empty()) {
+                (true, _) => "Run deleted.",
+                (false, true) => "No runs yet: the goals you run appear here.",
+                (false, false) => "",
+            };
+            p.history.list_status(status, "");
+        }
+        (Pending::Run(id), ToBrowser::RunDetail(detail)) => {
+            if p.open_run == Some(id) && p.page == Page::History {
+                p.history.show_detail(&detail, now_ms());
+            }
+        }
+        (Pending::DeleteRun(id), ToBrowser::Deleted(_)) => {
+            if p.open_run == Some(id) {
+                p.open_run = None;
+                p.history.show_list(None);
+                view::focus(&p.history.refresh);
+            }
+            list_runs(p, true);
+        }
+        (Pending::Lessons, ToBrowser::Lessons(list)) => p.settings.show_lessons(&list.lessons),
+        (Pending::DeleteLesson, ToBrowser::Deleted(_)) => list_lessons(p),
+        (Pending::Approvals, ToBrowser::SiteApprovals(list)) => {
+            p.settings.show_approvals(&list.approvals)
+        }
+        (Pending::Revoke, ToBrowser::Deleted(_)) => request(
+            p,
+            ToHost::ListSiteApprovals(ListSiteApprovals {}),
+            Pending::Approvals,
+        ),
+        (what, ToBrowser::Error(err)) => show_error(p, what, &format::sentence(&err.message)),
+        (what, other) => show_error(
+            p,
+            what,
+            &format!("The host answered with {}.", other.type_name()),
+        ),
+    }
+}
+
+/// Shows why a page's request failed where its answer would have gone.
+fn show_error(p: &mut Panel, what: Pending, message: &str) {
+    match what {
+        // The form stays disabled: there is nothing to edit.
+        Pending::LoadSettings => p.settings.status(message, "error"),
+        Pending::SaveSettings => {
+            p.settings.enable(true);
+            p.settings.status(message, "error");
+        }
+        Pending::Runs { .. } => p.history.list_status(message, "error"),
+        Pending::Run(id) => {
+            if p.open_run == Some(id) {
+                p.history.detail_status(message, "error");
+            }
+        }
+        Pending::DeleteRun(_) => {
+            let _ = p.history.delete.remove_attribute("disabled");
+            p.history.detail_status(message, "error");
+        }
+        Pending::Lessons | Pending::DeleteLesson => {
+            settings::enable_entries(&p.settings.lessons);
+            p.settings.lessons_status(message, "error");
+        }
+        Pending::Approvals | Pending::Revoke => {
+            settings::enable_entries(&p.settings.approvals);
+            p.settings.approvals_status(message, "error");
         }
     }
 }
@@ -315,7 +641,8 @@ fn on_task_message(p: &mut Panel, msg: ToBrowser) {
                 r.task_id.get_or_insert(q.task_id);
                 r.question = Some((q.task_id, q.question_id));
             }
-            p.view.show_question(&q.question, q.kind == "approval");
+            p.view
+                .show_question(&q.question, q.kind == "approval", q.can_always);
             p.view.log("note", &format!("Asks: {}", q.question));
         }
         ToBrowser::TaskFinished(f) => {
@@ -331,6 +658,10 @@ fn on_task_message(p: &mut Panel, msg: ToBrowser) {
             let answer = f.answer.unwrap_or_default();
             p.view.show_answer(status, heading, &answer);
             p.view.log("reply", &format!("{heading}: {answer}"));
+            // The run is in the history now: a list on screen shows it.
+            if p.page == Page::History && p.open_run.is_none() {
+                list_runs(p, false);
+            }
         }
         ToBrowser::Error(err) => {
             // A task's request answered with an error (the host went away mid-run, or refused
@@ -366,7 +697,16 @@ fn on_message(panel: &Rc<RefCell<Panel>>, msg: JsValue) {
     };
     let mut p = panel.borrow_mut();
     match parsed {
-        ToPanel::Status { status } => p.view.show_status(&status),
+        ToPanel::Status { status } => {
+            p.view.show_status(&status);
+            let connected = status.state == ConnectionState::Connected;
+            let reconnected = connected && !p.connected;
+            p.connected = connected;
+            // A page that could not load while the host was away loads now.
+            if reconnected {
+                refresh_page(&mut p);
+            }
+        }
         ToPanel::Host { envelope } => {
             let bytes = serde_json::to_vec(&envelope).unwrap_or_default();
             let env = match Envelope::<ToBrowser>::from_json(&bytes) {
@@ -377,6 +717,9 @@ fn on_message(panel: &Rc<RefCell<Panel>>, msg: JsValue) {
                     return;
                 }
             };
+            if let Some(what) = p.pending.remove(&env.id) {
+                return on_reply(&mut p, what, env.msg);
+            }
             let ours = p.running.as_ref().is_some_and(|r| r.request_id == env.id);
             match env.msg {
                 msg if ours => on_task_message(&mut p, msg),

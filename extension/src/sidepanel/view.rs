@@ -1,4 +1,5 @@
-//! The panel's DOM: finding its elements and writing state into them.
+//! The Run page's DOM (goal, task, questions, result, activity log), and the helpers every
+//! page's view uses to find and build elements.
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -26,6 +27,7 @@ pub struct View {
     ask_question: Element,
     pub ask_input: HtmlInputElement,
     pub ask_allow: Element,
+    pub ask_always: Element,
     pub ask_deny: Element,
     pub ask_send: Element,
     answer: Element,
@@ -34,17 +36,54 @@ pub struct View {
     pub answer_copy: Element,
 }
 
-fn by_id(document: &Document, id: &str) -> Result<Element, JsValue> {
+pub fn by_id(document: &Document, id: &str) -> Result<Element, JsValue> {
     document
         .get_element_by_id(id)
         .ok_or_else(|| JsValue::from_str(&format!("sidepanel.html lacks #{id}")))
 }
 
+/// The panel's document.
+pub fn document() -> Result<Document, JsValue> {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .ok_or_else(|| "no document".into())
+}
+
+/// A new `<tag class=…>text</tag>` (no class when `class` is empty, no text when `text` is).
+pub fn el(document: &Document, tag: &str, class: &str, text: &str) -> Element {
+    let e = document
+        .create_element(tag)
+        .expect("creating an element with a valid tag name");
+    if !class.is_empty() {
+        let _ = e.set_attribute("class", class);
+    }
+    if !text.is_empty() {
+        e.set_text_content(Some(text));
+    }
+    e
+}
+
+/// Shows or hides `el` (its `hidden` attribute).
+pub fn show(el: &Element, shown: bool) {
+    let _ = el.toggle_attribute_with_force("hidden", !shown);
+}
+
+/// Writes a status line: `kind` is its class (`error`, `ok`, or none).
+pub fn set_status(el: &Element, text: &str, kind: &str) {
+    el.set_text_content(Some(text));
+    let _ = el.set_attribute("class", &format!("hint {kind}"));
+}
+
+/// Moves the keyboard focus to `el`.
+pub fn focus(el: &Element) {
+    if let Some(e) = el.dyn_ref::<web_sys::HtmlElement>() {
+        let _ = e.focus();
+    }
+}
+
 impl View {
     pub fn find() -> Result<Self, JsValue> {
-        let document = web_sys::window()
-            .and_then(|w| w.document())
-            .ok_or("no document")?;
+        let document = document()?;
         Ok(Self {
             status: by_id(&document, "status")?,
             version: by_id(&document, "host-version")?,
@@ -63,6 +102,7 @@ impl View {
             ask_question: by_id(&document, "ask-question")?,
             ask_input: by_id(&document, "ask-input")?.dyn_into()?,
             ask_allow: by_id(&document, "ask-allow")?,
+            ask_always: by_id(&document, "ask-always")?,
             ask_deny: by_id(&document, "ask-deny")?,
             ask_send: by_id(&document, "ask-send")?,
             answer: by_id(&document, "answer")?,
@@ -145,8 +185,9 @@ impl View {
             .toggle_attribute_with_force("hidden", subgoals.is_empty());
     }
 
-    /// Shows the agent's question: Allow/Deny for an approval, a text box otherwise.
-    pub fn show_question(&self, text: &str, approval: bool) {
+    /// Shows the agent's question: Allow/Deny for an approval (and "Always allow on this site"
+    /// when the host offers it), a text box otherwise.
+    pub fn show_question(&self, text: &str, approval: bool, can_always: bool) {
         self.ask_text.set_text_content(Some(text));
         let _ = self
             .ask_approval
@@ -154,6 +195,7 @@ impl View {
         let _ = self
             .ask_question
             .toggle_attribute_with_force("hidden", approval);
+        show(&self.ask_always, approval && can_always);
         let _ = self.ask.toggle_attribute_with_force("hidden", false);
         self.ask_input.set_value("");
         let focus: &web_sys::HtmlElement = if approval {

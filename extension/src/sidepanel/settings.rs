@@ -1,0 +1,242 @@
+//! The Settings page's DOM: the form bound to [`Settings`], and what the agent remembers per
+//! site: the "always allow" approvals (`#approvals`, each with Revoke) and the lessons
+//! (`#lessons`, each with Delete).
+
+use itinero_shared::records::{BackendChoice, Lesson, LessonId, Settings, SiteApproval};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{Document, Element, HtmlInputElement, HtmlSelectElement};
+
+use super::format;
+use super::history::local_time;
+use super::view::{by_id, el, set_status, show};
+
+pub struct SettingsView {
+    document: Document,
+    pub form: Element,
+    fields: Element,
+    pub backend: HtmlSelectElement,
+    model: HtmlInputElement,
+    openai: Element,
+    openai_url: HtmlInputElement,
+    max_steps: HtmlInputElement,
+    pub approval: HtmlSelectElement,
+    approval_help: Element,
+    status: Element,
+    pub approvals: Element,
+    approvals_status: Element,
+    pub lessons: Element,
+    lessons_status: Element,
+}
+
+impl SettingsView {
+    pub fn find(document: &Document) -> Result<Self, JsValue> {
+        Ok(Self {
+            form: by_id(document, "settings-form")?,
+            fields: by_id(document, "settings-fields")?,
+            backend: by_id(document, "settings-backend")?.dyn_into()?,
+            model: by_id(document, "settings-model")?.dyn_into()?,
+            openai: by_id(document, "settings-openai")?,
+            openai_url: by_id(document, "settings-openai-url")?.dyn_into()?,
+            max_steps: by_id(document, "settings-max-steps")?.dyn_into()?,
+            approval: by_id(document, "settings-approval")?.dyn_into()?,
+            approval_help: by_id(document, "settings-approval-help")?,
+            status: by_id(document, "settings-status")?,
+            approvals: by_id(document, "approvals")?,
+            approvals_status: by_id(document, "approvals-status")?,
+            lessons: by_id(document, "lessons")?,
+            lessons_status: by_id(document, "lessons-status")?,
+            document: document.clone(),
+        })
+    }
+
+    /// The form can be edited once the settings are loaded (and not while they are saved).
+    pub fn enable(&self, enabled: bool) {
+        let _ = self
+            .fields
+            .toggle_attribute_with_force("disabled", !enabled);
+    }
+
+    pub fn fill(&self, s: &Settings) {
+        self.backend.set_value(format::backend_value(s.backend));
+        self.model.set_value(s.model.as_deref().unwrap_or_default());
+        self.openai_url
+            .set_value(s.openai_url.as_deref().unwrap_or_default());
+        self.max_steps.set_value(&s.max_steps.to_string());
+        self.approval.set_value(format::approval_value(s.approval));
+        self.update();
+    }
+
+    /// Shows what depends on the selects: the server address for an OpenAI-compatible
+    /// backend, the approval policy in words.
+    pub fn update(&self) {
+        show(
+            &self.openai,
+            format::backend_from(&self.backend.value()) == Some(BackendChoice::OpenAi),
+        );
+        let help = format::approval_from(&self.approval.value())
+            .map(format::approval_help)
+            .unwrap_or_default();
+        self.approval_help.set_text_content(Some(help));
+    }
+
+    /// The settings as the form has them, or what is wrong with a field.
+    pub fn read(&self) -> Result<Settings, String> {
+        Ok(Settings {
+            backend: format::backend_from(&self.backend.value()).unwrap_or_default(),
+            model: format::optional(&self.model.value()),
+            openai_url: format::optional(&self.openai_url.value()),
+            max_steps: format::max_steps(&self.max_steps.value())?,
+            approval: format::approval_from(&self.approval.value()).unwrap_or_default(),
+        })
+    }
+
+    /// `Saved`, `Saving…`, or an error next to the Save button.
+    pub fn status(&self, text: &str, kind: &str) {
+        set_status(&self.status, text, kind);
+    }
+
+    pub fn approvals_status(&self, text: &str, kind: &str) {
+        set_status(&self.approvals_status, text, kind);
+    }
+
+    pub fn lessons_status(&self, text: &str, kind: &str) {
+        set_status(&self.lessons_status, text, kind);
+    }
+
+    pub fn show_approvals(&self, approvals: &[SiteApproval]) {
+        self.approvals.set_text_content(None);
+        for a in approvals {
+            let li = el(&self.document, "li", "", "");
+            let _ = li.set_attribute("data-origin", &a.origin);
+            let _ = li.set_attribute("data-kind", &a.kind);
+            let text = el(&self.document, "span", "text", "");
+            let _ = text.append_child(&el(&self.document, "strong", "", &a.kind));
+            let _ =
+                text.append_child(&self.document.create_text_node(&format!(" on {}", a.origin)));
+            let _ = text.append_child(&el(
+                &self.document,
+                "span",
+                "meta",
+                &format!("since {}", local_time(a.created_at)),
+            ));
+            let _ = li.append_child(&text);
+            let revoke = el(&self.document, "button", "secondary small", "Revoke");
+            let _ = revoke.set_attribute("type", "button");
+            let _ = revoke.set_attribute(
+                "aria-label",
+                &format!("Revoke “always allow” for {} on {}", a.kind, a.origin),
+            );
+            let _ = li.append_child(&revoke);
+            let _ = self.approvals.append_child(&li);
+        }
+        self.approvals_status(
+            if approvals.is_empty() {
+                "Nothing is always allowed: itinero asks before every risky action."
+            } else {
+                ""
+            },
+            "",
+        );
+    }
+
+    pub fn show_lessons(&self, lessons: &[Lesson]) {
+        self.lessons.set_text_content(None);
+        for lesson in lessons {
+            let li = el(&self.document, "li", "", "");
+            let _ = li.set_attribute("data-lesson-id", &lesson.id.to_string());
+            let text = el(&self.document, "span", "text", &lesson.text);
+            let _ = text.append_child(&el(
+                &self.document,
+                "span",
+                "meta",
+                &format!("{} · {}", lesson.origin, local_time(lesson.created_at)),
+            ));
+            let _ = li.append_child(&text);
+            let delete = el(&self.document, "button", "secondary small", "Delete");
+            let _ = delete.set_attribute("type", "button");
+            let _ = delete.set_attribute(
+                "aria-label",
+                &format!("Delete the lesson “{}”", lesson.text),
+            );
+            let _ = li.append_child(&delete);
+            let _ = self.lessons.append_child(&li);
+        }
+        self.lessons_status(
+            if lessons.is_empty() {
+                "No lessons yet."
+            } else {
+                ""
+            },
+            "",
+        );
+    }
+}
+
+/// Calls `f` on a click of a button inside an entry of `list`, with that entry (`li`).
+pub fn on_entry_button(list: &Element, f: impl Fn(Element) + 'static) -> Result<(), JsValue> {
+    let click = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+        let Some(target) = e.target().and_then(|t| t.dyn_into::<Element>().ok()) else {
+            return;
+        };
+        if let Ok(Some(button)) = target.closest("button") {
+            if let Ok(Some(li)) = button.closest("li") {
+                let _ = button.set_attribute("disabled", "");
+                f(li);
+            }
+        }
+    });
+    list.add_event_listener_with_callback("click", click.as_ref().unchecked_ref())?;
+    click.forget();
+    Ok(())
+}
+
+/// Makes the buttons of `list` usable again (after a request from one of them failed).
+pub fn enable_entries(list: &Element) {
+    if let Ok(buttons) = list.query_selector_all("button[disabled]") {
+        for i in 0..buttons.length() {
+            if let Some(b) = buttons.item(i).and_then(|n| n.dyn_into::<Element>().ok()) {
+                let _ = b.remove_attribute("disabled");
+            }
+        }
+    }
+}
+
+/// The lesson an entry of `#lessons` shows.
+pub fn lesson_of(li: &Element) -> Option<LessonId> {
+    li.get_attribute("data-lesson-id")?
+        .parse()
+        .ok()
+        .map(LessonId)
+}
+
+/// The (origin, kind) an entry of `#approvals` shows.
+pub fn approval_of(li: &Element) -> Option<(String, String)> {
+    Some((
+        li.get_attribute("data-origin")?,
+        li.get_attribute("data-kind")?,
+    ))
+}
+
+/// Calls `f` when the form is submitted (Save, or Enter in a field); the page stays.
+pub fn on_submit(view: &SettingsView, f: impl Fn() + 'static) -> Result<(), JsValue> {
+    let submit = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+        e.prevent_default();
+        f();
+    });
+    view.form
+        .add_event_listener_with_callback("submit", submit.as_ref().unchecked_ref())?;
+    submit.forget();
+    Ok(())
+}
+
+/// Calls `f` on every edit of the form (`input` and `change` events).
+pub fn on_edit(view: &SettingsView, f: impl Fn() + 'static) -> Result<(), JsValue> {
+    let edit = Closure::<dyn FnMut()>::new(f);
+    for event in ["input", "change"] {
+        view.form
+            .add_event_listener_with_callback(event, edit.as_ref().unchecked_ref())?;
+    }
+    edit.forget();
+    Ok(())
+}
