@@ -103,7 +103,12 @@ async fn value_of(panel: &Page, selector: &str) -> Result<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn settings_are_saved_by_the_host_and_its_errors_are_shown() -> Result<()> {
-    let h = Harness::start().await?;
+    // Nothing listens on the discard port: Ollama is "not running", so its models cannot be listed.
+    let h = Harness::start_with(itinero::harness::LaunchOptions {
+        host_env: vec![("OLLAMA_HOST".into(), "127.0.0.1:9".into())],
+        ..Default::default()
+    })
+    .await?;
     let panel = h.connected_panel().await?;
     panel.bring_to_front().await?;
     open_settings(&panel).await?;
@@ -125,12 +130,24 @@ async fn settings_are_saved_by_the_host_and_its_errors_are_shown() -> Result<()>
     choose(&panel, "#settings-approval", "ask_every_action").await?;
     let help = panel.text_of("#settings-approval-help").await?;
     assert!(help.contains("every action"), "{help}");
+    choose(&panel, "#settings-plan", "off").await?;
+    choose(&panel, "#settings-vote", "unsure").await?;
+    let voting_shown: bool = panel
+        .run_js("return !document.getElementById('settings-voting').hidden;")
+        .await?;
+    assert!(voting_shown, "the voters' fields show once voting is on");
+    type_into(&panel, "#settings-vote-samples", "5").await?;
+    type_into(&panel, "#settings-vote-models", "llama3.2:3b, gemma3:4b").await?;
     let (status, class) = save(&panel).await?;
     assert_eq!((status.as_str(), class.contains("ok")), ("Saved", true));
     let stored = store(&h)?.settings()?;
     assert_eq!(stored.max_steps, 45);
     assert_eq!(stored.approval, ApprovalPolicy::AskEveryAction);
     assert_eq!(stored.model.as_deref(), Some("qwen2.5:3b"));
+    assert_eq!(stored.plan, itinero_shared::messages::PlanMode::Off);
+    assert_eq!(stored.vote, itinero_shared::messages::VoteMode::Unsure);
+    assert_eq!(stored.vote_samples, 5);
+    assert_eq!(stored.vote_models, ["llama3.2:3b", "gemma3:4b"]);
 
     // A new panel reads them back from the host.
     panel.reload().await?;
@@ -147,6 +164,18 @@ async fn settings_are_saved_by_the_host_and_its_errors_are_shown() -> Result<()>
         "ask_every_action"
     );
     assert_eq!(value_of(&panel, "#settings-model").await?, "qwen2.5:3b");
+    assert_eq!(value_of(&panel, "#settings-vote").await?, "unsure");
+    assert_eq!(
+        value_of(&panel, "#settings-vote-models").await?,
+        "llama3.2:3b, gemma3:4b"
+    );
+    // No Ollama here: the model field says why its suggestions are missing.
+    panel
+        .wait_for(
+            "document.getElementById('settings-model-help').textContent.includes('Could not list the backend')",
+            WAIT,
+        )
+        .await?;
 
     // Out of range: the host refuses, and the panel says why next to the form.
     type_into(&panel, "#settings-max-steps", "0").await?;
@@ -624,7 +653,6 @@ async fn an_approval_offers_always_allow_when_the_host_does() -> Result<()> {
 /// Needs the agent to record its runs in the store (native-host/src/agent); until then a
 /// finished task is not in the history. Run with `--ignored`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "the agent does not record runs into the store yet"]
 async fn a_finished_task_appears_in_the_history_with_its_steps() -> Result<()> {
     let shop = DemoShop::new(ShopOptions::default());
     let dir = tempfile::tempdir()?;

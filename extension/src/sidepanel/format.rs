@@ -140,6 +140,36 @@ pub fn sentence(message: &str) -> String {
 }
 
 /// Text typed into an optional field: `None` when blank.
+/// A choice's value in a `<select>`: its wire name.
+pub fn wire<T: serde::Serialize>(value: T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The choice a `<select>` value names.
+pub fn from_wire<T: serde::de::DeserializeOwned>(value: &str) -> Option<T> {
+    serde_json::from_value(serde_json::Value::String(value.to_owned())).ok()
+}
+
+pub fn voters(text: &str) -> Result<u32, String> {
+    let text = text.trim();
+    text.parse::<u32>()
+        .ok()
+        .filter(|n| (2..=9).contains(n))
+        .ok_or_else(|| format!("Voters must be a whole number from 2 to 9, not “{text}”."))
+}
+
+/// Model names typed as a comma-separated list.
+pub fn names(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 pub fn optional(text: &str) -> Option<String> {
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_owned())

@@ -21,9 +21,9 @@ use std::rc::Rc;
 
 use itinero_shared::envelope::{Envelope, MessageSet};
 use itinero_shared::messages::{
-    DeleteLesson, DeleteRun, GetRun, GetSettings, ListLessons, ListRuns, ListSiteApprovals,
-    RevokeSiteApproval, SetSettings, StartTask, StopTask, TaskEventKind, TaskOptions, TaskStatus,
-    UserReply,
+    DeleteLesson, DeleteRun, GetRun, GetSettings, ListLessons, ListModels, ListRuns,
+    ListSiteApprovals, RevokeSiteApproval, SetSettings, StartTask, StopTask, TaskEventKind,
+    TaskOptions, TaskStatus, UserReply,
 };
 use itinero_shared::records::RunId;
 use itinero_shared::{Action, ToBrowser, ToHost};
@@ -67,6 +67,8 @@ enum Pending {
     DeleteLesson,
     Approvals,
     Revoke,
+    /// The settings' backend's models, for the model field.
+    Models,
 }
 
 struct Panel {
@@ -316,6 +318,11 @@ fn refresh_page(p: &mut Panel) {
                 Pending::Approvals,
             );
             list_lessons(p);
+            request(
+                p,
+                ToHost::ListModels(ListModels::default()),
+                Pending::Models,
+            );
         }
     }
 }
@@ -421,6 +428,7 @@ fn on_reply(p: &mut Panel, what: Pending, msg: ToBrowser) {
             ToHost::ListSiteApprovals(ListSiteApprovals {}),
             Pending::Approvals,
         ),
+        (Pending::Models, ToBrowser::Models(list)) => p.settings.show_models(&list.models),
         (what, ToBrowser::Error(err)) => show_error(p, what, &format::sentence(&err.message)),
         (what, other) => show_error(
             p,
@@ -457,6 +465,7 @@ fn show_error(p: &mut Panel, what: Pending, message: &str) {
             settings::enable_entries(&p.settings.approvals);
             p.settings.approvals_status(message, "error");
         }
+        Pending::Models => p.settings.models_unavailable(message),
     }
 }
 

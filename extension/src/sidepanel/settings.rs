@@ -22,6 +22,15 @@ pub struct SettingsView {
     max_steps: HtmlInputElement,
     pub approval: HtmlSelectElement,
     approval_help: Element,
+    plan: HtmlSelectElement,
+    pub vote: HtmlSelectElement,
+    voting: Element,
+    vote_samples: HtmlInputElement,
+    vote_models: HtmlInputElement,
+    models: Element,
+    model_help: Element,
+    /// The settings as last loaded: fields this page has no control for are kept as they are.
+    loaded: std::cell::RefCell<Settings>,
     status: Element,
     pub approvals: Element,
     approvals_status: Element,
@@ -41,6 +50,14 @@ impl SettingsView {
             max_steps: by_id(document, "settings-max-steps")?.dyn_into()?,
             approval: by_id(document, "settings-approval")?.dyn_into()?,
             approval_help: by_id(document, "settings-approval-help")?,
+            plan: by_id(document, "settings-plan")?.dyn_into()?,
+            vote: by_id(document, "settings-vote")?.dyn_into()?,
+            voting: by_id(document, "settings-voting")?,
+            vote_samples: by_id(document, "settings-vote-samples")?.dyn_into()?,
+            vote_models: by_id(document, "settings-vote-models")?.dyn_into()?,
+            models: by_id(document, "settings-models")?,
+            model_help: by_id(document, "settings-model-help")?,
+            loaded: Default::default(),
             status: by_id(document, "settings-status")?,
             approvals: by_id(document, "approvals")?,
             approvals_status: by_id(document, "approvals-status")?,
@@ -64,7 +81,34 @@ impl SettingsView {
             .set_value(s.openai_url.as_deref().unwrap_or_default());
         self.max_steps.set_value(&s.max_steps.to_string());
         self.approval.set_value(format::approval_value(s.approval));
+        self.plan.set_value(&format::wire(s.plan));
+        self.vote.set_value(&format::wire(s.vote));
+        self.vote_samples.set_value(&s.vote_samples.to_string());
+        self.vote_models.set_value(&s.vote_models.join(", "));
+        *self.loaded.borrow_mut() = s.clone();
         self.update();
+    }
+
+    /// The backend's models, offered as the model field's suggestions.
+    pub fn show_models(&self, models: &[String]) {
+        self.models.set_text_content(None);
+        for m in models {
+            let option = el(&self.document, "option", "", "");
+            let _ = option.set_attribute("value", m);
+            let _ = self.models.append_child(&option);
+        }
+        if !models.is_empty() {
+            self.model_help.set_text_content(Some(&format!(
+                "The backend has: {}. Empty: its first model.",
+                models.join(", ")
+            )));
+        }
+    }
+
+    /// Why the backend's models could not be listed, under the model field.
+    pub fn models_unavailable(&self, why: &str) {
+        self.model_help
+            .set_text_content(Some(&format!("Could not list the backend's models: {why}")));
     }
 
     /// Shows what depends on the selects: the server address for an OpenAI-compatible
@@ -78,16 +122,23 @@ impl SettingsView {
             .map(format::approval_help)
             .unwrap_or_default();
         self.approval_help.set_text_content(Some(help));
+        show(&self.voting, self.vote.value() != "off");
     }
 
     /// The settings as the form has them, or what is wrong with a field.
     pub fn read(&self) -> Result<Settings, String> {
+        let loaded = self.loaded.borrow().clone();
         Ok(Settings {
             backend: format::backend_from(&self.backend.value()).unwrap_or_default(),
             model: format::optional(&self.model.value()),
             openai_url: format::optional(&self.openai_url.value()),
             max_steps: format::max_steps(&self.max_steps.value())?,
             approval: format::approval_from(&self.approval.value()).unwrap_or_default(),
+            plan: format::from_wire(&self.plan.value()).unwrap_or(loaded.plan),
+            vote: format::from_wire(&self.vote.value()).unwrap_or(loaded.vote),
+            vote_samples: format::voters(&self.vote_samples.value())?,
+            vote_models: format::names(&self.vote_models.value()),
+            ..loaded
         })
     }
 
