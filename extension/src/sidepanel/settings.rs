@@ -29,7 +29,7 @@ pub struct SettingsView {
     vote_models: HtmlInputElement,
     models: Element,
     model_help: Element,
-    /// The settings as last loaded: fields this page has no control for are kept as they are.
+    /// The settings as last loaded: a select showing a value this page does not know keeps it.
     loaded: std::cell::RefCell<Settings>,
     status: Element,
     pub approvals: Element,
@@ -138,7 +138,6 @@ impl SettingsView {
             vote: format::from_wire(&self.vote.value()).unwrap_or(loaded.vote),
             vote_samples: format::voters(&self.vote_samples.value())?,
             vote_models: format::names(&self.vote_models.value()),
-            ..loaded
         })
     }
 
