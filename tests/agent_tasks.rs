@@ -600,3 +600,78 @@ async fn killing_the_host_mid_task_ends_it_with_a_clear_message() -> Result<()> 
     s.gate.open();
     Ok(())
 }
+
+/// The steps that fill in and send the contact form as `name`.
+fn contact_steps(name: &str, then: Value) -> Vec<Value> {
+    vec![
+        step(
+            &[],
+            json!({"action": "type", "index": "{{input 'name'}}", "text": name}),
+        ),
+        step(
+            &[],
+            json!({"action": "type", "index": "{{input 'email'}}", "text": "ana@example.org"}),
+        ),
+        step(
+            &[],
+            json!({"action": "type", "index": "{{textarea 'Message'}}", "text": "Hello"}),
+        ),
+        step(
+            &[],
+            json!({"action": "click", "index": "{{button 'Send message'}}"}),
+        ),
+        then,
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_allow_on_this_site_is_remembered_for_the_next_task() -> Result<()> {
+    let s = Session::start(ShopOptions::default(), "shop/contact").await?;
+    s.script(contact_steps(
+        "Ana",
+        step(
+            &["Thanks, Ana!"],
+            json!({"action": "done", "answer": "Sent."}),
+        ),
+    ))?;
+    s.run("Send the shop a hello from Ana, ana@example.org")
+        .await?;
+    s.question().await?;
+    let always_shown: bool = s
+        .panel
+        .run_js("return !document.querySelector('#ask-always').hidden;")
+        .await?;
+    assert!(always_shown, "the host offers \"always allow\"");
+    s.panel.find_element("#ask-always").await?.click().await?;
+    expect_done(&s.h, &s.panel, "Sent.").await?;
+
+    // The next task on the same site sends without asking.
+    let mut steps = vec![step(
+        &[],
+        json!({"action": "navigate", "url": s.url("shop/contact")}),
+    )];
+    steps.extend(contact_steps(
+        "Bo",
+        step(
+            &["Thanks, Bo!"],
+            json!({"action": "done", "answer": "Sent again."}),
+        ),
+    ));
+    s.script(steps)?;
+    s.run("Send the shop a hello from Bo").await?;
+    expect_done(&s.h, &s.panel, "Sent again.").await?;
+    let log = s.log().await?;
+    assert_eq!(log.matches("Asks: ").count(), 1, "{log}");
+    assert!(
+        log.contains("allowed without asking: you always allow \"send\""),
+        "{log}"
+    );
+    let names: Vec<String> = s
+        .shop
+        .contact_messages()
+        .into_iter()
+        .map(|m| m.name)
+        .collect();
+    assert_eq!(names, ["Ana", "Bo"]);
+    Ok(())
+}
