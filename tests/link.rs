@@ -19,6 +19,12 @@ use itinero_shared::observation::{DomNode, Observation};
 use serde_json::{json, Value};
 use tokio::process::Command;
 
+/// The end of a log, for a failure message.
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
 /// The CLI, pointed at the data directory of the harness's host.
 struct Cli {
     bin: PathBuf,
@@ -33,9 +39,12 @@ impl Cli {
         let deadline = std::time::Instant::now() + WAIT;
         while connect_in(&run_dir, None).await.is_err() {
             if std::time::Instant::now() > deadline {
+                // Both logs: whether the background tried to start the host, and how far it got.
                 bail!(
-                    "the host never opened its control socket in {}",
-                    run_dir.display()
+                    "the host never opened its control socket in {}\n--- chromium log ---\n{}\n--- host log ---\n{}",
+                    run_dir.display(),
+                    last_lines(&h.chromium.log(), 40),
+                    last_lines(&h.chromium.host_log(), 40)
                 );
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
