@@ -232,33 +232,29 @@ pub fn check(goal: &str, action: &Action, obs: &Observation, taken: &[Taken]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::test_support::element;
+    use crate::agent::test_support::{element, page_of};
 
     fn page() -> Observation {
-        Observation {
-            url: "https://shop.example/cart".into(),
-            root: DomNode {
-                tag: "body".into(),
-                children: vec![
-                    element(0, "input", Some("search"), Some("searchbox"), "Search"),
-                    element(1, "button", None, Some("button"), "Place order"),
-                    element(2, "a", None, Some("link"), "Order history"),
-                    element(3, "button", None, Some("button"), "Remove item"),
-                    element(4, "input", Some("text"), Some("textbox"), "Card number"),
-                    element(
-                        5,
-                        "input",
-                        Some("password"),
-                        Some("textbox"),
-                        "New password",
-                    ),
-                    element(6, "button", None, Some("button"), "Show payload"),
-                    element(7, "a", None, Some("link"), "Next page"),
-                ],
-                ..Default::default()
-            },
-            ..Default::default()
-        }
+        page_of(
+            "https://shop.example/cart",
+            "",
+            vec![
+                element(0, "input", Some("search"), Some("searchbox"), "Search"),
+                element(1, "button", None, Some("button"), "Place order"),
+                element(2, "a", None, Some("link"), "Order history"),
+                element(3, "button", None, Some("button"), "Remove item"),
+                element(4, "input", Some("text"), Some("textbox"), "Card number"),
+                element(
+                    5,
+                    "input",
+                    Some("password"),
+                    Some("textbox"),
+                    "New password",
+                ),
+                element(6, "button", None, Some("button"), "Show payload"),
+                element(7, "a", None, Some("link"), "Next page"),
+            ],
+        )
     }
 
     fn target(obs: &Observation, i: u32) -> Target {

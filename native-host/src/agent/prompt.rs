@@ -220,6 +220,7 @@ pub fn build(input: &Input<'_>, family: &Family) -> Prompt {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::test_support::page_of;
     use itinero_shared::observation::{DomNode, Rect};
     use itinero_shared::Fingerprint;
 
@@ -254,16 +255,7 @@ mod tests {
                 ..Default::default()
             });
         }
-        Observation {
-            url: "https://shop.example/list".into(),
-            title: "All products".into(),
-            root: DomNode {
-                tag: "body".into(),
-                children,
-                ..Default::default()
-            },
-            ..Default::default()
-        }
+        page_of("https://shop.example/list", "All products", children)
     }
 
     fn steps(n: usize) -> Vec<PastStep> {

@@ -203,19 +203,11 @@ mod tests {
 
     use super::*;
     use crate::agent::strategy::Llm;
-    use crate::agent::test_support::element;
+    use crate::agent::test_support::{element, page_of};
     use crate::llm::scripted::{Scripted, Step as ScriptStep};
 
     fn page(elements: Vec<DomNode>) -> Observation {
-        Observation {
-            url: "https://shop.example/p/socks".into(),
-            root: DomNode {
-                tag: "body".into(),
-                children: elements,
-                ..Default::default()
-            },
-            ..Default::default()
-        }
+        page_of("https://shop.example/p/socks", "", elements)
     }
 
     /// A click on "Add to cart" at index 2 that came back `outcome`.

@@ -170,18 +170,7 @@ fn frame_of(action: &Action, obs: &Observation) -> i64 {
 fn dom_hash(obs: &Observation) -> String {
     use std::hash::{Hash, Hasher};
     // FNV-1a: stable across processes and Rust versions, unlike the std hasher's keys.
-    struct Fnv(u64);
-    impl Hasher for Fnv {
-        fn finish(&self) -> u64 {
-            self.0
-        }
-        fn write(&mut self, bytes: &[u8]) {
-            for b in bytes {
-                self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
-            }
-        }
-    }
-    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    let mut h = fnv::FnvHasher::default();
     for n in obs.indexed() {
         if let Some(fp) = &n.fingerprint {
             (&fp.tag, &fp.role, &fp.name, &fp.id, &fp.name_attr, &fp.path).hash(&mut h);
@@ -683,7 +672,7 @@ mod tests {
 
     use super::*;
     use crate::agent::strategy::{Llm, Retry};
-    use crate::agent::test_support::element;
+    use crate::agent::test_support::{element, page_of};
     use crate::llm::scripted::{Scripted, Step as ScriptStep};
     use itinero_shared::observation::DomNode;
 
@@ -709,16 +698,11 @@ mod tests {
                     ..Default::default()
                 });
             }
-            Ok(Observation {
-                url: format!("https://shop.example/tab{tab}"),
-                title: "Shop".into(),
-                root: DomNode {
-                    tag: "body".into(),
-                    children,
-                    ..Default::default()
-                },
-                ..Default::default()
-            })
+            Ok(page_of(
+                &format!("https://shop.example/tab{tab}"),
+                "Shop",
+                children,
+            ))
         }
 
         async fn perform(
@@ -1086,16 +1070,7 @@ mod tests {
                     ..Default::default()
                 }),
             }
-            Ok(Observation {
-                url: "https://shop.example/p/socks".into(),
-                title: "Socks".into(),
-                root: DomNode {
-                    tag: "body".into(),
-                    children,
-                    ..Default::default()
-                },
-                ..Default::default()
-            })
+            Ok(page_of("https://shop.example/p/socks", "Socks", children))
         }
 
         async fn perform(

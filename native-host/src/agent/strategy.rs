@@ -181,24 +181,18 @@ impl<S: Strategy> Strategy for Retry<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::test_support::element;
+    use crate::agent::test_support::{element, page_of};
     use crate::llm::scripted::{Scripted, Step as ScriptStep};
-    use itinero_shared::observation::DomNode;
 
     fn page() -> Observation {
-        Observation {
-            url: "https://shop.example/".into(),
-            title: "Shop".into(),
-            root: DomNode {
-                tag: "body".into(),
-                children: vec![
-                    element(0, "input", Some("search"), None, "Search"),
-                    element(1, "button", None, None, "Go"),
-                ],
-                ..Default::default()
-            },
-            ..Default::default()
-        }
+        page_of(
+            "https://shop.example/",
+            "Shop",
+            vec![
+                element(0, "input", Some("search"), None, "Search"),
+                element(1, "button", None, None, "Go"),
+            ],
+        )
     }
 
     fn step(obs: &Observation) -> Step<'_> {

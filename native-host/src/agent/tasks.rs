@@ -41,6 +41,24 @@ pub struct ModelChoice {
     pub model: String,
 }
 
+/// Ollama at `OLLAMA_HOST` or its default address.
+fn ollama_backend() -> Result<Ollama, String> {
+    Ollama::new(&ollama::default_url(), Timeouts::default()).map_err(|e| e.to_string())
+}
+
+/// The OpenAI-compatible server at `url`, else `ITINERO_OPENAI_URL`, with `ITINERO_OPENAI_KEY`
+/// (the key is never stored with the settings).
+fn openai_backend(url: Option<&str>) -> Result<OpenAi, String> {
+    let url = match url {
+        Some(url) => url.to_owned(),
+        None => std::env::var("ITINERO_OPENAI_URL").map_err(|_| {
+            "set the OpenAI-compatible server's URL in the settings (or ITINERO_OPENAI_URL), e.g. http://127.0.0.1:8080/v1"
+        })?,
+    };
+    let key = std::env::var("ITINERO_OPENAI_KEY").ok();
+    OpenAi::new(&url, key, Timeouts::default()).map_err(|e| e.to_string())
+}
+
 /// Picks the backend and model for a task from its options and the environment:
 /// `ITINERO_BACKEND` (`ollama`, the default; `openai`, with `ITINERO_OPENAI_URL` and
 /// `ITINERO_OPENAI_KEY`; or `scripted:PATH`, for tests) and `ITINERO_MODEL`. With Ollama and no
@@ -63,8 +81,7 @@ pub async fn choose_model(
     }
     match backend {
         "ollama" => {
-            let ollama = Ollama::new(&ollama::default_url(), Timeouts::default())
-                .map_err(|e| e.to_string())?;
+            let ollama = ollama_backend()?;
             let model = match model {
                 Some(m) => m,
                 None => ollama
@@ -82,14 +99,7 @@ pub async fn choose_model(
             })
         }
         "openai" => {
-            let url = match openai_url {
-                Some(url) => url.to_owned(),
-                None => std::env::var("ITINERO_OPENAI_URL").map_err(|_| {
-                    "set the OpenAI-compatible server's URL in the settings (or ITINERO_OPENAI_URL), e.g. http://127.0.0.1:8080/v1"
-                })?,
-            };
-            let key = std::env::var("ITINERO_OPENAI_KEY").ok();
-            let api = OpenAi::new(&url, key, Timeouts::default()).map_err(|e| e.to_string())?;
+            let api = openai_backend(openai_url)?;
             let model = model.ok_or("name the model with ITINERO_MODEL")?;
             Ok(ModelChoice {
                 backend: Arc::new(api),
@@ -111,20 +121,10 @@ pub async fn list_models(
 ) -> Result<ModelList, String> {
     let backend = backend.unwrap_or(settings.backend);
     let api: Box<dyn Backend> = match backend {
-        BackendChoice::Auto | BackendChoice::Ollama => Box::new(
-            Ollama::new(&ollama::default_url(), Timeouts::default()).map_err(|e| e.to_string())?,
-        ),
-        BackendChoice::OpenAi => {
-            let url = openai_url
-                .map(str::to_owned)
-                .or_else(|| settings.openai_url.clone())
-                .or_else(|| std::env::var("ITINERO_OPENAI_URL").ok())
-                .ok_or(
-                    "set the OpenAI-compatible server's URL first, e.g. http://127.0.0.1:8080/v1",
-                )?;
-            let key = std::env::var("ITINERO_OPENAI_KEY").ok();
-            Box::new(OpenAi::new(&url, key, Timeouts::default()).map_err(|e| e.to_string())?)
-        }
+        BackendChoice::Auto | BackendChoice::Ollama => Box::new(ollama_backend()?),
+        BackendChoice::OpenAi => Box::new(openai_backend(
+            openai_url.or(settings.openai_url.as_deref()),
+        )?),
     };
     let models = api.models().await.map_err(|e| e.to_string())?;
     Ok(ModelList {
@@ -504,9 +504,8 @@ impl Panel for SessionPanel {
 mod tests {
     use super::*;
     use crate::agent::strategy::Step;
-    use crate::agent::test_support::element;
+    use crate::agent::test_support::{element, page_of};
     use crate::llm::scripted::Step as ScriptStep;
-    use itinero_shared::observation::DomNode;
 
     #[tokio::test]
     async fn several_models_vote_when_the_options_name_them() {
@@ -523,17 +522,14 @@ mod tests {
             ..Default::default()
         };
         let deciders = deciders(&choice, &options);
-        let obs = Observation {
-            root: DomNode {
-                tag: "body".into(),
-                children: vec![
-                    element(0, "a", None, None, "Hats"),
-                    element(1, "a", None, None, "Socks"),
-                ],
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        let obs = page_of(
+            "",
+            "",
+            vec![
+                element(0, "a", None, None, "Hats"),
+                element(1, "a", None, None, "Socks"),
+            ],
+        );
         let d = deciders
             .strategy
             .decide(&Step {

@@ -1,6 +1,6 @@
 //! Pages for the agent's unit tests.
 
-use itinero_shared::observation::DomNode;
+use itinero_shared::observation::{DomNode, Observation};
 use itinero_shared::Fingerprint;
 
 /// An indexed element in view, with the fingerprint the content script would give it.
@@ -24,6 +24,20 @@ pub fn element(
             path: format!(">{tag}[{index}]"),
             ..Default::default()
         }),
+        ..Default::default()
+    }
+}
+
+/// A page at `url` whose body holds `children`.
+pub fn page_of(url: &str, title: &str, children: Vec<DomNode>) -> Observation {
+    Observation {
+        url: url.into(),
+        title: title.into(),
+        root: DomNode {
+            tag: "body".into(),
+            children,
+            ..Default::default()
+        },
         ..Default::default()
     }
 }

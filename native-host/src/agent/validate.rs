@@ -232,26 +232,22 @@ pub fn validate(reply: &ModelReply, obs: &Observation) -> Result<Action, Invalid
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::test_support::element;
+    use crate::agent::test_support::{element, page_of};
     use itinero_shared::ScrollDirection;
 
     fn page() -> Observation {
-        Observation {
-            url: "https://shop.example/search?q=socks".into(),
-            root: DomNode {
-                tag: "body".into(),
-                children: vec![
-                    element(0, "a", None, Some("link"), "Home"),
-                    element(1, "input", Some("search"), Some("searchbox"), "Search"),
-                    element(2, "select", None, Some("combobox"), "Size"),
-                    element(3, "input", Some("checkbox"), Some("checkbox"), "In stock"),
-                    element(4, "button", None, Some("button"), "Buy"),
-                    element(5, "div", None, Some("textbox"), "Message"),
-                ],
-                ..Default::default()
-            },
-            ..Default::default()
-        }
+        page_of(
+            "https://shop.example/search?q=socks",
+            "",
+            vec![
+                element(0, "a", None, Some("link"), "Home"),
+                element(1, "input", Some("search"), Some("searchbox"), "Search"),
+                element(2, "select", None, Some("combobox"), "Size"),
+                element(3, "input", Some("checkbox"), Some("checkbox"), "In stock"),
+                element(4, "button", None, Some("button"), "Buy"),
+                element(5, "div", None, Some("textbox"), "Message"),
+            ],
+        )
     }
 
     fn reply(json: &str) -> ModelReply {

@@ -121,24 +121,20 @@ mod tests {
 
     use super::*;
     use crate::agent::strategy::{Llm, Retry};
-    use crate::agent::test_support::element;
+    use crate::agent::test_support::{element, page_of};
     use crate::llm::scripted::{Scripted, Step as ScriptStep};
-    use itinero_shared::observation::{DomNode, Observation};
+    use itinero_shared::observation::Observation;
 
     fn page() -> Observation {
-        Observation {
-            url: "https://shop.example/".into(),
-            root: DomNode {
-                tag: "body".into(),
-                children: vec![
-                    element(0, "input", Some("search"), None, "Search"),
-                    element(1, "button", None, None, "Go"),
-                    element(2, "a", None, None, "Socks"),
-                ],
-                ..Default::default()
-            },
-            ..Default::default()
-        }
+        page_of(
+            "https://shop.example/",
+            "",
+            vec![
+                element(0, "input", Some("search"), None, "Search"),
+                element(1, "button", None, None, "Go"),
+                element(2, "a", None, None, "Socks"),
+            ],
+        )
     }
 
     /// A voter that answers with `replies` in turn (re-asked ones included).
