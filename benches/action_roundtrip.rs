@@ -10,17 +10,18 @@
 //!
 //! Run: `cargo build --release -p itinero-host && cargo bench --bench action_roundtrip`
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use itinero::harness::stats::{percentile, sorted};
 use itinero::harness::{host_binary, Harness, PageExt, WAIT};
-use itinero_host::control::connect_in;
 use itinero_host::control::protocol::{Request, Response};
-use itinero_host::control::ControlClient;
 use itinero_shared::messages::Outcome;
 use itinero_shared::observation::DomNode;
 use itinero_shared::{Action, Target};
+
+#[path = "support/control.rs"]
+mod control;
 
 const WARMUP: usize = 10;
 const SAMPLES: usize = 200;
@@ -46,40 +47,17 @@ fn find<'a>(node: &'a DomNode, id: &str) -> Option<&'a DomNode> {
     node.children.iter().find_map(|c| find(c, id))
 }
 
-async fn connect(h: &Harness) -> Result<ControlClient> {
-    let run_dir = h.host_data_dir().join("run");
-    let deadline = Instant::now() + WAIT;
-    loop {
-        match connect_in(&run_dir, None).await {
-            Ok(client) => return Ok(client),
-            Err(e) if Instant::now() > deadline => bail!("the host never listened: {e}"),
-            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-        }
-    }
-}
-
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<()> {
     let h = Harness::start().await?;
-    let mut client = connect(&h).await?;
+    let mut client = control::connect(&h).await?;
     let url = h.fixture_url("link/buttons.html");
     let page = h.chromium.open(&url).await?;
     page.wait_for("document.readyState === 'complete'", WAIT)
         .await?;
     page.bring_to_front().await?;
-    let tab_id = match client.call(&Request::Tabs).await? {
-        Response::Tabs { tabs, .. } => {
-            tabs.into_iter()
-                .find(|t| t.url == url)
-                .context("the fixture tab is not listed")?
-                .tab_id
-        }
-        other => bail!("{other:?}"),
-    };
-    let observation = match client.call(&Request::Observe { tab_id }).await? {
-        Response::Observation { observation, .. } => observation,
-        other => bail!("{other:?}"),
-    };
+    let tab_id = control::tab_id(&mut client, &url).await?;
+    let observation = control::observe(&mut client, tab_id).await?;
     let node = find(&observation.root, "change").context("#change is not observed")?;
     let action = Action::Click {
         target: Target {

@@ -14,9 +14,9 @@
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use async_trait::async_trait;
 use itinero::demo_shop::{DemoShop, ShopOptions};
 use itinero::harness::stats::{percentile, sorted};
@@ -25,9 +25,6 @@ use itinero_host::agent::memory::StoreMemory;
 use itinero_host::agent::recovery::Recovery;
 use itinero_host::agent::run::{self, Ask, Browser, Deciders, Panel, Task};
 use itinero_host::agent::strategy::{Llm, Retry};
-use itinero_host::control::connect_in;
-use itinero_host::control::protocol::{Request, Response};
-use itinero_host::control::ControlClient;
 use itinero_host::llm::scripted::{Scripted, Step};
 use itinero_host::store::{NewRun, Store};
 use itinero_shared::messages::{Outcome, PlanMode, TaskEvent, TaskEventKind};
@@ -40,6 +37,9 @@ const STEPS_PER_TASK: usize = 25;
 /// Tasks run first and not counted.
 const WARMUP_TASKS: usize = 3;
 /// Pages of the demo shop the steps cycle through.
+#[path = "support/control.rs"]
+mod control;
+
 const PAGES: &[&str] = &[
     "shop/",
     "shop/search?q=socks",
@@ -120,42 +120,19 @@ fn reply(n: usize, page: &Observation, steps: usize) -> String {
     )
 }
 
-async fn connect(h: &Harness) -> Result<ControlClient> {
-    let run_dir = h.host_data_dir().join("run");
-    let deadline = Instant::now() + WAIT;
-    loop {
-        match connect_in(&run_dir, None).await {
-            Ok(client) => return Ok(client),
-            Err(e) if Instant::now() > deadline => bail!("the host never listened: {e}"),
-            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-        }
-    }
-}
-
 /// Real observations of the demo shop's pages.
 async fn observe_shop() -> Result<Vec<Observation>> {
     let shop = DemoShop::new(ShopOptions::default());
     let h = Harness::start_full(LaunchOptions::default(), shop.router()).await?;
-    let mut client = connect(&h).await?;
+    let mut client = control::connect(&h).await?;
     let mut pages = Vec::new();
     for path in PAGES {
         let url = h.fixture_url(path);
         let page = h.chromium.open(&url).await?;
         itinero::harness::PageExt::wait_for(&page, "document.readyState === 'complete'", WAIT)
             .await?;
-        let tab_id = match client.call(&Request::Tabs).await? {
-            Response::Tabs { tabs, .. } => {
-                tabs.into_iter()
-                    .find(|t| t.url == url)
-                    .with_context(|| format!("{url} is not listed"))?
-                    .tab_id
-            }
-            other => bail!("{other:?}"),
-        };
-        match client.call(&Request::Observe { tab_id }).await? {
-            Response::Observation { observation, .. } => pages.push(observation),
-            other => bail!("{other:?}"),
-        }
+        let tab_id = control::tab_id(&mut client, &url).await?;
+        pages.push(control::observe(&mut client, tab_id).await?);
     }
     Ok(pages)
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use itinero::demo_shop::{DemoShop, ShopOptions};
+use itinero::harness::panel::{log, result, type_goal};
 use itinero::harness::{Harness, LaunchOptions, PageExt, WAIT};
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -64,38 +65,19 @@ async fn main() -> Result<()> {
         .await?;
     let goal = "What do wool socks cost?";
     println!("==> typing a goal into the panel: {goal:?}");
-    // The panel is a tab here, behind the shop's: input goes to the tab in front.
-    panel.bring_to_front().await?;
     println!(
         "    model: {}",
         std::env::var("ITINERO_BACKEND").unwrap_or_else(|_| {
             "Ollama (ITINERO_BACKEND unset), with ITINERO_MODEL or its first model".into()
         })
     );
-    panel
-        .find_element("#goal")
-        .await?
-        .click()
-        .await?
-        .type_str(goal)
-        .await?
-        .press_key("Enter")
-        .await?;
+    type_goal(&panel, goal).await?;
     // A small local model may take a while per step; the task's own limits end it.
-    let status = panel
-        .wait_for(
-            "!document.querySelector('#answer').hidden && document.querySelector('#answer-status').textContent",
-            Duration::from_secs(600),
-        )
-        .await?;
-    let steps: Vec<String> = panel
-        .run_js("return [...document.querySelectorAll('#log li')].map(li => li.textContent);")
-        .await?;
-    for line in &steps {
+    let (status, answer) = result(&panel, Duration::from_secs(600)).await?;
+    for line in log(&panel).await? {
         println!("    {line}");
     }
-    let answer = panel.text_of("#answer-text").await?;
-    println!("==> {}: {answer}", status.as_str().unwrap_or_default());
+    println!("==> {status}: {answer}");
     if answer.contains("ollama serve") || answer.contains("ollama pull") {
         println!(
             "    To run the agent with a local model: install Ollama (https://ollama.com), then"

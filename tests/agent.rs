@@ -7,6 +7,7 @@
 
 use anyhow::Result;
 use itinero::demo_shop::{DemoShop, ShopOptions};
+use itinero::harness::panel::{log, result, type_goal};
 use itinero::harness::{Harness, LaunchOptions, PageExt, WAIT};
 
 /// Starts everything with the script as the model and the demo shop at `path` (under `/shop/`)
@@ -24,34 +25,12 @@ async fn start(
     let dir = tempfile::tempdir()?;
     let script_path = dir.path().join("script.json");
     std::fs::write(&script_path, script)?;
-    let options = LaunchOptions {
-        host_env: vec![(
-            "ITINERO_BACKEND".into(),
-            format!("scripted:{}", script_path.display()),
-        )],
-        ..Default::default()
-    };
-    let h = Harness::start_full(options, shop.router()).await?;
+    let h = Harness::start_full(LaunchOptions::scripted(&script_path), shop.router()).await?;
     let panel = h.connected_panel().await?;
     let tab = h.chromium.open(&h.fixture_url(path)).await?;
     tab.wait_for("document.readyState === 'complete'", WAIT)
         .await?;
     Ok((h, dir, panel, tab))
-}
-
-async fn type_goal(panel: &chromiumoxide::Page, goal: &str) -> Result<()> {
-    // The panel is a tab here, behind the shop's: input goes to the tab in front.
-    panel.bring_to_front().await?;
-    panel
-        .find_element("#goal")
-        .await?
-        .click()
-        .await?
-        .type_str(goal)
-        .await?
-        .press_key("Enter")
-        .await?;
-    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -69,11 +48,9 @@ async fn a_goal_in_the_panel_searches_the_shop_and_shows_the_answer() -> Result<
     )
     .await?;
     type_goal(&panel, "What do wool socks cost?").await?;
-    let answer = panel
-        .wait_for("!document.querySelector('#answer').hidden && document.querySelector('#answer-text').textContent", WAIT)
-        .await?;
+    let (heading, answer) = result(&panel, WAIT).await?;
     assert_eq!(answer, "Wool socks cost 12.99 EUR.");
-    assert_eq!(panel.text_of("#answer-status").await?, "Done");
+    assert_eq!(heading, "Done");
     let searched: String = tab
         .run_js("return new URLSearchParams(location.search).get('q');")
         .await?;
@@ -82,10 +59,7 @@ async fn a_goal_in_the_panel_searches_the_shop_and_shows_the_answer() -> Result<
         "the search was submitted in the tab"
     );
     assert_eq!(shop.searches(), ["wool socks"], "and reached the shop");
-    let log: Vec<String> = panel
-        .run_js("return [...document.querySelectorAll('#log li')].map(li => li.textContent);")
-        .await?;
-    let joined = log.join("\n");
+    let joined = log(&panel).await?.join("\n");
     assert!(
         joined.contains("1. type [1] \"Search products\" \"wool socks\" — Search for them. (llm)"),
         "{joined}"
@@ -135,14 +109,9 @@ async fn buying_waits_for_approval_and_deny_stops_the_purchase() -> Result<()> {
         .await?;
     assert!(approval_shown);
     panel.find_element("#ask-deny").await?.click().await?;
-    let status = panel
-        .wait_for("!document.querySelector('#answer').hidden && document.querySelector('#answer-status').textContent", WAIT)
-        .await?;
+    let (status, text) = result(&panel, WAIT).await?;
     assert_eq!(status, "Stopped");
-    assert!(panel
-        .text_of("#answer-text")
-        .await?
-        .contains("you did not allow click [9]"));
+    assert!(text.contains("you did not allow click [9]"), "{text}");
     assert!(shop.orders().is_empty(), "nothing was bought");
     let cart = shop.cart_items();
     assert_eq!(cart.len(), 1, "{cart:?}");
@@ -167,11 +136,8 @@ async fn with_no_model_server_the_panel_says_how_to_start_one() -> Result<()> {
     tab.wait_for("document.readyState === 'complete'", WAIT)
         .await?;
     type_goal(&panel, "find the invoice").await?;
-    let status = panel
-        .wait_for("!document.querySelector('#answer').hidden && document.querySelector('#answer-status').textContent", WAIT)
-        .await?;
+    let (status, text) = result(&panel, WAIT).await?;
     assert_eq!(status, "Failed");
-    let text = panel.text_of("#answer-text").await?;
     assert!(
         text.contains("Ollama is not reachable at http://127.0.0.1:9/"),
         "{text}"

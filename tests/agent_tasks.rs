@@ -14,6 +14,7 @@ use anyhow::{bail, Context, Result};
 use axum::routing::get;
 use chromiumoxide::Page;
 use itinero::demo_shop::{DemoShop, NewsletterChoice, ShopOptions};
+use itinero::harness::panel::{log, result, type_goal};
 use itinero::harness::{Harness, LaunchOptions, PageExt, WAIT};
 use serde_json::{json, Value};
 use tokio::sync::watch;
@@ -99,13 +100,7 @@ struct Session {
 impl Session {
     async fn start(options: ShopOptions, path: &str) -> Result<Self> {
         let script = tempfile::tempdir()?;
-        let launch = LaunchOptions {
-            host_env: vec![(
-                "ITINERO_BACKEND".into(),
-                format!("scripted:{}", script.path().join("script.json").display()),
-            )],
-            ..Default::default()
-        };
+        let launch = LaunchOptions::scripted(&script.path().join("script.json"));
         let shop = DemoShop::new(options);
         let gate = Gate::new();
         let h = Harness::start_full(launch, shop.router().merge(gate.routes())).await?;
@@ -142,11 +137,11 @@ impl Session {
 
     /// Waits for the task's end; returns the result's heading and text.
     async fn result(&self) -> Result<(String, String)> {
-        result_of(&self.panel).await
+        result(&self.panel, WAIT).await
     }
 
     async fn log(&self) -> Result<String> {
-        log_of(&self.panel).await
+        Ok(log(&self.panel).await?.join("\n"))
     }
 
     /// Waits for the panel's question; returns its text.
@@ -170,47 +165,14 @@ impl Session {
     }
 }
 
-async fn type_goal(panel: &Page, goal: &str) -> Result<()> {
-    // The panel is a tab here, behind the shop's: input goes to the tab in front.
-    panel.bring_to_front().await?;
-    panel
-        .find_element("#goal")
-        .await?
-        .click()
-        .await?
-        .type_str(goal)
-        .await?
-        .press_key("Enter")
-        .await?;
-    Ok(())
-}
-
-async fn result_of(panel: &Page) -> Result<(String, String)> {
-    let heading = panel
-        .wait_for(
-            "!document.querySelector('#answer').hidden && document.querySelector('#answer-status').textContent",
-            WAIT,
-        )
-        .await?;
-    let text = panel.text_of("#answer-text").await?;
-    Ok((heading.as_str().unwrap_or_default().to_owned(), text))
-}
-
-async fn log_of(panel: &Page) -> Result<String> {
-    let lines: Vec<String> = panel
-        .run_js("return [...document.querySelectorAll('#log li')].map(li => li.textContent);")
-        .await?;
-    Ok(lines.join("\n"))
-}
-
 /// Fails with the panel's and the host's logs when the task did not succeed with an answer
 /// containing `want`.
 async fn expect_done(h: &Harness, panel: &Page, want: &str) -> Result<String> {
-    let (heading, text) = result_of(panel).await?;
+    let (heading, text) = result(panel, WAIT).await?;
     if heading != "Done" || !text.contains(want) {
         bail!(
             "the task ended {heading:?}: {text:?}\n--- panel log ---\n{}\n--- host log ---\n{}",
-            log_of(panel).await?,
+            log(panel).await?.join("\n"),
             h.chromium.host_log()
         );
     }

@@ -5,6 +5,7 @@
 use anyhow::{Context, Result};
 use chromiumoxide::Page;
 use itinero::demo_shop::{DemoShop, ShopOptions};
+use itinero::harness::panel::{result, type_goal};
 use itinero::harness::{Harness, LaunchOptions, PageExt, WAIT};
 use itinero_host::store::{NewRun, Store, FILE_NAME};
 use itinero_shared::records::{ApprovalPolicy, BackendChoice, RunStatus, StepRecord};
@@ -584,16 +585,7 @@ async fn an_approval_offers_always_allow_when_the_host_does() -> Result<()> {
                "capabilities": [], "error": null, "retry_in_ms": null, "attempts": 0}}),
     )
     .await?;
-    panel.bring_to_front().await?;
-    panel
-        .find_element("#goal")
-        .await?
-        .click()
-        .await?
-        .type_str("Buy wool socks")
-        .await?
-        .press_key("Enter")
-        .await?;
+    type_goal(&panel, "Buy wool socks").await?;
     let id = panel
         .wait_for(
             "window.__itinero.sent.map(m => m.envelope).find(e => e?.type === 'StartTask')?.id",
@@ -664,35 +656,14 @@ async fn a_finished_task_appears_in_the_history_with_its_steps() -> Result<()> {
           {"reply": "{\"thought\": \"The price is listed.\", \"action\": \"done\", \"answer\": \"Wool socks cost 12.99 EUR.\"}"}
         ]"#,
     )?;
-    let options = LaunchOptions {
-        host_env: vec![(
-            "ITINERO_BACKEND".into(),
-            format!("scripted:{}", script.display()),
-        )],
-        ..Default::default()
-    };
-    let h = Harness::start_full(options, shop.router()).await?;
+    let h = Harness::start_full(LaunchOptions::scripted(&script), shop.router()).await?;
     let panel = h.connected_panel().await?;
     let tab = h.chromium.open(&h.fixture_url("shop/")).await?;
     tab.wait_for("document.readyState === 'complete'", WAIT)
         .await?;
-    panel.bring_to_front().await?;
-    panel
-        .find_element("#goal")
-        .await?
-        .click()
-        .await?
-        .type_str("What do wool socks cost?")
-        .await?
-        .press_key("Enter")
-        .await?;
-    panel
-        .wait_for(
-            "!document.querySelector('#answer').hidden && \
-             document.querySelector('#answer-status').textContent === 'Done'",
-            WAIT,
-        )
-        .await?;
+    type_goal(&panel, "What do wool socks cost?").await?;
+    let (heading, text) = result(&panel, WAIT).await?;
+    assert_eq!(heading, "Done", "{text}");
     assert_eq!(shop.searches(), ["wool socks"]);
 
     open(&panel, "history").await?;

@@ -5,6 +5,7 @@ mod chromium;
 mod fixtures;
 mod locate;
 mod page;
+pub mod panel;
 pub mod stats;
 pub mod tree;
 

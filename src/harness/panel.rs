@@ -1,0 +1,59 @@
+//! Driving the side panel as a person does, for the tests and the demo: type a goal, wait for
+//! the task's result, read the activity log.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+use chromiumoxide::Page;
+
+use super::{LaunchOptions, PageExt};
+
+/// Types `goal` into the panel's goal box and presses Enter.
+pub async fn type_goal(panel: &Page, goal: &str) -> Result<()> {
+    // The panel is a tab here, behind the page's: input goes to the tab in front.
+    panel.bring_to_front().await?;
+    panel
+        .find_element("#goal")
+        .await?
+        .click()
+        .await?
+        .type_str(goal)
+        .await?
+        .press_key("Enter")
+        .await?;
+    Ok(())
+}
+
+/// Waits up to `timeout` for the task's result; returns its heading (`Done`, `Failed`, …) and
+/// text.
+pub async fn result(panel: &Page, timeout: Duration) -> Result<(String, String)> {
+    let heading = panel
+        .wait_for(
+            "!document.querySelector('#answer').hidden && document.querySelector('#answer-status').textContent",
+            timeout,
+        )
+        .await?;
+    let text = panel.text_of("#answer-text").await?;
+    Ok((heading.as_str().unwrap_or_default().to_owned(), text))
+}
+
+/// The activity log's lines.
+pub async fn log(panel: &Page) -> Result<Vec<String>> {
+    panel
+        .run_js("return [...document.querySelectorAll('#log li')].map(li => li.textContent);")
+        .await
+}
+
+impl LaunchOptions {
+    /// The host's model is the scripted backend reading `script` (a JSON file of steps).
+    pub fn scripted(script: &Path) -> Self {
+        Self {
+            host_env: vec![(
+                "ITINERO_BACKEND".into(),
+                format!("scripted:{}", script.display()),
+            )],
+            ..Default::default()
+        }
+    }
+}
