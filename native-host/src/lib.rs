@@ -10,3 +10,4 @@ pub mod origin;
 pub mod paths;
 pub mod session;
 pub mod store;
+pub mod url_pattern;

@@ -13,6 +13,7 @@ pub mod messages;
 pub mod observation;
 pub mod records;
 pub mod render;
+pub mod skills;
 
 pub use action::{Action, Fingerprint, Modifier, ScrollDirection, Target};
 pub use codec::{encode_frame, Direction, FrameDecoder, FrameError};

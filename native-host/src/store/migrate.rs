@@ -21,11 +21,18 @@ pub(crate) struct Migration {
 }
 
 /// Every migration, in order; versions count up from 1.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "runs, steps, settings, site approvals, lessons",
-    sql: include_str!("migrations/0001_foundation.sql"),
-}];
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "runs, steps, settings, site approvals, lessons",
+        sql: include_str!("migrations/0001_foundation.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "action cache, skills, sites, full-text search over goals",
+        sql: include_str!("migrations/0002_memory.sql"),
+    },
+];
 
 /// The schema version this build writes.
 pub fn latest_version() -> u32 {
@@ -126,7 +133,21 @@ mod tests {
         assert_eq!(schema(&conn), before);
         assert_eq!(
             tables(&conn),
-            ["lessons", "runs", "settings", "site_approvals", "steps"]
+            [
+                "action_cache",
+                "lessons",
+                "runs",
+                "runs_fts",
+                "runs_fts_config",
+                "runs_fts_data",
+                "runs_fts_docsize",
+                "runs_fts_idx",
+                "settings",
+                "site_approvals",
+                "sites",
+                "skills",
+                "steps"
+            ]
         );
     }
 
