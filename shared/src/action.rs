@@ -141,6 +141,26 @@ impl Action {
             _ => None,
         }
     }
+
+    /// The same action aimed at another element (no change for actions without a target), as
+    /// when a recorded target is found again under a new index.
+    pub fn retargeted(&self, to: Target) -> Action {
+        let mut a = self.clone();
+        match &mut a {
+            Action::Click { target }
+            | Action::Type { target, .. }
+            | Action::Select { target, .. }
+            | Action::Check { target, .. }
+            | Action::Hover { target } => *target = to,
+            Action::Scroll { target, .. } | Action::PressKey { target, .. } => {
+                if target.is_some() {
+                    *target = Some(to);
+                }
+            }
+            _ => {}
+        }
+        a
+    }
 }
 
 #[cfg(test)]

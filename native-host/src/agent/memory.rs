@@ -5,12 +5,15 @@
 //! at all (it could not be opened) nothing is remembered, and the panel says why elsewhere.
 
 use async_trait::async_trait;
-use itinero_shared::messages::TaskStatus;
+use itinero_shared::messages::{Outcome, TaskStatus};
 use itinero_shared::records::{RunId, RunStatus, StepRecord};
+use itinero_shared::Action;
 use tokio::sync::Mutex;
 
+use super::cache::{self, ActionCache, Remembered};
+use super::outcome::took_effect;
 use super::run::Memory;
-use crate::store::{NewRun, Store};
+use crate::store::{CacheEntry, CacheKey, NewRun, Store};
 
 /// Lessons given to the prompt per site, newest first.
 const LESSONS_PER_SITE: u32 = 10;
@@ -20,6 +23,37 @@ pub struct StoreMemory {
     /// What the run is written down with once its first page is read.
     new_run: NewRun,
     run: Mutex<Option<RunId>>,
+    /// What worked in this run, for the action cache once the run has succeeded.
+    worked: Mutex<Vec<(CacheKey, CacheEntry)>>,
+}
+
+/// Strategies whose decisions are worth remembering: the cache's own and a skill's are already
+/// remembered, a human's or a guard's are not decisions on the page.
+const CACHEABLE: [&str; 3] = ["llm", "vote", "recovery"];
+
+/// Whether a recorded step did what it meant to.
+fn step_worked(record: &StepRecord) -> bool {
+    let action: Option<Action> = record
+        .action
+        .as_ref()
+        .and_then(|a| serde_json::from_value(a.clone()).ok());
+    match (&action, &record.outcome) {
+        (Some(Action::Done { success, .. }), _) => *success,
+        (Some(_), Some(outcome)) => {
+            serde_json::from_value::<Outcome>(outcome.clone()).is_ok_and(|o| took_effect(&o))
+        }
+        _ => false,
+    }
+}
+
+/// Whether a recorded step's action is one to replay: not a wait, not a question.
+fn replayable(record: &StepRecord) -> bool {
+    let kind = record
+        .action
+        .as_ref()
+        .and_then(|a| a["kind"].as_str())
+        .unwrap_or_default();
+    !kind.is_empty() && kind != "wait" && kind != "ask_user"
 }
 
 fn logged<T>(what: &str, r: crate::store::Result<T>) -> Option<T> {
@@ -33,7 +67,27 @@ impl StoreMemory {
             store,
             new_run,
             run: Mutex::new(None),
+            worked: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Whether the cache holds anything for this task's goal: then the planner is not asked,
+    /// since the steps are known.
+    pub async fn knows_goal(&self) -> bool {
+        let Some(store) = &self.store else {
+            return false;
+        };
+        let goal = cache::normalise_goal(&self.new_run.goal);
+        logged(
+            "read the action cache",
+            store.call(move |s| s.cache_knows_goal(&goal)).await,
+        )
+        .unwrap_or(false)
+    }
+
+    fn cache_key(&self, record: &StepRecord) -> Option<CacheKey> {
+        let page = record.dom_hash.as_deref()?;
+        Some(cache::key(&self.new_run.goal, &record.url, page))
     }
 
     async fn begin_run(&self, url: &str) -> Option<RunId> {
@@ -56,6 +110,13 @@ impl StoreMemory {
     /// down then, so the history shows it too).
     pub async fn finish(&self, status: TaskStatus, answer: Option<String>) {
         let Some(store) = &self.store else { return };
+        let worked = std::mem::take(&mut *self.worked.lock().await);
+        if status == TaskStatus::Succeeded && !worked.is_empty() {
+            logged(
+                "remember the run's steps in the action cache",
+                store.call(move |s| s.cache_put(&worked)).await,
+            );
+        }
         let Some(run) = self.begin_run("").await else {
             return;
         };
@@ -124,12 +185,74 @@ impl Memory for StoreMemory {
 
     async fn step(&self, record: StepRecord) {
         let Some(store) = &self.store else { return };
+        if let Some(key) = self.cache_key(&record).filter(|_| replayable(&record)) {
+            let worked = step_worked(&record);
+            if record.strategy == cache::NAME {
+                let key = key.clone();
+                logged(
+                    "count the cache's use",
+                    store
+                        .call(move |s| {
+                            if worked {
+                                s.cache_hit(&key)
+                            } else {
+                                s.cache_failed(&key).map(drop)
+                            }
+                        })
+                        .await,
+                );
+            } else if worked && CACHEABLE.contains(&record.strategy.as_str()) {
+                if let Some(action) = record.action.clone() {
+                    self.worked.lock().await.push((
+                        key,
+                        CacheEntry {
+                            action,
+                            decide_ms: record.decide_ms.unwrap_or_default(),
+                            hits: 0,
+                        },
+                    ));
+                }
+            }
+        }
         let Some(run) = *self.run.lock().await else {
             return;
         };
         logged(
             "write down the step",
             store.call(move |s| s.record_step(run, &record)).await,
+        );
+    }
+}
+
+#[async_trait]
+impl ActionCache for StoreMemory {
+    async fn lookup(&self, key: &CacheKey) -> Option<Remembered> {
+        let store = self.store.as_ref()?;
+        let k = key.clone();
+        let entry = logged(
+            "read the action cache",
+            store.call(move |s| s.cache_lookup(&k)).await,
+        )??;
+        match serde_json::from_value(entry.action) {
+            Ok(action) => Some(Remembered {
+                action,
+                decide_ms: entry.decide_ms,
+            }),
+            Err(e) => {
+                // Written by a host whose actions differed: of no use, and in the way.
+                tracing::warn!(error = %e, "a cached action cannot be read; dropping it");
+                self.unusable(key).await;
+                None
+            }
+        }
+    }
+
+    async fn unusable(&self, key: &CacheKey) {
+        let Some(store) = &self.store else { return };
+        let key = key.clone();
+        logged(
+            "count the cache's failed use",
+            store.call(move |s| s.cache_failed(&key)).await,
         );
     }
 }

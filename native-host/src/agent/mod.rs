@@ -5,6 +5,7 @@
 //! (`validate`), and the strategy chain that puts them together (`strategy`: the model, and asking
 //! again with the reason). The loop, the guards and the other decorators come next (issue 4).
 
+pub mod cache;
 pub mod guards;
 pub mod memory;
 pub mod outcome;
@@ -13,6 +14,7 @@ pub mod planner;
 pub mod prompt;
 pub mod recovery;
 pub mod reply;
+pub mod resolve;
 pub mod run;
 pub mod strategy;
 pub mod tasks;

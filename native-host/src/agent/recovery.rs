@@ -82,7 +82,7 @@ fn recover(failed: &Failed, obs: &Observation) -> Option<Decision> {
         let index = node.index?;
         let fingerprint = node.fingerprint.clone()?;
         Some(Decision {
-            action: retarget(&failed.action, Target { index, fingerprint }),
+            action: failed.action.retargeted(Target { index, fingerprint }),
             thought: Some(note.clone()),
             strategy: NAME,
             source: None,
@@ -182,21 +182,6 @@ fn next_best<'a>(
     top.map(|(_, n)| n)
 }
 
-/// `action` aimed at another element.
-fn retarget(action: &Action, to: Target) -> Action {
-    let mut a = action.clone();
-    match &mut a {
-        Action::Click { target }
-        | Action::Type { target, .. }
-        | Action::Select { target, .. }
-        | Action::Check { target, .. }
-        | Action::Hover { target } => *target = to,
-        Action::Scroll { target, .. } | Action::PressKey { target, .. } => *target = Some(to),
-        _ => {}
-    }
-    a
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -241,6 +226,7 @@ mod tests {
             .decide(&Step {
                 goal: "Add socks to the cart",
                 observation: obs,
+                page_key: "",
                 history: &[],
                 lessons: &[],
                 plan: &[],

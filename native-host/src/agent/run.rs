@@ -15,6 +15,7 @@ use itinero_shared::observation::Observation;
 use itinero_shared::records::{ApprovalPolicy, StepRecord};
 use itinero_shared::Action;
 
+use super::cache;
 use super::guards::{self, Taken, Verdict};
 use super::outcome::{describe, took_effect};
 use super::planner::{self, Planner};
@@ -165,24 +166,11 @@ fn frame_of(action: &Action, obs: &Observation) -> i64 {
         .unwrap_or(0)
 }
 
-/// A short, stable hash of what can be acted on in a page (the indexed elements' fingerprints),
-/// so that steps taken on "the same page" can be found again (the action cache keys on it).
-fn dom_hash(obs: &Observation) -> String {
-    use std::hash::{Hash, Hasher};
-    // FNV-1a: stable across processes and Rust versions, unlike the std hasher's keys.
-    let mut h = fnv::FnvHasher::default();
-    for n in obs.indexed() {
-        if let Some(fp) = &n.fingerprint {
-            (&fp.tag, &fp.role, &fp.name, &fp.id, &fp.name_attr, &fp.path).hash(&mut h);
-        }
-    }
-    format!("{:016x}", h.finish())
-}
-
 /// What one step did, as the run's record keeps it.
 struct Record<'a> {
     step: u32,
     obs: &'a Observation,
+    page_key: &'a str,
     action: Option<&'a Action>,
     outcome: Option<&'a Outcome>,
     outcome_text: String,
@@ -198,7 +186,7 @@ impl Record<'_> {
         StepRecord {
             n: self.step,
             url: self.obs.url.clone(),
-            dom_hash: Some(dom_hash(self.obs)),
+            dom_hash: Some(self.page_key.to_owned()),
             action: self.action.and_then(|a| serde_json::to_value(a).ok()),
             action_summary: self.action.map(|a| recall(a, self.obs)).unwrap_or_default(),
             outcome: self.outcome.and_then(|o| serde_json::to_value(o).ok()),
@@ -234,6 +222,8 @@ pub async fn run(
     let mut feedback: Option<String> = None;
     let mut failures = 0u32;
     let mut failed: Option<Failed> = None;
+    // The last action that took effect: part of the next page's key for the memory.
+    let mut last_worked: Option<Action> = None;
     let strategy = deciders.strategy.as_ref();
     let finish = |status, answer: Option<String>, steps| Finished {
         status,
@@ -264,6 +254,7 @@ pub async fn run(
             }
         };
         let started = Instant::now();
+        let page_key = cache::page_key(&obs, last_worked.as_ref());
         if step == 1 {
             memory.begin(&obs.url).await;
         }
@@ -289,6 +280,7 @@ pub async fn run(
             Record {
                 step,
                 obs: &obs,
+                page_key: &page_key,
                 action,
                 outcome,
                 outcome_text,
@@ -323,6 +315,7 @@ pub async fn run(
             .decide(&Step {
                 goal: &task.goal,
                 observation: &obs,
+                page_key: &page_key,
                 history: &history,
                 lessons: &lessons,
                 plan: &plan,
@@ -535,6 +528,7 @@ pub async fn run(
         } else if took_effect(&outcome) {
             failures = 0;
             failed = None;
+            last_worked = Some(action.clone());
             if let Some(n) = decision.subgoal_done {
                 tick(&mut plan, n, step, panel).await;
             }

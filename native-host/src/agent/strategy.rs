@@ -25,6 +25,8 @@ use crate::llm::{Backend, ChatRequest, LlmError};
 pub struct Step<'a> {
     pub goal: &'a str,
     pub observation: &'a Observation,
+    /// The page's key for the memory (see `cache::page_key`).
+    pub page_key: &'a str,
     pub history: &'a [PastStep],
     pub lessons: &'a [String],
     pub plan: &'a [Subgoal],
@@ -199,6 +201,7 @@ mod tests {
         Step {
             goal: "Search for socks",
             observation: obs,
+            page_key: "",
             history: &[],
             lessons: &[],
             plan: &[],

@@ -18,6 +18,7 @@ use itinero_shared::observation::Observation;
 use itinero_shared::{Action, ErrorCode, ToBrowser};
 use tokio::sync::{oneshot, Notify};
 
+use super::cache::{ActionCache, Cached};
 use super::memory::StoreMemory;
 use super::planner::LlmPlanner;
 use super::prompt;
@@ -144,7 +145,11 @@ const VOTER_TEMPERATURE: f32 = 0.7;
 
 /// The strategy chain for a task: recovery first (no model call when the page only moved the
 /// target), then the model with retries, voted on when the options ask for it; and the planner.
-pub fn deciders(choice: &ModelChoice, options: &TaskOptions) -> Deciders {
+pub fn deciders(
+    choice: &ModelChoice,
+    options: &TaskOptions,
+    cache: Option<Arc<dyn ActionCache>>,
+) -> Deciders {
     let llm = |model: &str, temperature: Option<f32>, seed: Option<i64>| -> Box<dyn Strategy> {
         let mut llm = Llm::new(choice.backend.clone(), model);
         llm.temperature = temperature;
@@ -185,11 +190,18 @@ pub fn deciders(choice: &ModelChoice, options: &TaskOptions) -> Deciders {
             })
         }
     };
+    let recovery = Recovery {
+        inner: model,
+        attempts: RECOVERY_ATTEMPTS,
+    };
     Deciders {
-        strategy: Box::new(Recovery {
-            inner: model,
-            attempts: RECOVERY_ATTEMPTS,
-        }),
+        strategy: match cache {
+            Some(cache) => Box::new(Cached {
+                inner: recovery,
+                cache,
+            }),
+            None => Box::new(recovery),
+        },
         planner: Some(Box::new(LlmPlanner {
             backend: choice.backend.clone(),
             model: choice.model.clone(),
@@ -297,7 +309,7 @@ impl Tasks {
                 settings.openai_url.as_deref(),
             )
             .await;
-            let memory = StoreMemory::new(
+            let memory = Arc::new(StoreMemory::new(
                 store,
                 NewRun {
                     goal: start.goal.clone(),
@@ -309,15 +321,19 @@ impl Tasks {
                         .unwrap_or_default(),
                     model: chosen.as_ref().map(|c| c.model.clone()).unwrap_or_default(),
                 },
-            );
+            ));
             let finished = match chosen {
                 Ok(choice) => {
-                    let deciders = deciders(&choice, options);
+                    let mut deciders = deciders(&choice, options, Some(memory.clone()));
+                    // A goal the cache knows needs no plan: its steps are remembered.
+                    if memory.knows_goal().await {
+                        deciders.planner = None;
+                    }
                     let browser = SessionBrowser {
                         link: this.link.clone(),
                         task_id,
                     };
-                    run::run(&task, &deciders, &browser, &panel, &memory, &stop).await
+                    run::run(&task, &deciders, &browser, &panel, memory.as_ref(), &stop).await
                 }
                 Err(e) => run::Finished {
                     status: TaskStatus::Failed,
@@ -521,7 +537,7 @@ mod tests {
             vote_models: vec!["llama3.2:3b".into(), "gemma3:4b".into()],
             ..Default::default()
         };
-        let deciders = deciders(&choice, &options);
+        let deciders = deciders(&choice, &options, None);
         let obs = page_of(
             "",
             "",
@@ -535,6 +551,7 @@ mod tests {
             .decide(&Step {
                 goal: "Show me socks",
                 observation: &obs,
+                page_key: "",
                 history: &[],
                 lessons: &[],
                 plan: &[],

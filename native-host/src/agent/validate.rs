@@ -27,7 +27,7 @@ const TEXT_INPUTS: &[&str] = &[
     "time",
 ];
 
-fn takes_text(node: &DomNode) -> bool {
+pub(super) fn takes_text(node: &DomNode) -> bool {
     match node.tag.as_str() {
         "textarea" => true,
         "input" => TEXT_INPUTS.contains(&node.input_type.as_deref().unwrap_or("text")),
@@ -38,11 +38,11 @@ fn takes_text(node: &DomNode) -> bool {
     }
 }
 
-fn is_choice(node: &DomNode) -> bool {
+pub(super) fn is_choice(node: &DomNode) -> bool {
     node.tag == "select" || matches!(node.role.as_deref(), Some("listbox" | "combobox"))
 }
 
-fn is_checkable(node: &DomNode) -> bool {
+pub(super) fn is_checkable(node: &DomNode) -> bool {
     (node.tag == "input" && matches!(node.input_type.as_deref(), Some("checkbox" | "radio")))
         || matches!(
             node.role.as_deref(),

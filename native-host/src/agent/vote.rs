@@ -152,6 +152,7 @@ mod tests {
         vote.decide(&Step {
             goal: "Open the socks page",
             observation: &obs,
+            page_key: "",
             history: &[],
             lessons: &[],
             plan: &[],

@@ -17,6 +17,7 @@
 //! `slot.rs` (the store or why there is none), `serve.rs` (the panel's requests).
 
 mod approvals;
+mod cache;
 mod error;
 mod host_process;
 mod lessons;
@@ -33,6 +34,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::Connection;
 
+pub use cache::{CacheEntry, CacheKey, CacheStats};
 use error::Doing;
 pub use error::{Result, StoreError};
 pub use migrate::latest_version;

@@ -107,23 +107,37 @@ fn ms_column(ms: Option<u64>) -> Option<i64> {
 impl Store {
     /// Records the start of a run; it is `running` until [`Store::finish_run`].
     pub fn begin_run(&self, run: &NewRun) -> Result<RunId> {
-        let conn = self.conn();
-        conn.execute(
+        let doing = || format!("recording the start of the run {:?}", run.goal);
+        let mut conn = self.conn();
+        let tx = conn.transaction().doing(doing)?;
+        let origin = site::origin_of(&run.start_url);
+        let now = now_ms();
+        tx.execute(
             "INSERT INTO runs (goal, start_url, origin, tab_id, backend, model, started_at, host_pid)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 run.goal,
                 run.start_url,
-                site::origin_of(&run.start_url),
+                origin,
                 run.tab_id,
                 run.backend,
                 run.model,
-                now_ms(),
+                now,
                 std::process::id(),
             ],
         )
-        .doing(|| format!("recording the start of the run {:?}", run.goal))?;
-        Ok(RunId(conn.last_insert_rowid()))
+        .doing(doing)?;
+        let id = RunId(tx.last_insert_rowid());
+        if let Some(origin) = origin {
+            tx.execute(
+                "INSERT INTO sites (origin, first_seen, last_seen, runs) VALUES (?1, ?2, ?2, 1)
+                 ON CONFLICT (origin) DO UPDATE SET last_seen = ?2, runs = runs + 1",
+                params![origin, now],
+            )
+            .doing(doing)?;
+        }
+        tx.commit().doing(doing)?;
+        Ok(id)
     }
 
     /// Records a step of `run` and counts it, in one transaction. `step.recorded_at` is set
