@@ -285,6 +285,7 @@ mod tests {
             page_key,
             history: &[],
             lessons: &[],
+            examples: &[],
             plan: &[],
             feedback: None,
             failed: None,

@@ -17,6 +17,8 @@ use crate::store::{CacheEntry, CacheKey, NewRun, Store};
 
 /// Lessons given to the prompt per site, newest first.
 const LESSONS_PER_SITE: u32 = 10;
+/// Past runs given to the prompt as examples, per site.
+const EXAMPLES_PER_SITE: u32 = 2;
 
 pub struct StoreMemory {
     store: Option<Store>,
@@ -148,6 +150,33 @@ impl Memory for StoreMemory {
         )
         .map(|ls| ls.into_iter().map(|l| l.text).collect())
         .unwrap_or_default()
+    }
+
+    async fn examples(&self, url: &str, goal: &str) -> Vec<String> {
+        let Some(store) = &self.store else {
+            return Vec::new();
+        };
+        let (url, goal) = (url.to_owned(), goal.to_owned());
+        logged(
+            "read past runs",
+            store
+                .call(move |s| s.similar_runs(&url, &goal, EXAMPLES_PER_SITE))
+                .await,
+        )
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|t| !t.steps.is_empty())
+        .map(|t| {
+            let mut text = format!("Goal: {}\n", t.goal);
+            for (i, step) in t.steps.iter().enumerate() {
+                text.push_str(&format!("{}. {step}\n", i + 1));
+            }
+            if let Some(answer) = t.answer.filter(|a| !a.is_empty()) {
+                text.push_str(&format!("Answer: {answer}\n"));
+            }
+            text
+        })
+        .collect()
     }
 
     async fn add_lesson(&self, url: &str, text: &str) {

@@ -93,9 +93,14 @@ pub struct Input<'a> {
     pub feedback: Option<&'a str>,
     /// What the user taught for this site.
     pub lessons: &'a [String],
+    /// Past runs on the site that worked, each written out (trajectory memory).
+    pub examples: &'a [String],
     /// Sub-goals, when the goal was broken down.
     pub plan: &'a [Subgoal],
 }
+
+/// The most the examples of past runs may take: they help, the page is needed.
+const EXAMPLE_TOKENS: usize = 600;
 
 /// The messages, and what had to give way.
 #[derive(Debug, Clone, PartialEq)]
@@ -160,6 +165,19 @@ pub fn build(input: &Input<'_>, family: &Family) -> Prompt {
         for l in input.lessons {
             head.push_str(&format!("- {l}\n"));
         }
+    }
+    let mut example_tokens = 0;
+    for (i, e) in input.examples.iter().enumerate() {
+        let t = estimate_tokens(e);
+        if example_tokens + t > EXAMPLE_TOKENS.min(budget / 8) {
+            break;
+        }
+        if i == 0 {
+            head.push_str("\nPast runs on this site that worked (the page may have changed since):\n");
+        }
+        head.push_str(e.trim_end());
+        head.push('\n');
+        example_tokens += t;
     }
     let feedback = input
         .feedback
@@ -278,6 +296,10 @@ mod tests {
                 history: &history,
                 feedback: Some("there is no element [9]"),
                 lessons: &["Prices include VAT".to_owned()],
+                examples: &[
+                    "Goal: Find the price of Product 1\n1. click a \"Product 1\" → done\n".to_owned(),
+                    format!("Goal: {}\n", "a very long example ".repeat(400)),
+                ],
                 plan: &[],
             },
             &family_of("qwen2.5:7b"),
@@ -290,7 +312,10 @@ mod tests {
                 .unwrap_or_else(|| panic!("{s:?} missing from:\n{user}"))
         };
         assert!(at("Goal: Find the price") < at("Prices include VAT"));
-        assert!(at("Prices include VAT") < at("1. click [0]"));
+        assert!(at("Prices include VAT") < at("Past runs on this site that worked"));
+        assert!(at("Goal: Find the price of Product 1\n1. click a") < at("1. click [0]"));
+        // An example too long for its share is left out.
+        assert!(!user.contains("a very long example"));
         assert!(at("2. click [1]") < at("could not be used: there is no element [9]"));
         assert!(at("there is no element [9]") < at("Current page:"));
         assert!(at("Current page:") < at("[4]<a"));
@@ -313,6 +338,7 @@ mod tests {
                 history: &history,
                 feedback: None,
                 lessons: &[],
+                examples: &[],
                 plan: &[],
             },
             &family,
@@ -341,6 +367,7 @@ mod tests {
                 history: &history,
                 feedback: None,
                 lessons: &[],
+                examples: &[],
                 plan: &[],
             },
             &family_of("llama3.2"),
@@ -363,6 +390,7 @@ mod tests {
                 history: &history,
                 feedback: None,
                 lessons: &[],
+                examples: &[],
                 plan: &[],
             },
             &tiny,
@@ -386,6 +414,7 @@ mod tests {
                 history: &[],
                 feedback: None,
                 lessons: &[],
+                examples: &[],
                 plan: &[
                     Subgoal {
                         text: "search".to_owned(),

@@ -229,6 +229,7 @@ mod tests {
                 page_key: "",
                 history: &[],
                 lessons: &[],
+                examples: &[],
                 plan: &[],
                 feedback: Some("your last action did not work".into()),
                 failed: Some(failed),

@@ -61,6 +61,8 @@ pub trait Memory: Send + Sync {
     async fn begin(&self, url: &str);
     /// What the user taught for the site of `url`, for the prompt.
     async fn lessons(&self, url: &str) -> Vec<String>;
+    /// Past runs on the site of `url` that worked for goals like `goal`, written out for the prompt.
+    async fn examples(&self, url: &str, goal: &str) -> Vec<String>;
     async fn add_lesson(&self, url: &str, text: &str);
     /// Whether the user chose "always allow" for `kind` (a risk word) on the site of `url`.
     async fn allowed(&self, url: &str, kind: &str) -> bool;
@@ -75,6 +77,9 @@ pub struct Forgetful;
 impl Memory for Forgetful {
     async fn begin(&self, _: &str) {}
     async fn lessons(&self, _: &str) -> Vec<String> {
+        Vec::new()
+    }
+    async fn examples(&self, _: &str, _: &str) -> Vec<String> {
         Vec::new()
     }
     async fn add_lesson(&self, _: &str, _: &str) {}
@@ -219,6 +224,7 @@ pub async fn run(
     let mut history: Vec<PastStep> = Vec::new();
     let mut taken: Vec<Taken> = Vec::new();
     let mut lessons: Vec<String> = Vec::new();
+    let mut examples: Vec<String> = Vec::new();
     let mut feedback: Option<String> = None;
     let mut failures = 0u32;
     let mut failed: Option<Failed> = None;
@@ -261,6 +267,7 @@ pub async fn run(
         // What the user taught for this site, once per site the task reaches.
         if sites_read.insert(origin(&obs.url)) {
             lessons.extend(memory.lessons(&obs.url).await);
+            examples.extend(memory.examples(&obs.url, &task.goal).await);
         }
         panel
             .event(
@@ -318,6 +325,7 @@ pub async fn run(
                 page_key: &page_key,
                 history: &history,
                 lessons: &lessons,
+                examples: &examples,
                 plan: &plan,
                 feedback: feedback.take(),
                 failed: failed.as_ref(),

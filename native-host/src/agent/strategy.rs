@@ -29,6 +29,7 @@ pub struct Step<'a> {
     pub page_key: &'a str,
     pub history: &'a [PastStep],
     pub lessons: &'a [String],
+    pub examples: &'a [String],
     pub plan: &'a [Subgoal],
     /// Why the previous attempt at this step could not be used.
     pub feedback: Option<String>,
@@ -109,6 +110,7 @@ impl Strategy for Llm {
                 history: step.history,
                 feedback: step.feedback.as_deref(),
                 lessons: step.lessons,
+                examples: step.examples,
                 plan: step.plan,
             },
             &self.family,
@@ -204,6 +206,7 @@ mod tests {
             page_key: "",
             history: &[],
             lessons: &[],
+            examples: &[],
             plan: &[],
             feedback: None,
             failed: None,

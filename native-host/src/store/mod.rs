@@ -25,6 +25,7 @@ mod migrate;
 mod runs;
 pub mod serve;
 mod settings;
+mod trajectories;
 mod site;
 mod slot;
 
@@ -41,6 +42,7 @@ pub use migrate::latest_version;
 pub use runs::NewRun;
 pub use site::origin_of;
 pub use slot::StoreSlot;
+pub use trajectories::Trajectory;
 
 /// The store's file name in the data directory.
 pub const FILE_NAME: &str = "itinero.sqlite3";
