@@ -13,6 +13,10 @@ use super::{LaunchOptions, PageExt};
 pub async fn type_goal(panel: &Page, goal: &str) -> Result<()> {
     // The panel is a tab here, behind the page's: input goes to the tab in front.
     panel.bring_to_front().await?;
+    // The panel keeps the last goal in the box (to run it again): start from an empty one.
+    panel
+        .run_js::<serde_json::Value>("document.querySelector('#goal').value = ''; return null;")
+        .await?;
     panel
         .find_element("#goal")
         .await?

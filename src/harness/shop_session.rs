@@ -177,4 +177,3 @@ pub async fn expect_done(h: &Harness, panel: &Page, want: &str) -> Result<String
     }
     Ok(text)
 }
-

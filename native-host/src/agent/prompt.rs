@@ -173,7 +173,9 @@ pub fn build(input: &Input<'_>, family: &Family) -> Prompt {
             break;
         }
         if i == 0 {
-            head.push_str("\nPast runs on this site that worked (the page may have changed since):\n");
+            head.push_str(
+                "\nPast runs on this site that worked (the page may have changed since):\n",
+            );
         }
         head.push_str(e.trim_end());
         head.push('\n');
@@ -297,7 +299,8 @@ mod tests {
                 feedback: Some("there is no element [9]"),
                 lessons: &["Prices include VAT".to_owned()],
                 examples: &[
-                    "Goal: Find the price of Product 1\n1. click a \"Product 1\" → done\n".to_owned(),
+                    "Goal: Find the price of Product 1\n1. click a \"Product 1\" → done\n"
+                        .to_owned(),
                     format!("Goal: {}\n", "a very long example ".repeat(400)),
                 ],
                 plan: &[],

@@ -25,9 +25,9 @@ mod migrate;
 mod runs;
 pub mod serve;
 mod settings;
-mod trajectories;
 mod site;
 mod slot;
+mod trajectories;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -121,10 +121,30 @@ mod tests {
             })
             .unwrap();
         let steps = [
-            (r#"{"kind":"click"}"#, r#"{"kind":"navigated","url":"x"}"#, "click [3] a \"Socks\"", "navigated to x"),
-            (r#"{"kind":"click"}"#, r#"{"kind":"target_detached"}"#, "click [9] button \"Gone\"", "target detached"),
-            (r#"{"kind":"wait"}"#, r#"{"kind":"done"}"#, "wait 500 ms", "done"),
-            (r#"{"kind":"click"}"#, r#"{"kind":"done"}"#, "click [12] button \"Add to cart\"", "done"),
+            (
+                r#"{"kind":"click"}"#,
+                r#"{"kind":"navigated","url":"x"}"#,
+                "click [3] a \"Socks\"",
+                "navigated to x",
+            ),
+            (
+                r#"{"kind":"click"}"#,
+                r#"{"kind":"target_detached"}"#,
+                "click [9] button \"Gone\"",
+                "target detached",
+            ),
+            (
+                r#"{"kind":"wait"}"#,
+                r#"{"kind":"done"}"#,
+                "wait 500 ms",
+                "done",
+            ),
+            (
+                r#"{"kind":"click"}"#,
+                r#"{"kind":"done"}"#,
+                "click [12] button \"Add to cart\"",
+                "done",
+            ),
         ];
         for (n, (action, outcome, summary, text)) in steps.iter().enumerate() {
             store
@@ -151,12 +171,31 @@ mod tests {
     fn succeeded_runs_on_the_site_with_shared_words_come_back_best_first() {
         let store = Store::open_in_memory().unwrap();
         let shop = "https://shop.test/shop/";
-        let wool = run(&store, "Add wool socks to the cart", shop, RunStatus::Succeeded);
+        let wool = run(
+            &store,
+            "Add wool socks to the cart",
+            shop,
+            RunStatus::Succeeded,
+        );
         let hats = run(&store, "Find the cheapest hat", shop, RunStatus::Succeeded);
-        run(&store, "Add wool socks to the cart", shop, RunStatus::Failed);
-        run(&store, "Add wool socks to the cart", "https://other.test/", RunStatus::Succeeded);
+        run(
+            &store,
+            "Add wool socks to the cart",
+            shop,
+            RunStatus::Failed,
+        );
+        run(
+            &store,
+            "Add wool socks to the cart",
+            "https://other.test/",
+            RunStatus::Succeeded,
+        );
         let found = store
-            .similar_runs("https://shop.test/shop/cart", "Add cotton socks to my cart", 3)
+            .similar_runs(
+                "https://shop.test/shop/cart",
+                "Add cotton socks to my cart",
+                3,
+            )
             .unwrap();
         assert_eq!(found.iter().map(|t| t.run).collect::<Vec<_>>(), [wool]);
         assert_eq!(
@@ -170,11 +209,20 @@ mod tests {
         let found = store.similar_runs(shop, "cheapest hat?", 3).unwrap();
         assert_eq!(found[0].run, hats);
         // Quotes and operators in a goal are words, not query syntax.
-        assert!(store.similar_runs(shop, "\"NOT\" OR (", 3).unwrap().is_empty());
-        assert!(store.similar_runs("about:blank", "socks", 3).unwrap().is_empty());
+        assert!(store
+            .similar_runs(shop, "\"NOT\" OR (", 3)
+            .unwrap()
+            .is_empty());
+        assert!(store
+            .similar_runs("about:blank", "socks", 3)
+            .unwrap()
+            .is_empty());
         // A deleted run is no longer an example.
         store.delete_run(wool).unwrap();
-        assert!(store.similar_runs(shop, "wool socks", 3).unwrap().is_empty());
+        assert!(store
+            .similar_runs(shop, "wool socks", 3)
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
