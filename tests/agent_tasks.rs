@@ -9,8 +9,8 @@ use std::time::Duration;
 use anyhow::Result;
 use itinero::demo_shop::{NewsletterChoice, ShopOptions};
 use itinero::harness::shop_session::{expect_done, step, step_after, Session};
-use itinero::harness::PageExt;
-use serde_json::json;
+use itinero::harness::{PageExt, WAIT};
+use serde_json::{json, Value};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filtering_by_category_and_sorting_by_price_finds_the_cheapest_hat() -> Result<()> {

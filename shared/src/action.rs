@@ -152,11 +152,14 @@ impl Action {
             | Action::Select { target, .. }
             | Action::Check { target, .. }
             | Action::Hover { target } => *target = to,
-            Action::Scroll { target, .. } | Action::PressKey { target, .. } => {
-                if target.is_some() {
-                    *target = Some(to);
-                }
+            Action::Scroll {
+                target: target @ Some(_),
+                ..
             }
+            | Action::PressKey {
+                target: target @ Some(_),
+                ..
+            } => *target = Some(to),
             _ => {}
         }
         a

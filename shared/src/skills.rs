@@ -70,7 +70,7 @@ pub enum Postcondition {
     /// The page moved to a URL matching the pattern.
     Url { pattern: String },
     /// An element like this one is on the page.
-    Appeared { fingerprint: Fingerprint },
+    Appeared { fingerprint: Box<Fingerprint> },
     /// The target now holds this value (placeholders allowed).
     Value { value: String },
 }

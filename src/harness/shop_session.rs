@@ -26,6 +26,12 @@ pub struct Gate {
     open: Arc<watch::Sender<bool>>,
 }
 
+impl Default for Gate {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Gate {
     pub fn new() -> Self {
         Self {

@@ -43,10 +43,17 @@ impl ControlServer {
         let path = socket_path(run_dir, std::process::id());
         // Left by an earlier process with our pid (pids are reused); nobody listens on it.
         let _ = std::fs::remove_file(&path);
-        let listener = UnixListener::bind(&path)
-            .with_context(|| format!("cannot listen on {}", path.display()))?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
-            .with_context(|| format!("cannot restrict {} to its owner", path.display()))?;
+        // Bound under a name clients do not look for, restricted, then renamed into place: a
+        // client that finds the socket between bind and listen is refused and removes it as
+        // stale, so it must not be findable before it listens.
+        let staging = run_dir.join(format!(".host-{}.sock.new", std::process::id()));
+        let _ = std::fs::remove_file(&staging);
+        let listener = UnixListener::bind(&staging)
+            .with_context(|| format!("cannot listen on {}", staging.display()))?;
+        std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("cannot restrict {} to its owner", staging.display()))?;
+        std::fs::rename(&staging, &path)
+            .with_context(|| format!("cannot move {} to {}", staging.display(), path.display()))?;
         info!(path = %path.display(), "control socket listening");
         let (stop, stopped) = watch::channel(false);
         let accept = tokio::spawn(accept_loop(listener, link, stopped));
