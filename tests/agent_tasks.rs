@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use itinero::demo_shop::{NewsletterChoice, ShopOptions};
+use itinero::harness::panel::type_goal;
 use itinero::harness::shop_session::{expect_done, step, step_after, Session};
 use itinero::harness::{PageExt, WAIT};
 use serde_json::{json, Value};
