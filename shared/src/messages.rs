@@ -151,6 +151,18 @@ pub struct TaskOptions {
     /// Other models (same backend) that vote alongside the task's model, instead of samples.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vote_models: Vec<String>,
+    /// Replay this skill (with these parameter values) instead of asking the model each step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill: Option<SkillRun>,
+}
+
+/// A skill to replay and its parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillRun {
+    pub id: crate::skills::SkillId,
+    /// `(name, value)` for each of the skill's parameters.
+    #[serde(default)]
+    pub params: Vec<(String, String)>,
 }
 
 /// When the planner breaks a goal into sub-goals.

@@ -13,6 +13,7 @@ pub mod parse;
 pub mod planner;
 pub mod prompt;
 pub mod recovery;
+pub mod replay;
 pub mod reply;
 pub mod resolve;
 pub mod run;

@@ -356,7 +356,7 @@ pub async fn run(
                 feedback = Some(reason);
                 continue;
             }
-            Err(DecideError::Backend(e)) => {
+            Err(e @ (DecideError::Backend(_) | DecideError::Stuck(_))) => {
                 return finish(TaskStatus::Failed, Some(e.to_string()), step - 1);
             }
         };

@@ -61,6 +61,9 @@ pub enum DecideError {
     Unusable { reason: String, reply: String },
     #[error(transparent)]
     Backend(#[from] LlmError),
+    /// A strategy that acts without a model cannot go on and no model could take over.
+    #[error("{0}")]
+    Stuck(String),
 }
 
 #[async_trait]
