@@ -12,6 +12,7 @@ use crate::action::Action;
 use crate::envelope::MessageSet;
 use crate::observation::Observation;
 use crate::records::{Lesson, LessonId, RunDetail, RunId, RunSummary, Settings, SiteApproval};
+use crate::skills::{Skill, SkillId, SkillSummary};
 
 /// Declares an adjacently tagged message enum together with the list of its wire names.
 macro_rules! message_set {
@@ -346,37 +347,97 @@ pub struct TaskFinished {
     pub task_id: u64,
     pub status: TaskStatus,
     pub answer: Option<String>,
+    /// The run as the store keeps it (for "Save as skill"); `None` without a store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<RunId>,
 }
 
 // ---- skills, vault: request/response families filled in by later features ----
 
+/// The panel's requests about skills; each is answered with a [`SkillResponse`] or an `Error`.
+/// A skill is run with `StartTask` and [`TaskOptions::skill`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum SkillRequest {
-    List,
-    Show {
-        name: String,
+    /// The library, filtered by words of the name, description, goal or site.
+    List {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        search: Option<String>,
     },
-    Run {
+    Get {
+        id: SkillId,
+    },
+    /// Captures a succeeded run as a new skill.
+    Save {
+        run_id: RunId,
         name: String,
-        tab_id: i64,
-        params: Value,
+        #[serde(default)]
+        description: String,
+    },
+    Rename {
+        id: SkillId,
+        name: String,
+        #[serde(default)]
+        description: String,
+    },
+    /// Renames a parameter everywhere it is used.
+    RenameParam {
+        id: SkillId,
+        from: String,
+        to: String,
+    },
+    /// Puts a parameter's example value back everywhere: it is no longer asked for.
+    Unparameterise {
+        id: SkillId,
+        name: String,
     },
     Delete {
-        name: String,
+        id: SkillId,
     },
     Export {
-        name: String,
-        format: String,
+        id: SkillId,
+        format: SkillFormat,
+        /// Values for the parameters (the Playwright script needs them).
+        #[serde(default)]
+        params: Vec<(String, String)>,
     },
+    /// A skill's JSON (kept as a skill) or a Markdown playbook (kept as a hint for its site).
     Import {
         text: String,
     },
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillFormat {
+    Markdown,
+    Json,
+    Playwright,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SkillResponse {
-    pub result: Value,
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SkillResponse {
+    List {
+        skills: Vec<SkillSummary>,
+    },
+    /// Answers `Get`, `Save`, `Rename`, `RenameParam` and `Unparameterise`.
+    Skill {
+        summary: SkillSummary,
+        skill: Skill,
+    },
+    Deleted {
+        existed: bool,
+    },
+    Exported {
+        /// A file name for the download, e.g. `search-the-shop.spec.js`.
+        file_name: String,
+        text: String,
+    },
+    /// What an import kept, in words.
+    Imported {
+        what: String,
+    },
 }
 
 /// Passwords travel only browser→host inside `Add`; nothing in a response carries one

@@ -87,6 +87,11 @@ impl StoreMemory {
         .unwrap_or(false)
     }
 
+    /// The run as the store keeps it, once it is written down.
+    pub async fn run_id(&self) -> Option<RunId> {
+        *self.run.lock().await
+    }
+
     fn cache_key(&self, record: &StepRecord) -> Option<CacheKey> {
         let page = record.dom_hash.as_deref()?;
         Some(cache::key(&self.new_run.goal, &record.url, page))

@@ -353,6 +353,7 @@ impl Tasks {
                         task_id,
                         status: finished.status,
                         answer: finished.answer,
+                        run_id: memory.run_id().await,
                     }),
                 )
                 .await;
