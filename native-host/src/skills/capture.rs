@@ -325,3 +325,252 @@ fn replace_words(text: &str, re: &Regex, placeholder: &str) -> String {
     out.push_str(&text[from..]);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use itinero_shared::action::Fingerprint;
+    use serde_json::{json, Value};
+
+    const SHOP: &str = "https://shop.example";
+
+    fn target(index: u32, fp: Value) -> Value {
+        json!({"index": index, "fingerprint": fp})
+    }
+
+    fn search_box() -> Value {
+        json!({"tag": "input", "role": "searchbox", "name": "Search products",
+               "name_attr": "q", "path": "html>body>header>form>input[0]"})
+    }
+
+    fn step(n: u32, url: &str, strategy: &str, action: Value, outcome: Option<Value>) -> StepRecord {
+        StepRecord {
+            n,
+            url: url.to_owned(),
+            dom_hash: Some(format!("h{n}")),
+            action: Some(action),
+            action_summary: format!("step {n}"),
+            outcome,
+            strategy: strategy.to_owned(),
+            ..StepRecord::default()
+        }
+    }
+
+    /// A search-then-add-to-cart run as the agent records it: a click covered by an overlay,
+    /// a wait while recovering, a refused action, a question to the user, then success.
+    fn shopping_run() -> Vec<StepRecord> {
+        let home = format!("{SHOP}/shop/");
+        let results = format!("{SHOP}/shop/search?q=wool+socks");
+        let product = format!("{SHOP}/shop/product/1042");
+        let product_link = json!({"tag": "a", "role": "link", "name": "Wool socks",
+                                  "path": "html>body>main>ul>li[0]>h2>a"});
+        vec![
+            step(1, &home, "llm",
+                 json!({"kind": "type", "target": target(3, search_box()),
+                        "text": "Wool Socks", "submit": true}),
+                 Some(json!({"kind": "navigated", "url": results}))),
+            step(2, &results, "llm",
+                 json!({"kind": "click", "target": target(12, product_link.clone())}),
+                 Some(json!({"kind": "target_occluded", "by": "div#newsletter"}))),
+            step(3, &results, "recovery", json!({"kind": "wait", "ms": 500}),
+                 Some(json!({"kind": "done"}))),
+            step(4, &results, "recovery",
+                 json!({"kind": "click", "target": target(12, product_link)}),
+                 Some(json!({"kind": "navigated", "url": product}))),
+            step(5, &product, "guard",
+                 json!({"kind": "click", "target": target(9, json!({"tag": "button",
+                        "role": "button", "name": "Buy now"}))}),
+                 None),
+            step(6, &product, "llm", json!({"kind": "ask_user", "question": "Which size?"}), None),
+            step(7, &product, "llm",
+                 json!({"kind": "select", "target": target(5, json!({"tag": "select",
+                        "role": "combobox", "name": "Size", "name_attr": "size", "id": "size"})),
+                        "value": "M"}),
+                 Some(json!({"kind": "done"}))),
+            step(8, &product, "llm",
+                 json!({"kind": "click", "target": target(6, json!({"tag": "button",
+                        "role": "button", "name": "Add to cart",
+                        "path": "html>body>main>article>form>button[0]"}))}),
+                 Some(json!({"kind": "navigated", "url": format!("{SHOP}/shop/cart")}))),
+            step(9, &format!("{SHOP}/shop/cart"), "llm",
+                 json!({"kind": "done", "answer": "Added wool socks (size M) to the cart: wool socks, 12.90 EUR"}),
+                 None),
+        ]
+    }
+
+    #[test]
+    fn a_shopping_run_becomes_a_skill_of_the_steps_that_worked() {
+        let goal = "Search for wool socks and add them to the cart";
+        let skill = capture(goal, &format!("{SHOP}/shop/"), &shopping_run()).unwrap();
+        assert_eq!(skill.format, SKILL_FORMAT);
+        assert_eq!(skill.origin, SHOP);
+        assert_eq!(skill.start_url, format!("{SHOP}/shop/"));
+        assert_eq!(skill.name, "Search for wool socks and add");
+        assert_eq!(skill.description, goal);
+        assert_eq!(skill.goal, "Search for {search_products} and add them to the cart");
+        assert_eq!(
+            skill.params,
+            [Param {
+                name: "search_products".into(),
+                example: "Wool Socks".into()
+            }]
+        );
+        let notes: Vec<&str> = skill.steps.iter().map(|s| s.note.as_str()).collect();
+        assert_eq!(
+            notes,
+            [
+                "type \"{search_products}\" into searchbox \"Search products\" and submit",
+                "click link \"Wool socks\"",
+                "select \"M\" in combobox \"Size\"",
+                "click button \"Add to cart\"",
+                "finish, answering \"Added {search_products} (size M) to the cart: {search_products}, 12.90 EUR\"",
+            ]
+        );
+        let urls: Vec<&str> = skill.steps.iter().map(|s| s.url.as_str()).collect();
+        assert_eq!(
+            urls,
+            [
+                "https://shop.example/shop/",
+                "https://shop.example/shop/search?q",
+                "https://shop.example/shop/product/*",
+                "https://shop.example/shop/product/*",
+                "https://shop.example/shop/cart",
+            ]
+        );
+        let url = |p: &str| Postcondition::Url { pattern: p.into() };
+        assert_eq!(skill.steps[0].expect, [url("https://shop.example/shop/search?q")]);
+        assert_eq!(skill.steps[1].expect, [url("https://shop.example/shop/product/*")]);
+        // Chosen on a page that stayed: the value is what to check.
+        assert_eq!(skill.steps[2].expect, [Postcondition::Value { value: "M".into() }]);
+        assert_eq!(skill.steps[3].expect, [url("https://shop.example/shop/cart")]);
+        assert!(skill.steps[4].expect.is_empty());
+        // Indices are gone; fingerprints stay.
+        for s in &skill.steps {
+            if let Some(t) = s.action.target() {
+                assert_eq!(t.index, 0);
+                assert!(!t.fingerprint.tag.is_empty());
+            }
+        }
+        match &skill.steps[0].action {
+            Action::Type { target, text, submit, .. } => {
+                assert_eq!(text, "{search_products}");
+                assert!(submit);
+                assert_eq!(target.fingerprint.name_attr.as_deref(), Some("q"));
+                assert_eq!(target.fingerprint.path, "html>body>header>form>input[0]");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The skill is proposed for a goal of the same shape.
+        assert_eq!(
+            crate::skills::match_goal(&skill.goal, "search for hiking socks and add them to the cart"),
+            Some(vec![("search_products".to_owned(), "hiking socks".to_owned())])
+        );
+    }
+
+    #[test]
+    fn a_value_not_in_the_goal_stays_and_a_vault_reference_is_never_a_parameter() {
+        let login = format!("{SHOP}/login");
+        let field = |name: &str| json!({"tag": "input", "role": "textbox", "name": name});
+        let steps = vec![
+            step(1, &login, "llm",
+                 json!({"kind": "type", "target": target(1, field("Username")), "text": "alice"}),
+                 Some(json!({"kind": "done"}))),
+            step(2, &login, "llm",
+                 json!({"kind": "type", "target": target(2, field("Password")),
+                        "text": "{{secret:shop.example/password}}", "submit": true}),
+                 Some(json!({"kind": "navigated", "url": format!("{SHOP}/account")}))),
+        ];
+        let skill = capture("Sign in to the shop as alice", &login, &steps).unwrap();
+        // "alice" is in the goal: a parameter named after the field.
+        assert_eq!(skill.goal, "Sign in to the shop as {username}");
+        assert_eq!(skill.params[0].name, "username");
+        match &skill.steps[1].action {
+            Action::Type { text, .. } => assert_eq!(text, "{{secret:shop.example/password}}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(skill.params.len(), 1);
+        // No `done` was recorded: the skill still has its steps, and no done step.
+        assert_eq!(skill.steps.len(), 2);
+    }
+
+    #[test]
+    fn parameter_names_are_unique_and_a_repeated_value_reuses_its_parameter() {
+        let page = format!("{SHOP}/compare");
+        let unnamed = json!({"tag": "input", "name_attr": "item"});
+        let steps = vec![
+            step(1, &page, "llm",
+                 json!({"kind": "type", "target": target(1, unnamed.clone()), "text": "tea"}),
+                 Some(json!({"kind": "done"}))),
+            step(2, &page, "llm",
+                 json!({"kind": "type", "target": target(2, unnamed.clone()), "text": "coffee"}),
+                 Some(json!({"kind": "done"}))),
+            step(3, &page, "llm",
+                 json!({"kind": "type", "target": target(3, json!({"tag": "input"})), "text": "TEA"}),
+                 Some(json!({"kind": "done"}))),
+            // "a" is in the goal only inside words: not a parameter.
+            step(4, &page, "llm",
+                 json!({"kind": "type", "target": target(4, json!({"tag": "input"})), "text": "a"}),
+                 Some(json!({"kind": "done"}))),
+        ];
+        let skill = capture("Compare tea with coffee", &page, &steps).unwrap();
+        assert_eq!(skill.goal, "Compare {item} with {item_2}");
+        let names: Vec<(&str, &str)> = skill
+            .params
+            .iter()
+            .map(|p| (p.name.as_str(), p.example.as_str()))
+            .collect();
+        assert_eq!(names, [("item", "tea"), ("item_2", "coffee")]);
+        let texts: Vec<String> = skill
+            .steps
+            .iter()
+            .filter_map(|s| match &s.action {
+                Action::Type { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(texts, ["{item}", "{item_2}", "{item}", "a"]);
+    }
+
+    #[test]
+    fn a_run_with_nothing_that_worked_is_a_clear_error() {
+        let page = format!("{SHOP}/");
+        let steps = vec![
+            step(1, &page, "llm",
+                 json!({"kind": "click", "target": target(1, json!({"tag": "button"}))}),
+                 Some(json!({"kind": "failed", "reason": "no such element"}))),
+            step(2, &page, "llm", json!({"kind": "wait", "ms": 100}), Some(json!({"kind": "done"}))),
+            step(3, &page, "llm", json!({"kind": "done", "answer": "gave up", "success": true}), None),
+        ];
+        let err = capture("Do something", &page, &steps).unwrap_err();
+        assert_eq!(err, CaptureError::NoUsableStep { steps: 3 });
+        assert!(err.to_string().contains("3 steps recorded"), "{err}");
+        assert_eq!(
+            capture("x", "about:blank", &[]).unwrap_err(),
+            CaptureError::NoUsableStep { steps: 0 }
+        );
+        let ok = step(1, "about:blank", "llm",
+                      json!({"kind": "scroll", "direction": "down"}),
+                      Some(json!({"kind": "done"})));
+        assert_eq!(
+            capture("x", "about:blank", &[ok]).unwrap_err(),
+            CaptureError::NoOrigin("about:blank".into())
+        );
+    }
+
+    #[test]
+    fn slugs_are_readable_parameter_names() {
+        assert_eq!(slug("Search products"), "search_products");
+        assert_eq!(slug("  E-mail address: "), "e_mail_address");
+        assert_eq!(slug("2nd line"), "field_2nd_line");
+        assert_eq!(slug("—"), "");
+        assert!(slug(&"word ".repeat(20)).len() <= 33);
+        let fp = Fingerprint {
+            tag: "input".into(),
+            name: Some("—".into()),
+            name_attr: Some("q".into()),
+            ..Fingerprint::default()
+        };
+        let params = Parameters::new("g");
+        assert_eq!(params.fresh_name(&Target { index: 0, fingerprint: fp }), "q");
+    }
+}

@@ -389,11 +389,8 @@ pub fn to_playwright(skill: &Skill, values: &[(String, String)]) -> Result<Strin
         "\nasync function replay(page) {\n  await page.goto(at(START_URL));\n",
     );
     for (i, step) in steps.iter().enumerate() {
-        let what = if step.note.trim().is_empty() {
-            words::action(&step.action)
-        } else {
-            one_line(&step.note)
-        };
+        // Said again from the filled action: a note quoted the placeholder, not the value.
+        let what = words::action(&step.action);
         let _ = writeln!(js_text, "  await step({}, {}, async () => {{", i + 1, js(&what));
         for line in step_body(step).lines() {
             let _ = writeln!(js_text, "    {line}");
@@ -425,4 +422,174 @@ pub fn to_playwright(skill: &Skill, values: &[(String, String)]) -> Result<Strin
 "#,
     );
     Ok(js_text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skills::import::{from_json, from_markdown};
+    use crate::skills::test_support::shop_skill;
+
+    fn kv(k: &str, v: &str) -> Vec<(String, String)> {
+        vec![(k.to_owned(), v.to_owned())]
+    }
+
+    #[test]
+    fn the_playbook_reads_as_steps_with_what_each_leads_to() {
+        let md = to_markdown(&shop_skill());
+        let expected = "\
+# Add to cart
+
+Search for wool socks and add them to the cart
+
+Site: https://shop.example
+Start at: https://shop.example/shop/
+Goal: Search for {query} and add them to the cart
+
+## Parameters
+
+- `{query}`, e.g. \"wool socks\"
+
+## Steps
+
+1. On `https://shop.example/shop/`: Type \"{query}\" into searchbox \"Search products\" and submit
+   - Then the page is `https://shop.example/shop/search?q`.
+2. Click link \"Wool socks\"
+   - Then the page is `https://shop.example/shop/product/*`.
+3. Select \"M\" in combobox \"Size\"
+   - Then the field holds \"M\".
+4. Click button \"Add to cart\"
+   - Then the page is `https://shop.example/shop/cart`.
+5. Finish, answering \"Added {query} to the cart\"
+";
+        assert!(md.starts_with(expected), "{md}");
+        // It imports back as a hint for its site.
+        let playbook = from_markdown(&md).unwrap();
+        assert_eq!(playbook.origin, "https://shop.example");
+        assert_eq!(playbook.title, "Add to cart");
+        assert_eq!(playbook.text, md.trim());
+    }
+
+    #[test]
+    fn json_round_trips_exactly() {
+        let mut skill = shop_skill();
+        // Values JSON and JS must escape, and a vault reference.
+        skill.steps[0].note = "quote \" backslash \\ newline \n tab \t emoji 🧦".into();
+        skill.description = "{{secret:shop.example/user}} </script>".into();
+        let text = to_json(&skill);
+        assert!(text.contains("\n  \"name\": \"Add to cart\""), "{text}");
+        assert_eq!(from_json(&text).unwrap(), skill);
+        assert_eq!(to_json(&from_json(&text).unwrap()), text);
+    }
+
+    #[test]
+    fn the_playwright_script_replays_each_step_with_role_locators() {
+        let script = to_playwright(&shop_skill(), &kv("query", "hiking \"socks\" \\ 'n' </script>")).unwrap();
+        assert!(script.starts_with("#!/usr/bin/env node\n"), "{script}");
+        assert!(script.contains("const { chromium } = require('playwright-core');"));
+        assert!(script.contains("process.env.CHROMIUM || process.env.ITINERO_CHROMIUM"));
+        assert!(script.contains("process.env.BASE_URL || SKILL_ORIGIN"));
+        assert!(script.contains("const SKILL_ORIGIN = \"https://shop.example\";"));
+        assert!(script.contains("const START_URL = \"https://shop.example/shop/\";"));
+        for expected in [
+            // Step 1: fill and submit, the value escaped as a JS string.
+            r#"const el = await find(page, [() => page.getByRole("searchbox", { name: "Search products", exact: true }), () => page.locator("input[name=\"q\"]"), () => page.getByText("Search products", { exact: true })], "searchbox \"Search products\"");"#,
+            r#"await el.fill("hiking \"socks\" \\ 'n' </script>");"#,
+            "await el.press('Enter');",
+            r#"await page.waitForURL(urlRegExp("https://shop.example/shop/search?q"), { timeout: TIMEOUT });"#,
+            // Step 2.
+            r#"page.getByRole("link", { name: "Wool socks", exact: true })"#,
+            "await el.click();",
+            r#"urlRegExp("https://shop.example/shop/product/*")"#,
+            // Step 3: by role, id or name attribute.
+            r#"() => page.locator("[id=\"size\"]"), () => page.locator("select[name=\"size\"]")"#,
+            r#"await el.selectOption("M");"#,
+            // Step 4: the test id is the first fallback.
+            r#"() => page.getByRole("button", { name: "Add to cart", exact: true }), () => page.getByTestId("add")"#,
+            // Step 5: the answer, filled.
+            r#"console.log('done: ' + "Added hiking \"socks\" \\ 'n' </script> to the cart");"#,
+            "process.exitCode = 1;",
+        ] {
+            assert!(script.contains(expected), "missing {expected}\nin\n{script}");
+        }
+        let steps: Vec<&str> = script
+            .lines()
+            .filter(|l| l.trim_start().starts_with("await step("))
+            .collect();
+        assert_eq!(steps.len(), 5, "{script}");
+        assert!(steps[0].contains(r#"await step(1, "type \"hiking \\\"socks\\\""#), "{}", steps[0]);
+    }
+
+    #[test]
+    fn the_playwright_script_needs_every_parameter() {
+        let err = to_playwright(&shop_skill(), &[]).unwrap_err();
+        assert_eq!(
+            err,
+            ParamError::Missing {
+                name: "query".into()
+            }
+        );
+        assert!(matches!(
+            to_playwright(&shop_skill(), &[("query".into(), "x".into()), ("size".into(), "M".into())]),
+            Err(ParamError::Unknown { .. })
+        ));
+    }
+
+    #[test]
+    fn other_actions_become_playwright_calls() {
+        let mut skill = shop_skill();
+        let fp = |role: &str, name: &str| Fingerprint {
+            tag: "input".into(),
+            role: Some(role.into()),
+            name: Some(name.into()),
+            ..Fingerprint::default()
+        };
+        let target = |f| itinero_shared::action::Target {
+            index: 0,
+            fingerprint: f,
+        };
+        let step = |action| SkillStep {
+            action,
+            url: "https://shop.example/x".into(),
+            expect: vec![],
+            note: String::new(),
+        };
+        skill.steps = vec![
+            step(Action::Check {
+                target: target(fp("checkbox", "Gift wrap")),
+                checked: false,
+            }),
+            step(Action::Hover {
+                target: target(fp("custom-role", "Menu")),
+            }),
+            step(Action::PressKey {
+                key: "a".into(),
+                modifiers: vec![itinero_shared::action::Modifier::Control],
+                target: None,
+            }),
+            step(Action::Navigate {
+                url: "https://shop.example/shop/cart".into(),
+            }),
+            step(Action::Scroll {
+                target: None,
+                direction: ScrollDirection::Down,
+                pages: 0.5,
+            }),
+            step(Action::Back),
+        ];
+        let script = to_playwright(&skill, &kv("query", "x")).unwrap();
+        for expected in [
+            "await el.uncheck();",
+            // An unknown role is not given to getByRole, which would throw.
+            r#"const el = await find(page, [() => page.getByText("Menu", { exact: true })], "custom-role \"Menu\"");"#,
+            "await el.hover();",
+            r#"await page.keyboard.press("Control+a");"#,
+            r#"await page.goto(at("https://shop.example/shop/cart"));"#,
+            "await page.mouse.wheel(0 * v.width, 0.5 * v.height);",
+            "await page.goBack();",
+            r#"await step(1, "uncheck checkbox \"Gift wrap\"", async () => {"#,
+        ] {
+            assert!(script.contains(expected), "missing {expected}\nin\n{script}");
+        }
+    }
 }

@@ -208,3 +208,79 @@ fn site_line(line: &str) -> Option<String> {
     let value = value.trim_matches(|c: char| c == '`' || c == '<' || c == '>' || c.is_whitespace());
     (!value.is_empty()).then(|| value.to_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skills::export::to_json;
+    use crate::skills::test_support::shop_skill;
+
+    #[test]
+    fn a_newer_format_is_refused_by_saying_so() {
+        let mut value = serde_json::to_value(shop_skill()).unwrap();
+        value["format"] = (SKILL_FORMAT + 1).into();
+        let err = from_json(&value.to_string()).unwrap_err();
+        assert!(matches!(err, ImportError::NewerFormat { found, .. } if found == u64::from(SKILL_FORMAT) + 1));
+        assert!(err.to_string().contains("update itinero-host"), "{err}");
+    }
+
+    #[test]
+    fn a_hand_written_skill_gets_defaults_and_a_normalised_origin() {
+        let text = r#"{
+            "name": "Open cart",
+            "origin": "HTTPS://Shop.Example:443/",
+            "goal": "Open the cart",
+            "start_url": "https://shop.example/",
+            "steps": [{"action": {"kind": "navigate", "url": "https://shop.example/cart"},
+                       "url": "https://shop.example/"}]
+        }"#;
+        let skill = from_json(text).unwrap();
+        assert_eq!(skill.format, SKILL_FORMAT);
+        assert_eq!(skill.origin, "https://shop.example");
+        assert!(skill.params.is_empty());
+        assert!(skill.steps[0].expect.is_empty());
+    }
+
+    #[test]
+    fn bad_skills_are_refused_with_the_reason() {
+        let refused = |f: &dyn Fn(&mut Skill)| {
+            let mut skill = shop_skill();
+            f(&mut skill);
+            from_json(&to_json(&skill)).unwrap_err().to_string()
+        };
+        assert_eq!(refused(&|s| s.name = " ".into()), "the skill has no name");
+        assert!(refused(&|s| s.origin = "shop".into()).contains("\"shop\" is not a site"));
+        assert_eq!(refused(&|s| s.steps.clear()), "the skill has no steps");
+        assert_eq!(
+            refused(&|s| s.goal = "Search for {qeury}".into()),
+            "the goal uses {qeury}, which is not one of the skill's parameters (query)"
+        );
+        assert!(refused(&|s| s.steps[2].expect = vec![Postcondition::Value { value: "{size}".into() }])
+            .starts_with("step 3's expected value uses {size}"));
+        assert!(refused(&|s| s.params.push(s.params[0].clone())).contains("declared twice"));
+        assert!(refused(&|s| s.params[0].name = "Query".into()).contains("not a parameter name"));
+        // A vault reference is not a placeholder.
+        let mut skill = shop_skill();
+        skill.steps[0].note = "{{secret:shop.example/user}}".into();
+        assert!(from_json(&to_json(&skill)).is_ok());
+        assert!(matches!(from_json("not json"), Err(ImportError::Json(_))));
+        assert!(from_json("{\"name\": 3}").unwrap_err().to_string().starts_with("this is not a skill's JSON"));
+    }
+
+    #[test]
+    fn a_hand_written_playbook_needs_a_site() {
+        let md = "## Ordering coffee\n\n- **Site:** [the café](https://cafe.example/menu)\n\n1. Pick the size first.\n";
+        let playbook = from_markdown(md).unwrap();
+        assert_eq!(playbook.origin, "https://cafe.example");
+        assert_eq!(playbook.title, "## Ordering coffee");
+        assert_eq!(playbook.text, md.trim());
+        let bare = from_markdown("# Tips\nsite: `shop.example`\nUse the search.").unwrap();
+        assert_eq!(bare.origin, "https://shop.example");
+        assert_eq!(bare.title, "Tips");
+        assert!(matches!(from_markdown("# Tips\nNo site here."), Err(ImportError::NoSite)));
+        assert!(matches!(from_markdown("Site: not a site at all"), Err(ImportError::BadSite(_))));
+        assert!(matches!(from_markdown("  \n"), Err(ImportError::EmptyPlaybook)));
+        let long = format!("Site: https://a.example\n{}", "x".repeat(MAX_PLAYBOOK_CHARS));
+        assert!(matches!(from_markdown(&long), Err(ImportError::PlaybookTooLong { .. })));
+    }
+}

@@ -16,6 +16,9 @@ pub mod import;
 pub mod params;
 pub mod words;
 
+#[cfg(test)]
+mod test_support;
+
 pub use capture::{capture, CaptureError};
 pub use export::{to_json, to_markdown, to_playwright};
 pub use import::{from_json, from_markdown, ImportError, Playbook};

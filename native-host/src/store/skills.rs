@@ -301,3 +301,227 @@ fn summary_rows(conn: &Connection, like: Option<String>) -> rusqlite::Result<Vec
     })?;
     rows.collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::NewRun;
+    use itinero_shared::action::Action;
+    use itinero_shared::records::RunStatus;
+    use itinero_shared::skills::{Param, SkillStep, SKILL_FORMAT};
+
+    fn skill(name: &str, goal: &str) -> Skill {
+        Skill {
+            format: SKILL_FORMAT,
+            name: name.into(),
+            description: format!("{goal}, the usual way"),
+            origin: "https://shop.example".into(),
+            goal: goal.into(),
+            start_url: "https://shop.example/shop/".into(),
+            params: vec![Param {
+                name: "query".into(),
+                example: "socks".into(),
+            }],
+            steps: vec![SkillStep {
+                action: Action::Navigate {
+                    url: "https://shop.example/shop/search?q={query}".into(),
+                },
+                url: "https://shop.example/shop/".into(),
+                expect: vec![],
+                note: "go to the results".into(),
+            }],
+        }
+    }
+
+    fn run(store: &Store, goal: &str) -> RunId {
+        store
+            .begin_run(&NewRun {
+                goal: goal.into(),
+                start_url: "https://shop.example/shop/".into(),
+                ..NewRun::default()
+            })
+            .unwrap()
+    }
+
+    /// A store in a real file, as the host and the CLI open it.
+    fn file_store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join(crate::store::FILE_NAME)).unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn a_skill_is_saved_read_back_by_id_and_by_name_and_survives_reopening() {
+        let (dir, store) = file_store();
+        let source = run(&store, "Search for socks");
+        let before = now_ms();
+        let s = skill("Find socks", "Search for {query}");
+        let id = store.save_skill(&s, Some(source)).unwrap();
+        let stored = store.skill(id).unwrap().unwrap();
+        assert_eq!(stored.id, id);
+        assert_eq!(stored.skill, s);
+        assert_eq!(stored.source_run, Some(source));
+        assert!(stored.created_at >= before);
+        assert_eq!(stored.created_at, stored.updated_at);
+        assert_eq!(store.skill_by_name("FIND SOCKS ").unwrap().unwrap().id, id);
+        assert_eq!(store.skill_by_name("Find shoes").unwrap(), None);
+        assert_eq!(store.skill(id + 1).unwrap(), None);
+        drop(store);
+        let again = Store::open(&dir.path().join(crate::store::FILE_NAME)).unwrap();
+        assert_eq!(again.skill(id).unwrap().unwrap().skill, s);
+    }
+
+    #[test]
+    fn a_taken_name_is_refused_by_saying_so() {
+        let (_dir, store) = file_store();
+        store.save_skill(&skill("Find socks", "g"), None).unwrap();
+        let err = store
+            .save_skill(&skill("find SOCKS", "other"), None)
+            .unwrap_err();
+        assert!(matches!(&err, StoreError::SkillNameTaken(n) if n == "find SOCKS"), "{err}");
+        assert!(err.to_string().contains("already a skill named"), "{err}");
+        let other = store.save_skill(&skill("Find hats", "g"), None).unwrap();
+        let err = store
+            .update_skill(other, &skill("Find socks", "g"), None)
+            .unwrap_err();
+        assert!(matches!(err, StoreError::SkillNameTaken(_)), "{err}");
+        assert!(matches!(
+            store.save_skill(&skill(" ", "g"), None),
+            Err(StoreError::Invalid(_))
+        ));
+        let mut empty = skill("Empty", "g");
+        empty.steps.clear();
+        assert!(matches!(store.save_skill(&empty, None), Err(StoreError::Invalid(_))));
+        assert!(matches!(
+            store.save_skill(&skill("Orphan", "g"), Some(RunId(404))),
+            Err(StoreError::NoSuchRun(RunId(404)))
+        ));
+    }
+
+    #[test]
+    fn updating_replaces_the_skill_and_keeps_its_source_unless_healed() {
+        let (_dir, store) = file_store();
+        let captured = run(&store, "g");
+        let id = store.save_skill(&skill("Find socks", "g"), Some(captured)).unwrap();
+        let mut renamed = skill("Find any product", "Search the shop for {query}");
+        renamed.params[0].name = "query".into();
+        store.update_skill(id, &renamed, None).unwrap();
+        let stored = store.skill(id).unwrap().unwrap();
+        assert_eq!(stored.skill, renamed);
+        assert_eq!(stored.source_run, Some(captured));
+        assert!(stored.updated_at >= stored.created_at);
+        assert_eq!(store.skill_by_name("Find socks").unwrap(), None);
+        let healed = run(&store, "g");
+        store.update_skill(id, &renamed, Some(healed)).unwrap();
+        assert_eq!(store.skill(id).unwrap().unwrap().source_run, Some(healed));
+        assert!(matches!(
+            store.update_skill(id + 9, &renamed, None),
+            Err(StoreError::NoSuchSkill(_))
+        ));
+    }
+
+    #[test]
+    fn the_library_lists_by_name_with_statistics_from_the_runs_that_replayed_each_skill() {
+        let (_dir, store) = file_store();
+        let socks = store.save_skill(&skill("socks", "Search for {query}"), None).unwrap();
+        let hats = store.save_skill(&skill("Hats", "Buy a hat"), None).unwrap();
+        let runs: Vec<RunId> = (0..4).map(|i| run(&store, &format!("replay {i}"))).collect();
+        for r in &runs {
+            store.set_run_skill(*r, socks).unwrap();
+        }
+        store.finish_run(runs[0], RunStatus::Succeeded, None).unwrap();
+        store.finish_run(runs[1], RunStatus::Succeeded, None).unwrap();
+        store.finish_run(runs[2], RunStatus::Failed, None).unwrap();
+        // runs[3] is still going: counted, not timed.
+        let conn = store.conn();
+        for (r, start, end) in [(runs[0], 1_000, 3_000), (runs[1], 5_000, 9_000), (runs[2], 10_000, 10_600)] {
+            conn.execute(
+                "UPDATE runs SET started_at = ?2, finished_at = ?3 WHERE id = ?1",
+                params![r.0, start, end],
+            )
+            .unwrap();
+        }
+        conn.execute(
+            "UPDATE runs SET started_at = 20000 WHERE id = ?1",
+            [runs[3].0],
+        )
+        .unwrap();
+        drop(conn);
+
+        let list = store.list_skills(None).unwrap();
+        let names: Vec<&str> = list.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["Hats", "socks"]);
+        let hat = &list[0];
+        assert_eq!(hat.id, hats);
+        assert_eq!(hat.stats, SkillStats::default());
+        let sock = &list[1];
+        assert_eq!(sock.goal, "Search for {query}");
+        assert_eq!(sock.origin, "https://shop.example");
+        assert_eq!(sock.params.len(), 1);
+        assert_eq!(sock.steps, 1);
+        assert_eq!(
+            sock.stats,
+            SkillStats {
+                runs: 4,
+                succeeded: 2,
+                last_run: Some(20_000),
+                // (2000 + 4000 + 600) / 3
+                average_ms: Some(2_200),
+            }
+        );
+    }
+
+    #[test]
+    fn searching_the_library_matches_name_goal_description_and_site_literally() {
+        let (_dir, store) = file_store();
+        store.save_skill(&skill("Find socks", "Search for {query}"), None).unwrap();
+        store.save_skill(&skill("100% cotton", "Buy a shirt"), None).unwrap();
+        let names = |q: &str| -> Vec<String> {
+            store
+                .list_skills(Some(q))
+                .unwrap()
+                .into_iter()
+                .map(|s| s.name)
+                .collect()
+        };
+        assert_eq!(names("SOCKS"), ["Find socks"]);
+        assert_eq!(names("a shirt"), ["100% cotton"]);
+        assert_eq!(names("usual way").len(), 2);
+        assert_eq!(names("shop.example").len(), 2);
+        // LIKE's wildcards are literal in a search.
+        assert_eq!(names("0%"), ["100% cotton"]);
+        assert!(names("_ind").is_empty());
+        assert_eq!(names("  ").len(), 2);
+    }
+
+    #[test]
+    fn deleting_a_skill_keeps_the_runs_that_replayed_it() {
+        let (_dir, store) = file_store();
+        let id = store.save_skill(&skill("Find socks", "g"), None).unwrap();
+        let r = run(&store, "g");
+        store.set_run_skill(r, id).unwrap();
+        assert!(store.delete_skill(id).unwrap());
+        assert!(!store.delete_skill(id).unwrap());
+        assert!(store.run(r).unwrap().is_some());
+        let skill_id: Option<i64> = store
+            .conn()
+            .query_row("SELECT skill_id FROM runs WHERE id = ?1", [r.0], |row| row.get(0))
+            .unwrap();
+        assert_eq!(skill_id, None);
+        assert!(matches!(store.set_run_skill(r, id), Err(StoreError::NoSuchSkill(_))));
+        assert!(matches!(store.set_run_skill(RunId(77), id), Err(StoreError::NoSuchRun(_))));
+    }
+
+    #[test]
+    fn a_corrupt_body_is_reported_not_a_panic() {
+        let (_dir, store) = file_store();
+        let id = store.save_skill(&skill("Find socks", "g"), None).unwrap();
+        store
+            .conn()
+            .execute("UPDATE skills SET body = '{\"name\": 1}' WHERE id = ?1", [id])
+            .unwrap();
+        let err = store.skill(id).unwrap_err();
+        assert!(err.to_string().contains(&format!("skill {id}")), "{err}");
+        assert!(store.list_skills(None).is_err());
+    }
+}
