@@ -85,7 +85,9 @@ fn parse_param(arg: &str) -> Result<(String, String), String> {
         Some((name, value)) if !name.trim().is_empty() => {
             Ok((name.trim().to_owned(), value.to_owned()))
         }
-        _ => Err(format!("{arg:?} is not NAME=VALUE (e.g. query=\"wool socks\")")),
+        _ => Err(format!(
+            "{arg:?} is not NAME=VALUE (e.g. query=\"wool socks\")"
+        )),
     }
 }
 
@@ -197,7 +199,9 @@ fn show(store: &Store, name: &str, json: bool) -> Result<()> {
             head,
             ", {} succeeded, last {}",
             stats.succeeded,
-            stats.last_run.map_or("never".to_owned(), |t| ago(crate::store::now_ms(), t))
+            stats
+                .last_run
+                .map_or("never".to_owned(), |t| ago(crate::store::now_ms(), t))
         );
         if let Some(ms) = stats.average_ms {
             let _ = write!(head, ", {} on average", seconds(ms));
@@ -211,7 +215,9 @@ fn show(store: &Store, name: &str, json: bool) -> Result<()> {
 fn export_skill(store: &Store, args: &ExportArgs) -> Result<()> {
     let stored = find(store, &args.name)?;
     if args.format != Format::Playwright && !args.params.is_empty() {
-        bail!("--param is for --format playwright: the other formats keep the parameters as they are");
+        bail!(
+            "--param is for --format playwright: the other formats keep the parameters as they are"
+        );
     }
     let text = match args.format {
         Format::Markdown => export::to_markdown(&stored.skill),
@@ -244,8 +250,8 @@ fn write_file(path: &Path, text: &str, executable: bool) -> Result<()> {
 }
 
 fn import(store: &Store, file: &Path, name: Option<&str>) -> Result<()> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read {}", file.display()))?;
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     if text.trim_start().starts_with('{') {
         let mut skill = skills::from_json(&text)
             .with_context(|| format!("cannot import {}", file.display()))?;
@@ -266,7 +272,10 @@ fn import(store: &Store, file: &Path, name: Option<&str>) -> Result<()> {
         );
     } else {
         if name.is_some() {
-            bail!("--name is for a skill's JSON; {} is a Markdown playbook", file.display());
+            bail!(
+                "--name is for a skill's JSON; {} is a Markdown playbook",
+                file.display()
+            );
         }
         let playbook = skills::from_markdown(&text)
             .with_context(|| format!("cannot import {}", file.display()))?;
@@ -355,12 +364,15 @@ mod tests {
         };
         let text = table(
             &[
-                skill("Buy socks", SkillStats {
-                    runs: 4,
-                    succeeded: 3,
-                    last_run: Some(now - 7_200_000),
-                    average_ms: Some(4_250),
-                }),
+                skill(
+                    "Buy socks",
+                    SkillStats {
+                        runs: 4,
+                        succeeded: 3,
+                        last_run: Some(now - 7_200_000),
+                        average_ms: Some(4_250),
+                    },
+                ),
                 skill("Fresh", SkillStats::default()),
             ],
             now,
@@ -369,8 +381,14 @@ mod tests {
         assert!(lines[0].starts_with("NAME"), "{text}");
         assert!(lines[1].contains("3/4"), "{text}");
         assert!(lines[1].contains("2 h ago"), "{text}");
-        assert!(lines[1].contains("4.2 s") || lines[1].contains("4.3 s"), "{text}");
-        assert!(lines[1].ends_with("https://shop.example — Search for {query}"), "{text}");
+        assert!(
+            lines[1].contains("4.2 s") || lines[1].contains("4.3 s"),
+            "{text}"
+        );
+        assert!(
+            lines[1].ends_with("https://shop.example — Search for {query}"),
+            "{text}"
+        );
         assert!(lines[2].contains("never"), "{text}");
     }
 

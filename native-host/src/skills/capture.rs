@@ -38,7 +38,10 @@ const NAME_WORDS: usize = 6;
 /// the goal's first words and the description to the goal (the caller usually renames it).
 pub fn capture(goal: &str, start_url: &str, steps: &[StepRecord]) -> Result<Skill, CaptureError> {
     let kept: Vec<Kept> = steps.iter().filter_map(usable).collect();
-    if !kept.iter().any(|k| !matches!(k.action, Action::Done { .. })) {
+    if !kept
+        .iter()
+        .any(|k| !matches!(k.action, Action::Done { .. }))
+    {
         return Err(CaptureError::NoUsableStep { steps: steps.len() });
     }
     let origin = origin_of(start_url)
@@ -181,8 +184,12 @@ impl Parameters {
     /// The action with a typed or chosen value that came from the goal as a placeholder.
     fn templated(&mut self, action: &Action) -> Action {
         let mut action = action.clone();
-        if let Action::Type { target, text, .. } | Action::Select { target, value: text, .. } =
-            &mut action
+        if let Action::Type { target, text, .. }
+        | Action::Select {
+            target,
+            value: text,
+            ..
+        } = &mut action
         {
             if let Some(name) = self.param_for(text, target) {
                 *text = text.replacen(text.trim(), &format!("{{{name}}}"), 1);
@@ -343,7 +350,13 @@ mod tests {
                "name_attr": "q", "path": "html>body>header>form>input[0]"})
     }
 
-    fn step(n: u32, url: &str, strategy: &str, action: Value, outcome: Option<Value>) -> StepRecord {
+    fn step(
+        n: u32,
+        url: &str,
+        strategy: &str,
+        action: Value,
+        outcome: Option<Value>,
+    ) -> StepRecord {
         StepRecord {
             n,
             url: url.to_owned(),
@@ -365,36 +378,75 @@ mod tests {
         let product_link = json!({"tag": "a", "role": "link", "name": "Wool socks",
                                   "path": "html>body>main>ul>li[0]>h2>a"});
         vec![
-            step(1, &home, "llm",
-                 json!({"kind": "type", "target": target(3, search_box()),
+            step(
+                1,
+                &home,
+                "llm",
+                json!({"kind": "type", "target": target(3, search_box()),
                         "text": "Wool Socks", "submit": true}),
-                 Some(json!({"kind": "navigated", "url": results}))),
-            step(2, &results, "llm",
-                 json!({"kind": "click", "target": target(12, product_link.clone())}),
-                 Some(json!({"kind": "target_occluded", "by": "div#newsletter"}))),
-            step(3, &results, "recovery", json!({"kind": "wait", "ms": 500}),
-                 Some(json!({"kind": "done"}))),
-            step(4, &results, "recovery",
-                 json!({"kind": "click", "target": target(12, product_link)}),
-                 Some(json!({"kind": "navigated", "url": product}))),
-            step(5, &product, "guard",
-                 json!({"kind": "click", "target": target(9, json!({"tag": "button",
+                Some(json!({"kind": "navigated", "url": results})),
+            ),
+            step(
+                2,
+                &results,
+                "llm",
+                json!({"kind": "click", "target": target(12, product_link.clone())}),
+                Some(json!({"kind": "target_occluded", "by": "div#newsletter"})),
+            ),
+            step(
+                3,
+                &results,
+                "recovery",
+                json!({"kind": "wait", "ms": 500}),
+                Some(json!({"kind": "done"})),
+            ),
+            step(
+                4,
+                &results,
+                "recovery",
+                json!({"kind": "click", "target": target(12, product_link)}),
+                Some(json!({"kind": "navigated", "url": product})),
+            ),
+            step(
+                5,
+                &product,
+                "guard",
+                json!({"kind": "click", "target": target(9, json!({"tag": "button",
                         "role": "button", "name": "Buy now"}))}),
-                 None),
-            step(6, &product, "llm", json!({"kind": "ask_user", "question": "Which size?"}), None),
-            step(7, &product, "llm",
-                 json!({"kind": "select", "target": target(5, json!({"tag": "select",
+                None,
+            ),
+            step(
+                6,
+                &product,
+                "llm",
+                json!({"kind": "ask_user", "question": "Which size?"}),
+                None,
+            ),
+            step(
+                7,
+                &product,
+                "llm",
+                json!({"kind": "select", "target": target(5, json!({"tag": "select",
                         "role": "combobox", "name": "Size", "name_attr": "size", "id": "size"})),
                         "value": "M"}),
-                 Some(json!({"kind": "done"}))),
-            step(8, &product, "llm",
-                 json!({"kind": "click", "target": target(6, json!({"tag": "button",
+                Some(json!({"kind": "done"})),
+            ),
+            step(
+                8,
+                &product,
+                "llm",
+                json!({"kind": "click", "target": target(6, json!({"tag": "button",
                         "role": "button", "name": "Add to cart",
                         "path": "html>body>main>article>form>button[0]"}))}),
-                 Some(json!({"kind": "navigated", "url": format!("{SHOP}/shop/cart")}))),
-            step(9, &format!("{SHOP}/shop/cart"), "llm",
-                 json!({"kind": "done", "answer": "Added wool socks (size M) to the cart: wool socks, 12.90 EUR"}),
-                 None),
+                Some(json!({"kind": "navigated", "url": format!("{SHOP}/shop/cart")})),
+            ),
+            step(
+                9,
+                &format!("{SHOP}/shop/cart"),
+                "llm",
+                json!({"kind": "done", "answer": "Added wool socks (size M) to the cart: wool socks, 12.90 EUR"}),
+                None,
+            ),
         ]
     }
 
@@ -407,7 +459,10 @@ mod tests {
         assert_eq!(skill.start_url, format!("{SHOP}/shop/"));
         assert_eq!(skill.name, "Search for wool socks and add");
         assert_eq!(skill.description, goal);
-        assert_eq!(skill.goal, "Search for {search_products} and add them to the cart");
+        assert_eq!(
+            skill.goal,
+            "Search for {search_products} and add them to the cart"
+        );
         assert_eq!(
             skill.params,
             [Param {
@@ -438,11 +493,23 @@ mod tests {
             ]
         );
         let url = |p: &str| Postcondition::Url { pattern: p.into() };
-        assert_eq!(skill.steps[0].expect, [url("https://shop.example/shop/search?q")]);
-        assert_eq!(skill.steps[1].expect, [url("https://shop.example/shop/product/*")]);
+        assert_eq!(
+            skill.steps[0].expect,
+            [url("https://shop.example/shop/search?q")]
+        );
+        assert_eq!(
+            skill.steps[1].expect,
+            [url("https://shop.example/shop/product/*")]
+        );
         // Chosen on a page that stayed: the value is what to check.
-        assert_eq!(skill.steps[2].expect, [Postcondition::Value { value: "M".into() }]);
-        assert_eq!(skill.steps[3].expect, [url("https://shop.example/shop/cart")]);
+        assert_eq!(
+            skill.steps[2].expect,
+            [Postcondition::Value { value: "M".into() }]
+        );
+        assert_eq!(
+            skill.steps[3].expect,
+            [url("https://shop.example/shop/cart")]
+        );
         assert!(skill.steps[4].expect.is_empty());
         // Indices are gone; fingerprints stay.
         for s in &skill.steps {
@@ -452,7 +519,12 @@ mod tests {
             }
         }
         match &skill.steps[0].action {
-            Action::Type { target, text, submit, .. } => {
+            Action::Type {
+                target,
+                text,
+                submit,
+                ..
+            } => {
                 assert_eq!(text, "{search_products}");
                 assert!(submit);
                 assert_eq!(target.fingerprint.name_attr.as_deref(), Some("q"));
@@ -462,8 +534,14 @@ mod tests {
         }
         // The skill is proposed for a goal of the same shape.
         assert_eq!(
-            crate::skills::match_goal(&skill.goal, "search for hiking socks and add them to the cart"),
-            Some(vec![("search_products".to_owned(), "hiking socks".to_owned())])
+            crate::skills::match_goal(
+                &skill.goal,
+                "search for hiking socks and add them to the cart"
+            ),
+            Some(vec![(
+                "search_products".to_owned(),
+                "hiking socks".to_owned()
+            )])
         );
     }
 
@@ -472,13 +550,21 @@ mod tests {
         let login = format!("{SHOP}/login");
         let field = |name: &str| json!({"tag": "input", "role": "textbox", "name": name});
         let steps = vec![
-            step(1, &login, "llm",
-                 json!({"kind": "type", "target": target(1, field("Username")), "text": "alice"}),
-                 Some(json!({"kind": "done"}))),
-            step(2, &login, "llm",
-                 json!({"kind": "type", "target": target(2, field("Password")),
+            step(
+                1,
+                &login,
+                "llm",
+                json!({"kind": "type", "target": target(1, field("Username")), "text": "alice"}),
+                Some(json!({"kind": "done"})),
+            ),
+            step(
+                2,
+                &login,
+                "llm",
+                json!({"kind": "type", "target": target(2, field("Password")),
                         "text": "{{secret:shop.example/password}}", "submit": true}),
-                 Some(json!({"kind": "navigated", "url": format!("{SHOP}/account")}))),
+                Some(json!({"kind": "navigated", "url": format!("{SHOP}/account")})),
+            ),
         ];
         let skill = capture("Sign in to the shop as alice", &login, &steps).unwrap();
         // "alice" is in the goal: a parameter named after the field.
@@ -498,19 +584,35 @@ mod tests {
         let page = format!("{SHOP}/compare");
         let unnamed = json!({"tag": "input", "name_attr": "item"});
         let steps = vec![
-            step(1, &page, "llm",
-                 json!({"kind": "type", "target": target(1, unnamed.clone()), "text": "tea"}),
-                 Some(json!({"kind": "done"}))),
-            step(2, &page, "llm",
-                 json!({"kind": "type", "target": target(2, unnamed.clone()), "text": "coffee"}),
-                 Some(json!({"kind": "done"}))),
-            step(3, &page, "llm",
-                 json!({"kind": "type", "target": target(3, json!({"tag": "input"})), "text": "TEA"}),
-                 Some(json!({"kind": "done"}))),
+            step(
+                1,
+                &page,
+                "llm",
+                json!({"kind": "type", "target": target(1, unnamed.clone()), "text": "tea"}),
+                Some(json!({"kind": "done"})),
+            ),
+            step(
+                2,
+                &page,
+                "llm",
+                json!({"kind": "type", "target": target(2, unnamed.clone()), "text": "coffee"}),
+                Some(json!({"kind": "done"})),
+            ),
+            step(
+                3,
+                &page,
+                "llm",
+                json!({"kind": "type", "target": target(3, json!({"tag": "input"})), "text": "TEA"}),
+                Some(json!({"kind": "done"})),
+            ),
             // "a" is in the goal only inside words: not a parameter.
-            step(4, &page, "llm",
-                 json!({"kind": "type", "target": target(4, json!({"tag": "input"})), "text": "a"}),
-                 Some(json!({"kind": "done"}))),
+            step(
+                4,
+                &page,
+                "llm",
+                json!({"kind": "type", "target": target(4, json!({"tag": "input"})), "text": "a"}),
+                Some(json!({"kind": "done"})),
+            ),
         ];
         let skill = capture("Compare tea with coffee", &page, &steps).unwrap();
         assert_eq!(skill.goal, "Compare {item} with {item_2}");
@@ -535,11 +637,27 @@ mod tests {
     fn a_run_with_nothing_that_worked_is_a_clear_error() {
         let page = format!("{SHOP}/");
         let steps = vec![
-            step(1, &page, "llm",
-                 json!({"kind": "click", "target": target(1, json!({"tag": "button"}))}),
-                 Some(json!({"kind": "failed", "reason": "no such element"}))),
-            step(2, &page, "llm", json!({"kind": "wait", "ms": 100}), Some(json!({"kind": "done"}))),
-            step(3, &page, "llm", json!({"kind": "done", "answer": "gave up", "success": true}), None),
+            step(
+                1,
+                &page,
+                "llm",
+                json!({"kind": "click", "target": target(1, json!({"tag": "button"}))}),
+                Some(json!({"kind": "failed", "reason": "no such element"})),
+            ),
+            step(
+                2,
+                &page,
+                "llm",
+                json!({"kind": "wait", "ms": 100}),
+                Some(json!({"kind": "done"})),
+            ),
+            step(
+                3,
+                &page,
+                "llm",
+                json!({"kind": "done", "answer": "gave up", "success": true}),
+                None,
+            ),
         ];
         let err = capture("Do something", &page, &steps).unwrap_err();
         assert_eq!(err, CaptureError::NoUsableStep { steps: 3 });
@@ -548,9 +666,13 @@ mod tests {
             capture("x", "about:blank", &[]).unwrap_err(),
             CaptureError::NoUsableStep { steps: 0 }
         );
-        let ok = step(1, "about:blank", "llm",
-                      json!({"kind": "scroll", "direction": "down"}),
-                      Some(json!({"kind": "done"})));
+        let ok = step(
+            1,
+            "about:blank",
+            "llm",
+            json!({"kind": "scroll", "direction": "down"}),
+            Some(json!({"kind": "done"})),
+        );
         assert_eq!(
             capture("x", "about:blank", &[ok]).unwrap_err(),
             CaptureError::NoOrigin("about:blank".into())
@@ -571,6 +693,12 @@ mod tests {
             ..Fingerprint::default()
         };
         let params = Parameters::new("g");
-        assert_eq!(params.fresh_name(&Target { index: 0, fingerprint: fp }), "q");
+        assert_eq!(
+            params.fresh_name(&Target {
+                index: 0,
+                fingerprint: fp
+            }),
+            "q"
+        );
     }
 }

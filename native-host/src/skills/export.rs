@@ -111,17 +111,88 @@ fn css_attr(attr: &str, value: &str) -> String {
 /// The ARIA roles Playwright's `getByRole` takes; a page's own `role="…"` outside this list
 /// falls back to the other locators.
 const ROLES: &[&str] = &[
-    "alert", "alertdialog", "application", "article", "banner", "blockquote", "button",
-    "caption", "cell", "checkbox", "code", "columnheader", "combobox", "complementary",
-    "contentinfo", "definition", "deletion", "dialog", "directory", "document", "emphasis",
-    "feed", "figure", "form", "generic", "grid", "gridcell", "group", "heading", "img",
-    "insertion", "link", "list", "listbox", "listitem", "log", "main", "marquee", "math", "menu",
-    "menubar", "menuitem", "menuitemcheckbox", "menuitemradio", "meter", "navigation", "none",
-    "note", "option", "paragraph", "presentation", "progressbar", "radio", "radiogroup", "region",
-    "row", "rowgroup", "rowheader", "scrollbar", "search", "searchbox", "separator", "slider",
-    "spinbutton", "status", "strong", "subscript", "superscript", "switch", "tab", "table",
-    "tablist", "tabpanel", "term", "textbox", "time", "timer", "toolbar", "tooltip", "tree",
-    "treegrid", "treeitem",
+    "alert",
+    "alertdialog",
+    "application",
+    "article",
+    "banner",
+    "blockquote",
+    "button",
+    "caption",
+    "cell",
+    "checkbox",
+    "code",
+    "columnheader",
+    "combobox",
+    "complementary",
+    "contentinfo",
+    "definition",
+    "deletion",
+    "dialog",
+    "directory",
+    "document",
+    "emphasis",
+    "feed",
+    "figure",
+    "form",
+    "generic",
+    "grid",
+    "gridcell",
+    "group",
+    "heading",
+    "img",
+    "insertion",
+    "link",
+    "list",
+    "listbox",
+    "listitem",
+    "log",
+    "main",
+    "marquee",
+    "math",
+    "menu",
+    "menubar",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "meter",
+    "navigation",
+    "none",
+    "note",
+    "option",
+    "paragraph",
+    "presentation",
+    "progressbar",
+    "radio",
+    "radiogroup",
+    "region",
+    "row",
+    "rowgroup",
+    "rowheader",
+    "scrollbar",
+    "search",
+    "searchbox",
+    "separator",
+    "slider",
+    "spinbutton",
+    "status",
+    "strong",
+    "subscript",
+    "superscript",
+    "switch",
+    "tab",
+    "table",
+    "tablist",
+    "tabpanel",
+    "term",
+    "textbox",
+    "time",
+    "timer",
+    "toolbar",
+    "tooltip",
+    "tree",
+    "treegrid",
+    "treeitem",
 ];
 
 /// Locators for a target, best first: role and accessible name, then the test id, the id, the
@@ -129,7 +200,12 @@ const ROLES: &[&str] = &[
 /// element.
 fn locators(fp: &Fingerprint) -> Vec<String> {
     let mut out = Vec::new();
-    let nonempty = |o: &Option<String>| o.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+    let nonempty = |o: &Option<String>| {
+        o.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
     if let (Some(role), Some(name)) = (fp.role.as_deref(), nonempty(&fp.name)) {
         if ROLES.contains(&role) {
             out.push(format!(
@@ -146,11 +222,21 @@ fn locators(fp: &Fingerprint) -> Vec<String> {
         out.push(format!("page.locator({})", js(&css_attr("id", &id))));
     }
     if let Some(name) = nonempty(&fp.name_attr) {
-        let tag = if fp.tag.chars().all(|c| c.is_ascii_alphanumeric()) { fp.tag.as_str() } else { "" };
-        out.push(format!("page.locator({})", js(&format!("{tag}{}", css_attr("name", &name)))));
+        let tag = if fp.tag.chars().all(|c| c.is_ascii_alphanumeric()) {
+            fp.tag.as_str()
+        } else {
+            ""
+        };
+        out.push(format!(
+            "page.locator({})",
+            js(&format!("{tag}{}", css_attr("name", &name)))
+        ));
     }
     if let Some(label) = nonempty(&fp.aria_label) {
-        out.push(format!("page.getByLabel({}, {{ exact: true }})", js(&label)));
+        out.push(format!(
+            "page.getByLabel({}, {{ exact: true }})",
+            js(&label)
+        ));
     }
     if let Some(text) = nonempty(&fp.text).or_else(|| nonempty(&fp.name)) {
         out.push(format!("page.getByText({}, {{ exact: true }})", js(&text)));
@@ -160,7 +246,10 @@ fn locators(fp: &Fingerprint) -> Vec<String> {
 
 /// The JS that finds a step's target into `el`.
 fn find(fp: &Fingerprint) -> String {
-    let candidates: Vec<String> = locators(fp).into_iter().map(|l| format!("() => {l}")).collect();
+    let candidates: Vec<String> = locators(fp)
+        .into_iter()
+        .map(|l| format!("() => {l}"))
+        .collect();
     format!(
         "const el = await find(page, [{}], {});\n",
         candidates.join(", "),
@@ -195,7 +284,11 @@ fn step_body(step: &SkillStep) -> String {
             let _ = writeln!(body, "await el.selectOption({});", js(value));
         }
         Action::Check { checked, .. } => {
-            body.push_str(if *checked { "await el.check();\n" } else { "await el.uncheck();\n" });
+            body.push_str(if *checked {
+                "await el.check();\n"
+            } else {
+                "await el.uncheck();\n"
+            });
         }
         Action::Hover { .. } => body.push_str("await el.hover();\n"),
         Action::Scroll {
@@ -329,7 +422,9 @@ async function find(page, candidates, what) {
   for (;;) {
     for (const make of candidates) {
       const locator = make();
-      if ((await locator.count()) === 1) return locator;
+      // A page that is still replacing itself can fail a count: try again.
+      const count = await locator.count().catch(() => 0);
+      if (count === 1) return locator;
     }
     if (Date.now() > deadline) {
       throw new Error(`cannot find ${what} on ${page.url()} (no locator matched exactly one element)`);
@@ -382,16 +477,23 @@ pub fn to_playwright(skill: &Skill, values: &[(String, String)]) -> Result<Strin
         "// Run: npm install playwright-core && CHROMIUM=/usr/bin/chromium node <this file>\n"
     );
     let _ = writeln!(js_text, "const SKILL_NAME = {};", js(&skill.name));
-    let _ = writeln!(js_text, "const SKILL_ORIGIN = {};", js(skill.origin.trim_end_matches('/')));
+    let _ = writeln!(
+        js_text,
+        "const SKILL_ORIGIN = {};",
+        js(skill.origin.trim_end_matches('/'))
+    );
     let _ = writeln!(js_text, "const START_URL = {};", js(&skill.start_url));
     js_text.push_str(PRELUDE);
-    js_text.push_str(
-        "\nasync function replay(page) {\n  await page.goto(at(START_URL));\n",
-    );
+    js_text.push_str("\nasync function replay(page) {\n  await page.goto(at(START_URL));\n");
     for (i, step) in steps.iter().enumerate() {
         // Said again from the filled action: a note quoted the placeholder, not the value.
         let what = words::action(&step.action);
-        let _ = writeln!(js_text, "  await step({}, {}, async () => {{", i + 1, js(&what));
+        let _ = writeln!(
+            js_text,
+            "  await step({}, {}, async () => {{",
+            i + 1,
+            js(&what)
+        );
         for line in step_body(step).lines() {
             let _ = writeln!(js_text, "    {line}");
         }
@@ -484,7 +586,11 @@ Goal: Search for {query} and add them to the cart
 
     #[test]
     fn the_playwright_script_replays_each_step_with_role_locators() {
-        let script = to_playwright(&shop_skill(), &kv("query", "hiking \"socks\" \\ 'n' </script>")).unwrap();
+        let script = to_playwright(
+            &shop_skill(),
+            &kv("query", "hiking \"socks\" \\ 'n' </script>"),
+        )
+        .unwrap();
         assert!(script.starts_with("#!/usr/bin/env node\n"), "{script}");
         assert!(script.contains("const { chromium } = require('playwright-core');"));
         assert!(script.contains("process.env.CHROMIUM || process.env.ITINERO_CHROMIUM"));
@@ -510,14 +616,21 @@ Goal: Search for {query} and add them to the cart
             r#"console.log('done: ' + "Added hiking \"socks\" \\ 'n' </script> to the cart");"#,
             "process.exitCode = 1;",
         ] {
-            assert!(script.contains(expected), "missing {expected}\nin\n{script}");
+            assert!(
+                script.contains(expected),
+                "missing {expected}\nin\n{script}"
+            );
         }
         let steps: Vec<&str> = script
             .lines()
             .filter(|l| l.trim_start().starts_with("await step("))
             .collect();
         assert_eq!(steps.len(), 5, "{script}");
-        assert!(steps[0].contains(r#"await step(1, "type \"hiking \\\"socks\\\""#), "{}", steps[0]);
+        assert!(
+            steps[0].contains(r#"await step(1, "type \"hiking \\\"socks\\\""#),
+            "{}",
+            steps[0]
+        );
     }
 
     #[test]
@@ -530,7 +643,10 @@ Goal: Search for {query} and add them to the cart
             }
         );
         assert!(matches!(
-            to_playwright(&shop_skill(), &[("query".into(), "x".into()), ("size".into(), "M".into())]),
+            to_playwright(
+                &shop_skill(),
+                &[("query".into(), "x".into()), ("size".into(), "M".into())]
+            ),
             Err(ParamError::Unknown { .. })
         ));
     }
@@ -589,7 +705,10 @@ Goal: Search for {query} and add them to the cart
             "await page.goBack();",
             r#"await step(1, "uncheck checkbox \"Gift wrap\"", async () => {"#,
         ] {
-            assert!(script.contains(expected), "missing {expected}\nin\n{script}");
+            assert!(
+                script.contains(expected),
+                "missing {expected}\nin\n{script}"
+            );
         }
     }
 }

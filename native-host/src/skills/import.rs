@@ -115,7 +115,10 @@ pub fn validate(skill: &Skill) -> Result<(), ImportError> {
         }
     };
     let check = |place: String, text: &str| -> Result<(), ImportError> {
-        match placeholders(text).into_iter().find(|n| !declared.contains(n)) {
+        match placeholders(text)
+            .into_iter()
+            .find(|n| !declared.contains(n))
+        {
             Some(name) => Err(ImportError::UndeclaredParam {
                 place,
                 name: name.to_owned(),
@@ -167,7 +170,10 @@ pub fn from_markdown(text: &str) -> Result<Playbook, ImportError> {
     if chars > MAX_PLAYBOOK_CHARS {
         return Err(ImportError::PlaybookTooLong { chars });
     }
-    let site = text.lines().find_map(site_line).ok_or(ImportError::NoSite)?;
+    let site = text
+        .lines()
+        .find_map(site_line)
+        .ok_or(ImportError::NoSite)?;
     let origin = origin_of(&site)
         .or_else(|| {
             (!site.contains("://"))
@@ -220,7 +226,9 @@ mod tests {
         let mut value = serde_json::to_value(shop_skill()).unwrap();
         value["format"] = (SKILL_FORMAT + 1).into();
         let err = from_json(&value.to_string()).unwrap_err();
-        assert!(matches!(err, ImportError::NewerFormat { found, .. } if found == u64::from(SKILL_FORMAT) + 1));
+        assert!(
+            matches!(err, ImportError::NewerFormat { found, .. } if found == u64::from(SKILL_FORMAT) + 1)
+        );
         assert!(err.to_string().contains("update itinero-host"), "{err}");
     }
 
@@ -255,8 +263,10 @@ mod tests {
             refused(&|s| s.goal = "Search for {qeury}".into()),
             "the goal uses {qeury}, which is not one of the skill's parameters (query)"
         );
-        assert!(refused(&|s| s.steps[2].expect = vec![Postcondition::Value { value: "{size}".into() }])
-            .starts_with("step 3's expected value uses {size}"));
+        assert!(refused(&|s| s.steps[2].expect = vec![Postcondition::Value {
+            value: "{size}".into()
+        }])
+        .starts_with("step 3's expected value uses {size}"));
         assert!(refused(&|s| s.params.push(s.params[0].clone())).contains("declared twice"));
         assert!(refused(&|s| s.params[0].name = "Query".into()).contains("not a parameter name"));
         // A vault reference is not a placeholder.
@@ -264,7 +274,10 @@ mod tests {
         skill.steps[0].note = "{{secret:shop.example/user}}".into();
         assert!(from_json(&to_json(&skill)).is_ok());
         assert!(matches!(from_json("not json"), Err(ImportError::Json(_))));
-        assert!(from_json("{\"name\": 3}").unwrap_err().to_string().starts_with("this is not a skill's JSON"));
+        assert!(from_json("{\"name\": 3}")
+            .unwrap_err()
+            .to_string()
+            .starts_with("this is not a skill's JSON"));
     }
 
     #[test]
@@ -277,10 +290,25 @@ mod tests {
         let bare = from_markdown("# Tips\nsite: `shop.example`\nUse the search.").unwrap();
         assert_eq!(bare.origin, "https://shop.example");
         assert_eq!(bare.title, "Tips");
-        assert!(matches!(from_markdown("# Tips\nNo site here."), Err(ImportError::NoSite)));
-        assert!(matches!(from_markdown("Site: not a site at all"), Err(ImportError::BadSite(_))));
-        assert!(matches!(from_markdown("  \n"), Err(ImportError::EmptyPlaybook)));
-        let long = format!("Site: https://a.example\n{}", "x".repeat(MAX_PLAYBOOK_CHARS));
-        assert!(matches!(from_markdown(&long), Err(ImportError::PlaybookTooLong { .. })));
+        assert!(matches!(
+            from_markdown("# Tips\nNo site here."),
+            Err(ImportError::NoSite)
+        ));
+        assert!(matches!(
+            from_markdown("Site: not a site at all"),
+            Err(ImportError::BadSite(_))
+        ));
+        assert!(matches!(
+            from_markdown("  \n"),
+            Err(ImportError::EmptyPlaybook)
+        ));
+        let long = format!(
+            "Site: https://a.example\n{}",
+            "x".repeat(MAX_PLAYBOOK_CHARS)
+        );
+        assert!(matches!(
+            from_markdown(&long),
+            Err(ImportError::PlaybookTooLong { .. })
+        ));
     }
 }

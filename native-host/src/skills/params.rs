@@ -248,7 +248,10 @@ fn map_step<E>(
 
 /// The skill's steps with `values` filled in, ready to replay. Every parameter needs a value
 /// and every value a parameter (a misspelt `--param` is an error, not ignored).
-pub fn instantiate(skill: &Skill, values: &[(String, String)]) -> Result<Vec<SkillStep>, ParamError> {
+pub fn instantiate(
+    skill: &Skill,
+    values: &[(String, String)],
+) -> Result<Vec<SkillStep>, ParamError> {
     check_values(skill, values)?;
     let mut filler = |text: &str| fill(text, values);
     skill
@@ -442,7 +445,10 @@ mod tests {
         );
         assert_eq!(match_goal(t, "Search for  and add it to the cart"), None);
         assert_eq!(match_goal(t, "Search for socks and buy it"), None);
-        assert_eq!(match_goal(t, "Search forsocks and add it to the cart"), None);
+        assert_eq!(
+            match_goal(t, "Search forsocks and add it to the cart"),
+            None
+        );
         // Two parameters, the last one taking the rest.
         assert_eq!(
             match_goal("Send {amount} to {who}", "send 5 EUR to Bob Smith"),
@@ -454,13 +460,19 @@ mod tests {
             match_goal(twice, "compare tea with last year's Tea"),
             Some(kv(&[("item", "tea")]))
         );
-        assert_eq!(match_goal(twice, "compare tea with last year's coffee"), None);
+        assert_eq!(
+            match_goal(twice, "compare tea with last year's coffee"),
+            None
+        );
         // Regex characters in the template are literal.
         assert_eq!(
             match_goal("Price of {x} (in EUR)?", "price of socks (in eur)?"),
             Some(kv(&[("x", "socks")]))
         );
-        assert_eq!(match_goal("Price of {x} (in EUR)?", "price of socks in eur"), None);
+        assert_eq!(
+            match_goal("Price of {x} (in EUR)?", "price of socks in eur"),
+            None
+        );
         // A template without parameters matches its own text only.
         assert_eq!(match_goal("Open the cart", "open  the cart"), Some(vec![]));
         assert_eq!(match_goal("Open the cart", "open the cart now"), None);
@@ -497,7 +509,10 @@ mod tests {
             }
         );
         let err = instantiate(&skill, &kv(&[("query", "x"), ("qeury", "y")])).unwrap_err();
-        assert_eq!(err.to_string(), "the skill has no parameter \"qeury\" (it has: query)");
+        assert_eq!(
+            err.to_string(),
+            "the skill has no parameter \"qeury\" (it has: query)"
+        );
         assert_eq!(
             instantiate(&skill, &kv(&[("query", " ")])).unwrap_err(),
             ParamError::Empty {
@@ -516,7 +531,10 @@ mod tests {
     fn renaming_a_parameter_renames_every_use() {
         let mut skill = search_skill();
         rename_param(&mut skill, "query", "product").unwrap();
-        assert_eq!(skill.goal, "Search for {product} and tell me the price of {product}");
+        assert_eq!(
+            skill.goal,
+            "Search for {product} and tell me the price of {product}"
+        );
         assert_eq!(skill.params[0].name, "product");
         assert_eq!(skill.params[0].example, "wool socks");
         assert_eq!(

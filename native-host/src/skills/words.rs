@@ -10,7 +10,11 @@ pub fn element(fp: &Fingerprint) -> String {
         .role
         .as_deref()
         .filter(|r| !r.is_empty())
-        .unwrap_or(if fp.tag.is_empty() { "element" } else { &fp.tag });
+        .unwrap_or(if fp.tag.is_empty() {
+            "element"
+        } else {
+            &fp.tag
+        });
     let label = [&fp.name, &fp.aria_label, &fp.text]
         .into_iter()
         .flatten()

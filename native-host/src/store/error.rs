@@ -57,7 +57,9 @@ pub enum StoreError {
     #[error("step {n} of run {run} is already recorded")]
     StepExists { run: RunId, n: u32 },
 
-    #[error("there is already a skill named {0:?}; choose another name or delete that skill first")]
+    #[error(
+        "there is already a skill named {0:?}; choose another name or delete that skill first"
+    )]
     SkillNameTaken(String),
 
     #[error("there is no skill {0}")]

@@ -146,7 +146,12 @@ impl Store {
 
     /// Replaces skill `id` (a rename, edited parameters, a healed step). `source_run`, when
     /// given, becomes the run it was last healed by; `None` keeps the one it had.
-    pub fn update_skill(&self, id: SkillId, skill: &Skill, source_run: Option<RunId>) -> Result<()> {
+    pub fn update_skill(
+        &self,
+        id: SkillId,
+        skill: &Skill,
+        source_run: Option<RunId>,
+    ) -> Result<()> {
         let body = body_of(skill)?;
         let doing = || format!("updating skill {id} ({:?})", skill.name);
         let changed = self
@@ -378,7 +383,10 @@ mod tests {
         let err = store
             .save_skill(&skill("find SOCKS", "other"), None)
             .unwrap_err();
-        assert!(matches!(&err, StoreError::SkillNameTaken(n) if n == "find SOCKS"), "{err}");
+        assert!(
+            matches!(&err, StoreError::SkillNameTaken(n) if n == "find SOCKS"),
+            "{err}"
+        );
         assert!(err.to_string().contains("already a skill named"), "{err}");
         let other = store.save_skill(&skill("Find hats", "g"), None).unwrap();
         let err = store
@@ -391,7 +399,10 @@ mod tests {
         ));
         let mut empty = skill("Empty", "g");
         empty.steps.clear();
-        assert!(matches!(store.save_skill(&empty, None), Err(StoreError::Invalid(_))));
+        assert!(matches!(
+            store.save_skill(&empty, None),
+            Err(StoreError::Invalid(_))
+        ));
         assert!(matches!(
             store.save_skill(&skill("Orphan", "g"), Some(RunId(404))),
             Err(StoreError::NoSuchRun(RunId(404)))
@@ -402,7 +413,9 @@ mod tests {
     fn updating_replaces_the_skill_and_keeps_its_source_unless_healed() {
         let (_dir, store) = file_store();
         let captured = run(&store, "g");
-        let id = store.save_skill(&skill("Find socks", "g"), Some(captured)).unwrap();
+        let id = store
+            .save_skill(&skill("Find socks", "g"), Some(captured))
+            .unwrap();
         let mut renamed = skill("Find any product", "Search the shop for {query}");
         renamed.params[0].name = "query".into();
         store.update_skill(id, &renamed, None).unwrap();
@@ -423,18 +436,30 @@ mod tests {
     #[test]
     fn the_library_lists_by_name_with_statistics_from_the_runs_that_replayed_each_skill() {
         let (_dir, store) = file_store();
-        let socks = store.save_skill(&skill("socks", "Search for {query}"), None).unwrap();
+        let socks = store
+            .save_skill(&skill("socks", "Search for {query}"), None)
+            .unwrap();
         let hats = store.save_skill(&skill("Hats", "Buy a hat"), None).unwrap();
-        let runs: Vec<RunId> = (0..4).map(|i| run(&store, &format!("replay {i}"))).collect();
+        let runs: Vec<RunId> = (0..4)
+            .map(|i| run(&store, &format!("replay {i}")))
+            .collect();
         for r in &runs {
             store.set_run_skill(*r, socks).unwrap();
         }
-        store.finish_run(runs[0], RunStatus::Succeeded, None).unwrap();
-        store.finish_run(runs[1], RunStatus::Succeeded, None).unwrap();
+        store
+            .finish_run(runs[0], RunStatus::Succeeded, None)
+            .unwrap();
+        store
+            .finish_run(runs[1], RunStatus::Succeeded, None)
+            .unwrap();
         store.finish_run(runs[2], RunStatus::Failed, None).unwrap();
         // runs[3] is still going: counted, not timed.
         let conn = store.conn();
-        for (r, start, end) in [(runs[0], 1_000, 3_000), (runs[1], 5_000, 9_000), (runs[2], 10_000, 10_600)] {
+        for (r, start, end) in [
+            (runs[0], 1_000, 3_000),
+            (runs[1], 5_000, 9_000),
+            (runs[2], 10_000, 10_600),
+        ] {
             conn.execute(
                 "UPDATE runs SET started_at = ?2, finished_at = ?3 WHERE id = ?1",
                 params![r.0, start, end],
@@ -474,8 +499,12 @@ mod tests {
     #[test]
     fn searching_the_library_matches_name_goal_description_and_site_literally() {
         let (_dir, store) = file_store();
-        store.save_skill(&skill("Find socks", "Search for {query}"), None).unwrap();
-        store.save_skill(&skill("100% cotton", "Buy a shirt"), None).unwrap();
+        store
+            .save_skill(&skill("Find socks", "Search for {query}"), None)
+            .unwrap();
+        store
+            .save_skill(&skill("100% cotton", "Buy a shirt"), None)
+            .unwrap();
         let names = |q: &str| -> Vec<String> {
             store
                 .list_skills(Some(q))
@@ -505,11 +534,19 @@ mod tests {
         assert!(store.run(r).unwrap().is_some());
         let skill_id: Option<i64> = store
             .conn()
-            .query_row("SELECT skill_id FROM runs WHERE id = ?1", [r.0], |row| row.get(0))
+            .query_row("SELECT skill_id FROM runs WHERE id = ?1", [r.0], |row| {
+                row.get(0)
+            })
             .unwrap();
         assert_eq!(skill_id, None);
-        assert!(matches!(store.set_run_skill(r, id), Err(StoreError::NoSuchSkill(_))));
-        assert!(matches!(store.set_run_skill(RunId(77), id), Err(StoreError::NoSuchRun(_))));
+        assert!(matches!(
+            store.set_run_skill(r, id),
+            Err(StoreError::NoSuchSkill(_))
+        ));
+        assert!(matches!(
+            store.set_run_skill(RunId(77), id),
+            Err(StoreError::NoSuchRun(_))
+        ));
     }
 
     #[test]
@@ -518,7 +555,10 @@ mod tests {
         let id = store.save_skill(&skill("Find socks", "g"), None).unwrap();
         store
             .conn()
-            .execute("UPDATE skills SET body = '{\"name\": 1}' WHERE id = ?1", [id])
+            .execute(
+                "UPDATE skills SET body = '{\"name\": 1}' WHERE id = ?1",
+                [id],
+            )
             .unwrap();
         let err = store.skill(id).unwrap_err();
         assert!(err.to_string().contains(&format!("skill {id}")), "{err}");
