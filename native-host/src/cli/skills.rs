@@ -173,6 +173,14 @@ fn ago(now: i64, then: i64) -> String {
     }
 }
 
+fn steps(n: usize) -> String {
+    if n == 1 {
+        "1 step".to_owned()
+    } else {
+        format!("{n} steps")
+    }
+}
+
 fn seconds(ms: u64) -> String {
     format!("{:.1} s", ms as f64 / 1000.0)
 }
@@ -265,9 +273,9 @@ fn import(store: &Store, file: &Path, name: Option<&str>) -> Result<()> {
             )
         })?;
         println!(
-            "imported skill {:?} (id {id}): {} steps on {}",
+            "imported skill {:?} (id {id}): {} on {}",
             skill.name,
-            skill.steps.len(),
+            steps(skill.steps.len()),
             skill.origin
         );
     } else {
@@ -318,9 +326,9 @@ fn capture(store: &Store, run: RunId, name: &str, description: Option<&str>) -> 
         .map(|p| format!("{{{}}} (e.g. {:?})", p.name, p.example))
         .collect();
     println!(
-        "saved skill {:?} (id {id}): {} steps on {}; goal {:?}; parameters: {}",
+        "saved skill {:?} (id {id}): {} on {}; goal {:?}; parameters: {}",
         skill.name,
-        skill.steps.len(),
+        steps(skill.steps.len()),
         skill.origin,
         skill.goal,
         if params.is_empty() {

@@ -387,9 +387,7 @@ fn step_body(step: &SkillStep) -> String {
 }
 
 /// The script's fixed part: launching Chromium, finding targets, matching URL patterns.
-const PRELUDE: &str = r#"'use strict';
-const { chromium } = require('playwright-core');
-
+const PRELUDE: &str = r#"
 const TIMEOUT = Number(process.env.STEP_TIMEOUT_MS || 15000);
 // Replays on another deployment of the site: BASE_URL=http://localhost:8080 node skill.js
 const BASE_URL = (process.env.BASE_URL || SKILL_ORIGIN).replace(/\/+$/, '');
@@ -476,6 +474,7 @@ pub fn to_playwright(skill: &Skill, values: &[(String, String)]) -> Result<Strin
         js_text,
         "// Run: npm install playwright-core && CHROMIUM=/usr/bin/chromium node <this file>\n"
     );
+    js_text.push_str("'use strict';\nconst { chromium } = require('playwright-core');\n\n");
     let _ = writeln!(js_text, "const SKILL_NAME = {};", js(&skill.name));
     let _ = writeln!(
         js_text,
@@ -592,6 +591,12 @@ Goal: Search for {query} and add them to the cart
         )
         .unwrap();
         assert!(script.starts_with("#!/usr/bin/env node\n"), "{script}");
+        // Strict mode only holds when its directive is the first statement.
+        let first = script
+            .lines()
+            .skip(1)
+            .find(|l| !l.trim().is_empty() && !l.starts_with("//"));
+        assert_eq!(first, Some("'use strict';"), "{script}");
         assert!(script.contains("const { chromium } = require('playwright-core');"));
         assert!(script.contains("process.env.CHROMIUM || process.env.ITINERO_CHROMIUM"));
         assert!(script.contains("process.env.BASE_URL || SKILL_ORIGIN"));
