@@ -62,8 +62,9 @@ ensure_chromium() {
 
 ensure_node_tools() {
   command -v npm >/dev/null || apt_install nodejs npm
-  if [ ! -x tools/node_modules/.bin/wasm2js ] || [ ! -f tools/node_modules/react-dom/umd/react-dom.production.min.js ]; then
-    say "npm ci --prefix tools (binaryen for the extension's no-wasm fallback; React for the test fixtures)"
+  if [ ! -x tools/node_modules/.bin/wasm2js ] || [ ! -f tools/node_modules/react-dom/umd/react-dom.production.min.js ] \
+    || [ ! -f tools/node_modules/playwright-core/package.json ]; then
+    say "npm ci --prefix tools (binaryen for the extension's no-wasm fallback; React for the test fixtures; playwright-core for exported skills)"
     npm ci --prefix tools --no-audit --no-fund --loglevel=error
   fi
 }

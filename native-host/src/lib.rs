@@ -9,5 +9,6 @@ pub mod logging;
 pub mod origin;
 pub mod paths;
 pub mod session;
+pub mod skills;
 pub mod store;
 pub mod url_pattern;

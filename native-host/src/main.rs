@@ -1,13 +1,14 @@
 //! `itinero-host`: started by the browser it speaks native messaging on stdio (and serves
 //! the control socket); started by a person it is a CLI (`install`, `uninstall`, `doctor`,
-//! and `tabs`, `observe`, `act`, which reach the browser through the running host).
+//! `tabs`, `observe`, `act`, which reach the browser through the running host, and `skills`,
+//! which works on the store).
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use itinero_host::cli::{act, doctor, install, observe, tabs};
+use itinero_host::cli::{act, doctor, install, observe, skills, tabs};
 use itinero_host::control::ControlServer;
 use itinero_host::store::StoreSlot;
 use itinero_host::{logging, origin, paths, session};
@@ -42,6 +43,8 @@ enum Command {
     Observe(observe::ObserveArgs),
     /// Perform one action in a tab and print its outcome.
     Act(act::ActArgs),
+    /// The skills library: list, show, export, import, delete, capture a run.
+    Skills(skills::SkillsArgs),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
         Command::Tabs(a) => tabs::run_tabs(a),
         Command::Observe(a) => observe::run_observe(a),
         Command::Act(a) => act::run_act(a),
+        Command::Skills(a) => skills::run_skills(a),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

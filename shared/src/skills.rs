@@ -66,6 +66,7 @@ pub struct SkillStep {
 /// Something observed after a step that a replay must see too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[allow(clippy::large_enum_variant)] // a few per step, cloned rarely: not worth a box in the JSON's type
 pub enum Postcondition {
     /// The page moved to a URL matching the pattern.
     Url { pattern: String },

@@ -5,4 +5,5 @@ pub mod doctor;
 pub mod host;
 pub mod install;
 pub mod observe;
+pub mod skills;
 pub mod tabs;

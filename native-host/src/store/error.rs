@@ -57,6 +57,14 @@ pub enum StoreError {
     #[error("step {n} of run {run} is already recorded")]
     StepExists { run: RunId, n: u32 },
 
+    #[error(
+        "there is already a skill named {0:?}; choose another name or delete that skill first"
+    )]
+    SkillNameTaken(String),
+
+    #[error("there is no skill {0}")]
+    NoSuchSkill(itinero_shared::skills::SkillId),
+
     #[error("{0:?} is not a web address or origin (expected e.g. https://shop.example)")]
     NotAnOrigin(String),
 

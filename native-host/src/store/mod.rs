@@ -12,7 +12,8 @@
 //! - Every write that belongs together is one transaction (a step and its run's step count).
 //! - Secrets are never written here. Passwords get the vault's own encrypted table later.
 //!
-//! One file per job: `runs.rs` (history), `settings.rs`, `approvals.rs`, `lessons.rs`;
+//! One file per job: `runs.rs` (history), `settings.rs`, `approvals.rs`, `lessons.rs`,
+//! `skills.rs` (the skills library and its statistics);
 //! `migrate.rs` (schema), `host_process.rs` (is a run's host alive), `site.rs` (origins),
 //! `slot.rs` (the store or why there is none), `serve.rs` (the panel's requests).
 
@@ -26,6 +27,7 @@ mod runs;
 pub mod serve;
 mod settings;
 mod site;
+mod skills;
 mod slot;
 mod trajectories;
 
@@ -41,6 +43,7 @@ pub use error::{Result, StoreError};
 pub use migrate::latest_version;
 pub use runs::NewRun;
 pub use site::origin_of;
+pub use skills::StoredSkill;
 pub use slot::StoreSlot;
 pub use trajectories::Trajectory;
 
