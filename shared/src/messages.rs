@@ -778,7 +778,12 @@ mod tests {
                 question_id: 2,
                 reply: "yes".into(),
             }),
-            ToHost::Skills(SkillRequest::List),
+            ToHost::Skills(SkillRequest::List { search: None }),
+            ToHost::Skills(SkillRequest::Export {
+                id: 3,
+                format: SkillFormat::Playwright,
+                params: vec![("q".into(), "socks".into())],
+            }),
             ToHost::Vault(VaultRequest::Lock),
             ToHost::Ping(Ping {
                 payload: "p".into(),
@@ -895,10 +900,9 @@ mod tests {
                 task_id: 1,
                 status: TaskStatus::Succeeded,
                 answer: Some("a".into()),
+                run_id: Some(RunId(4)),
             }),
-            ToBrowser::Skills(SkillResponse {
-                result: Value::Null,
-            }),
+            ToBrowser::Skills(SkillResponse::Deleted { existed: true }),
             ToBrowser::Vault(VaultResponse {
                 result: Value::Null,
             }),

@@ -13,6 +13,7 @@ use tokio::sync::Mutex;
 use super::cache::{self, ActionCache, Remembered};
 use super::outcome::took_effect;
 use super::run::Memory;
+use super::skill_run::{self, Chosen};
 use crate::store::{CacheEntry, CacheKey, NewRun, Store};
 
 /// Lessons given to the prompt per site, newest first.
@@ -27,6 +28,8 @@ pub struct StoreMemory {
     run: Mutex<Option<RunId>>,
     /// What worked in this run, for the action cache once the run has succeeded.
     worked: Mutex<Vec<(CacheKey, CacheEntry)>>,
+    /// The skill this run replays, if any.
+    skill: std::sync::Mutex<Option<Chosen>>,
 }
 
 /// Strategies whose decisions are worth remembering: the cache's own and a skill's are already
@@ -70,7 +73,17 @@ impl StoreMemory {
             new_run,
             run: Mutex::new(None),
             worked: Mutex::new(Vec::new()),
+            skill: std::sync::Mutex::new(None),
         }
+    }
+
+    /// The run replays `chosen`: it counts in the skill's statistics and may heal it.
+    pub fn replays(&self, chosen: Chosen) {
+        *self.skill.lock().unwrap_or_else(|p| p.into_inner()) = Some(chosen);
+    }
+
+    fn chosen(&self) -> Option<Chosen> {
+        self.skill.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Whether the cache holds anything for this task's goal: then the planner is not asked,
@@ -105,9 +118,18 @@ impl StoreMemory {
                 start_url: url.to_owned(),
                 ..self.new_run.clone()
             };
+            let skill = self.chosen().map(|c| c.id);
             *run = logged(
                 "write down the run",
-                store.call(move |s| s.begin_run(&new_run)).await,
+                store
+                    .call(move |s| {
+                        let run = s.begin_run(&new_run)?;
+                        if let Some(skill) = skill {
+                            s.set_run_skill(run, skill)?;
+                        }
+                        Ok(run)
+                    })
+                    .await,
             );
         }
         *run
@@ -115,8 +137,9 @@ impl StoreMemory {
 
     /// Writes down how the task ended (a task that ended before reading its page is written
     /// down then, so the history shows it too).
-    pub async fn finish(&self, status: TaskStatus, answer: Option<String>) {
-        let Some(store) = &self.store else { return };
+    /// Returns what to tell the user about a skill healed by this run.
+    pub async fn finish(&self, status: TaskStatus, answer: Option<String>) -> Option<String> {
+        let store = self.store.as_ref()?;
         let worked = std::mem::take(&mut *self.worked.lock().await);
         if status == TaskStatus::Succeeded && !worked.is_empty() {
             logged(
@@ -124,15 +147,19 @@ impl StoreMemory {
                 store.call(move |s| s.cache_put(&worked)).await,
             );
         }
-        let Some(run) = self.begin_run("").await else {
-            return;
-        };
+        let run = self.begin_run("").await?;
         logged(
             "write down how the run ended",
             store
                 .call(move |s| s.finish_run(run, RunStatus::from(status), answer.as_deref()))
                 .await,
         );
+        let chosen = self.chosen().filter(|_| status == TaskStatus::Succeeded)?;
+        store
+            .call(move |s| Ok(skill_run::heal(s, &chosen, run)))
+            .await
+            .ok()
+            .flatten()
     }
 }
 

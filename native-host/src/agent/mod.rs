@@ -17,6 +17,7 @@ pub mod replay;
 pub mod reply;
 pub mod resolve;
 pub mod run;
+pub mod skill_run;
 pub mod strategy;
 pub mod tasks;
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! which steps remained, and the run is marked as diverged so a success can heal the skill.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use itinero_shared::observation::Observation;
@@ -42,22 +42,18 @@ pub struct Replay<S> {
     pub inner: S,
     script: Script,
     progress: Mutex<Progress>,
-    diverged: AtomicBool,
+    diverged: Arc<AtomicBool>,
 }
 
 impl<S> Replay<S> {
-    pub fn new(inner: S, script: Script) -> Self {
+    /// `diverged` is set when the model has to take over (a successful run then heals the skill).
+    pub fn new(inner: S, script: Script, diverged: Arc<AtomicBool>) -> Self {
         Self {
             inner,
             script,
             progress: Mutex::new(Progress::default()),
-            diverged: AtomicBool::new(false),
+            diverged,
         }
-    }
-
-    /// Whether the model had to take over (a successful run then heals the skill).
-    pub fn diverged(&self) -> bool {
-        self.diverged.load(Ordering::SeqCst)
     }
 
     fn progress(&self) -> std::sync::MutexGuard<'_, Progress> {

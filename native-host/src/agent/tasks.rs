@@ -19,12 +19,14 @@ use itinero_shared::{Action, ErrorCode, ToBrowser};
 use tokio::sync::{oneshot, Notify};
 
 use super::cache::{ActionCache, Cached};
+use super::replay::Replay;
+use super::skill_run;
 use super::memory::StoreMemory;
 use super::planner::LlmPlanner;
 use super::prompt;
 use super::recovery::Recovery;
 use super::run::{self, Ask, Browser, Deciders, Panel, Task};
-use super::strategy::{Llm, Retry, Strategy};
+use super::strategy::{DecideError, Decision, Llm, Retry, Step, Strategy};
 use super::vote::{self, Vote};
 use crate::link::{BrowserLink, LinkError};
 use crate::llm::ollama::{self, Ollama};
@@ -309,6 +311,13 @@ impl Tasks {
                 settings.openai_url.as_deref(),
             )
             .await;
+            let skill = skill_run::choose(
+                store.as_ref(),
+                options.skill.as_ref(),
+                &start.goal,
+                &panel,
+            )
+            .await;
             let memory = Arc::new(StoreMemory::new(
                 store,
                 NewRun {
@@ -322,28 +331,67 @@ impl Tasks {
                     model: chosen.as_ref().map(|c| c.model.clone()).unwrap_or_default(),
                 },
             ));
-            let finished = match chosen {
-                Ok(choice) => {
-                    let mut deciders = deciders(&choice, options, Some(memory.clone()));
-                    // A goal the cache knows needs no plan: its steps are remembered.
-                    if memory.knows_goal().await {
-                        deciders.planner = None;
-                    }
-                    let browser = SessionBrowser {
-                        link: this.link.clone(),
-                        task_id,
-                    };
-                    run::run(&task, &deciders, &browser, &panel, memory.as_ref(), &stop).await
-                }
-                Err(e) => run::Finished {
+            let browser = SessionBrowser {
+                link: this.link.clone(),
+                task_id,
+            };
+            let finished = match (chosen, skill) {
+                (_, Err(why)) => run::Finished {
+                    status: TaskStatus::Failed,
+                    answer: Some(why),
+                    steps: 0,
+                },
+                (Err(e), Ok(None)) => run::Finished {
                     status: TaskStatus::Failed,
                     answer: Some(format!("no model to run the task: {e}")),
                     steps: 0,
                 },
+                (choice, Ok(skill)) => {
+                    let mut deciders = match &choice {
+                        Ok(choice) => deciders(choice, options, Some(memory.clone())),
+                        // A skill replays without a model; one is needed only if it diverges.
+                        Err(e) => Deciders {
+                            strategy: Box::new(NoModel(format!("no model: {e}"))),
+                            planner: None,
+                        },
+                    };
+                    // A goal the cache knows needs no plan: its steps are remembered.
+                    if memory.knows_goal().await {
+                        deciders.planner = None;
+                    }
+                    match skill.as_ref().map(|c| c.script().map(|s| (c, s))) {
+                        Some(Err(e)) => run::Finished {
+                            status: TaskStatus::Failed,
+                            answer: Some(format!("cannot run the skill: {e}")),
+                            steps: 0,
+                        },
+                        Some(Ok((chosen, script))) => {
+                            memory.replays(chosen.clone());
+                            let replay = Replay::new(deciders.strategy, script, chosen.diverged.clone());
+                            let deciders = Deciders {
+                                strategy: Box::new(replay),
+                                planner: None,
+                            };
+                            run::run(&task, &deciders, &browser, &panel, memory.as_ref(), &stop)
+                                .await
+                        }
+                        None => {
+                            run::run(&task, &deciders, &browser, &panel, memory.as_ref(), &stop)
+                                .await
+                        }
+                    }
+                }
             };
-            memory
+            let healed = memory
                 .finish(finished.status, finished.answer.clone())
                 .await;
+            let mut finished = finished;
+            if let Some(note) = healed {
+                finished.answer = Some(match finished.answer {
+                    Some(a) => format!("{a}\n{note}"),
+                    None => note,
+                });
+            }
             tracing::info!(task_id, status = ?finished.status, steps = finished.steps, "task finished");
             this.state().running.remove(&task_id);
             this.out
@@ -514,6 +562,16 @@ impl Panel for SessionPanel {
             answer = rx => answer.ok(),
             () = stopped => None,
         }
+    }
+}
+
+/// Stands in for the model when none could be reached: a skill that needs it stops, saying why.
+struct NoModel(String);
+
+#[async_trait]
+impl Strategy for NoModel {
+    async fn decide(&self, _: &Step<'_>) -> Result<Decision, DecideError> {
+        Err(DecideError::Stuck(self.0.clone()))
     }
 }
 

@@ -54,6 +54,7 @@ pub fn capture(goal: &str, start_url: &str, steps: &[StepRecord]) -> Result<Skil
         let url = url_pattern::pattern(&step.url);
         let next_url = kept.get(i + 1).map(|k| url_pattern::pattern(&k.url));
         let action = params.templated(&step.action);
+        let action = params.templated_target(action);
         let mut expect = Vec::new();
         if let Some(moved_to) = moved_to(step, &url, next_url.as_deref()) {
             expect.push(Postcondition::Url { pattern: moved_to });
@@ -198,6 +199,29 @@ impl Parameters {
         action
     }
 
+    /// The action with its target's name as a placeholder when the name is a parameter's value:
+    /// the link "Wool socks" found by searching for "wool socks" is the result for `{query}`,
+    /// and replaying with "cotton socks" must look for "Cotton socks".
+    fn templated_target(&self, mut action: Action) -> Action {
+        let Some(target) = action_target_mut(&mut action) else {
+            return action;
+        };
+        let fp = &mut target.fingerprint;
+        for field in [&mut fp.name, &mut fp.text] {
+            let Some(value) = field.as_deref().map(str::trim) else {
+                continue;
+            };
+            if let Some(p) = self
+                .list
+                .iter()
+                .find(|p| !value.is_empty() && p.example.trim().eq_ignore_ascii_case(value))
+            {
+                *field = Some(format!("{{{}}}", p.name));
+            }
+        }
+        action
+    }
+
     /// The parameter `text` stands for: one already found with this value, or a new one when
     /// the goal (outside its placeholders) says the value as a word or words of its own.
     fn param_for(&mut self, text: &str, target: &Target) -> Option<String> {
@@ -331,6 +355,19 @@ fn replace_words(text: &str, re: &Regex, placeholder: &str) -> String {
     }
     out.push_str(&text[from..]);
     out
+}
+
+/// The target an action works on, to rewrite its fingerprint.
+pub(super) fn action_target_mut(action: &mut Action) -> Option<&mut Target> {
+    match action {
+        Action::Click { target }
+        | Action::Type { target, .. }
+        | Action::Select { target, .. }
+        | Action::Check { target, .. }
+        | Action::Hover { target } => Some(target),
+        Action::Scroll { target, .. } | Action::PressKey { target, .. } => target.as_mut(),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -475,7 +512,8 @@ mod tests {
             notes,
             [
                 "type \"{search_products}\" into searchbox \"Search products\" and submit",
-                "click link \"Wool socks\"",
+                // The result found by the value is the parameter's too.
+                "click link \"{search_products}\"",
                 "select \"M\" in combobox \"Size\"",
                 "click button \"Add to cart\"",
                 "finish, answering \"Added {search_products} (size M) to the cart: {search_products}, 12.90 EUR\"",

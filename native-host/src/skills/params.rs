@@ -237,6 +237,12 @@ fn map_step<E>(
         Action::AskUser { question } => *question = f(question)?,
         _ => {}
     }
+    if let Some(target) = super::capture::action_target_mut(&mut step.action) {
+        let fp = &mut target.fingerprint;
+        for field in [&mut fp.name, &mut fp.text].into_iter().flatten() {
+            *field = f(field)?;
+        }
+    }
     for expect in &mut step.expect {
         if let Postcondition::Value { value } = expect {
             *value = f(value)?;
