@@ -19,7 +19,11 @@ const BATCH: usize = 5_000;
 /// The `i`th cached step: 1 000 goals × 100 pages each, on 20 sites.
 fn entry(i: usize) -> (String, String, String) {
     let goal = format!("Add product {} to my cart, then check out", i / 100);
-    let url = format!("https://shop{}.test/shop/product/{}?ref=home", i % 20, i % 100);
+    let url = format!(
+        "https://shop{}.test/shop/product/{}?ref=home",
+        i % 20,
+        i % 100
+    );
     let page = format!("{:016x}", (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     (goal, url, page)
 }

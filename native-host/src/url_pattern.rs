@@ -51,9 +51,25 @@ pub fn pattern(url: &str) -> String {
     out
 }
 
-/// Whether `url` is a visit of the page `pattern` describes.
+/// Whether `url` is a visit of the page `pattern` describes; a `*` segment in the pattern
+/// stands for any one segment (skills write one where a page is named after a parameter).
 pub fn matches(pattern_: &str, url: &str) -> bool {
-    pattern(url) == pattern_
+    let seen = pattern(url);
+    if seen == pattern_ {
+        return true;
+    }
+    let split = |p: &str| -> (String, String) {
+        match p.split_once('?') {
+            Some((a, b)) => (a.to_owned(), b.to_owned()),
+            None => (p.to_owned(), String::new()),
+        }
+    };
+    let ((want_path, want_query), (seen_path, seen_query)) = (split(pattern_), split(&seen));
+    let want: Vec<&str> = want_path.split('/').collect();
+    let have: Vec<&str> = seen_path.split('/').collect();
+    want_query == seen_query
+        && want.len() == have.len()
+        && want.iter().zip(&have).all(|(w, h)| *w == "*" || w == h)
 }
 
 #[cfg(test)]
@@ -88,5 +104,12 @@ mod tests {
         assert!(matches(&p, "https://shop.test/shop/product/7?q=shoes"));
         assert!(!matches(&p, "https://shop.test/shop/cart?q=shoes"));
         assert!(!matches(&p, "https://other.test/shop/product/7?q=shoes"));
+        let named = "https://shop.test/shop/product/*";
+        assert!(matches(
+            named,
+            "https://shop.test/shop/product/cotton-socks"
+        ));
+        assert!(!matches(named, "https://shop.test/shop/cart"));
+        assert!(!matches(named, "https://shop.test/shop/product/a/b"));
     }
 }

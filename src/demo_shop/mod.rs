@@ -137,6 +137,22 @@ struct Inner {
     options: ShopOptions,
     store: Store,
     stock: StockHub,
+    layout: std::sync::Mutex<Layout>,
+}
+
+/// How the shop's pages are built, switchable while it runs: a site that changed since a skill
+/// was recorded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Layout {
+    #[default]
+    Original,
+    /// New ids and classes everywhere in the buy box, and its button moved above the quantity.
+    Restyled,
+    /// The buy box's button keeps its place and attributes but now saves for later; adding to
+    /// the cart is a new "Put in basket" button.
+    Repurposed,
+    /// Product pages are gone: "no longer sold".
+    Discontinued,
 }
 
 impl DemoShop {
@@ -146,8 +162,18 @@ impl DemoShop {
                 options,
                 store: Store::default(),
                 stock: StockHub::default(),
+                layout: Default::default(),
             }),
         }
+    }
+
+    /// Rebuilds the pages from now on as `layout` says.
+    pub fn set_layout(&self, layout: Layout) {
+        *self.inner.layout.lock().unwrap_or_else(|p| p.into_inner()) = layout;
+    }
+
+    pub fn layout(&self) -> Layout {
+        *self.inner.layout.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Every route, under `/shop` (for `Harness::start_full`; the shop is then at

@@ -173,7 +173,14 @@ impl Session {
 /// Fails with the panel's and the host's logs when the task did not succeed with an answer
 /// containing `want`.
 pub async fn expect_done(h: &Harness, panel: &Page, want: &str) -> Result<String> {
-    let (heading, text) = result(panel, WAIT).await?;
+    let (heading, text) = match result(panel, WAIT).await {
+        Ok(r) => r,
+        Err(e) => bail!(
+            "{e:#}\n--- panel log ---\n{}\n--- host log ---\n{}",
+            log(panel).await?.join("\n"),
+            h.chromium.host_log()
+        ),
+    };
     if heading != "Done" || !text.contains(want) {
         bail!(
             "the task ended {heading:?}: {text:?}\n--- panel log ---\n{}\n--- host log ---\n{}",

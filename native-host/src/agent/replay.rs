@@ -234,7 +234,10 @@ impl<S: Strategy> Strategy for Replay<S> {
             }
             Err(DecideError::Backend(e)) => Err(DecideError::Stuck(match first {
                 Some(short) => format!("{short}, and no model could take over: {e}"),
-                None => format!("the skill \"{}\" needed the model, which failed: {e}", self.script.name),
+                None => format!(
+                    "the skill \"{}\" needed the model, which failed: {e}",
+                    self.script.name
+                ),
             })),
             Err(e) => Err(e),
         }

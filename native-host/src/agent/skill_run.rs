@@ -148,7 +148,10 @@ pub fn heal(store: &Store, chosen: &Chosen, run: RunId) -> Option<String> {
         ),
         Err(e) => {
             tracing::warn!(skill = %chosen.skill.name, error = %e, "cannot heal the skill");
-            format!("The skill \"{}\" could not be updated: {e}", chosen.skill.name)
+            format!(
+                "The skill \"{}\" could not be updated: {e}",
+                chosen.skill.name
+            )
         }
     })
 }

@@ -19,13 +19,13 @@ use itinero_shared::{Action, ErrorCode, ToBrowser};
 use tokio::sync::{oneshot, Notify};
 
 use super::cache::{ActionCache, Cached};
-use super::replay::Replay;
-use super::skill_run;
 use super::memory::StoreMemory;
 use super::planner::LlmPlanner;
 use super::prompt;
 use super::recovery::Recovery;
+use super::replay::Replay;
 use super::run::{self, Ask, Browser, Deciders, Panel, Task};
+use super::skill_run;
 use super::strategy::{DecideError, Decision, Llm, Retry, Step, Strategy};
 use super::vote::{self, Vote};
 use crate::link::{BrowserLink, LinkError};
@@ -311,13 +311,9 @@ impl Tasks {
                 settings.openai_url.as_deref(),
             )
             .await;
-            let skill = skill_run::choose(
-                store.as_ref(),
-                options.skill.as_ref(),
-                &start.goal,
-                &panel,
-            )
-            .await;
+            let skill =
+                skill_run::choose(store.as_ref(), options.skill.as_ref(), &start.goal, &panel)
+                    .await;
             let memory = Arc::new(StoreMemory::new(
                 store,
                 NewRun {
@@ -367,7 +363,8 @@ impl Tasks {
                         },
                         Some(Ok((chosen, script))) => {
                             memory.replays(chosen.clone());
-                            let replay = Replay::new(deciders.strategy, script, chosen.diverged.clone());
+                            let replay =
+                                Replay::new(deciders.strategy, script, chosen.diverged.clone());
                             let deciders = Deciders {
                                 strategy: Box::new(replay),
                                 planner: None,

@@ -71,6 +71,15 @@ pub fn capture(goal: &str, start_url: &str, steps: &[StepRecord]) -> Result<Skil
             expect,
         });
     }
+    // A page named after a value (`/product/wool-socks`) is another page for another value.
+    for step in &mut out {
+        step.url = generalise_url(&step.url, &params.list);
+        for e in &mut step.expect {
+            if let Postcondition::Url { pattern } = e {
+                *pattern = generalise_url(pattern, &params.list);
+            }
+        }
+    }
     // The answer reports what the goal asked for: its values are the parameters' too.
     for step in &mut out {
         if let Action::Done { answer, .. } = &mut step.action {
@@ -354,6 +363,53 @@ fn replace_words(text: &str, re: &Regex, placeholder: &str) -> String {
         from = value.end();
     }
     out.push_str(&text[from..]);
+    out
+}
+
+/// `wool socks` → `wool-socks`: how a value usually appears in a URL.
+fn url_slug(value: &str) -> String {
+    value
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// The URL pattern with path segments that hold a parameter's value as `*`.
+fn generalise_url(pattern: &str, params: &[Param]) -> String {
+    let slugs: Vec<String> = params
+        .iter()
+        .map(|p| url_slug(&p.example))
+        .filter(|s| !s.is_empty())
+        .collect();
+    if slugs.is_empty() {
+        return pattern.to_owned();
+    }
+    let (path, query) = match pattern.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (pattern, None),
+    };
+    // Keep `scheme://host` whole: only the segments after it are looked at.
+    let start = path.find("://").map_or(0, |i| i + 3);
+    let (origin, rest) =
+        path.split_at(start + path[start..].find('/').unwrap_or(path.len() - start));
+    let rest: Vec<String> = rest
+        .split('/')
+        .map(|seg| {
+            let lower = seg.to_lowercase();
+            if slugs.iter().any(|s| lower.contains(s.as_str())) {
+                "*".to_owned()
+            } else {
+                seg.to_owned()
+            }
+        })
+        .collect();
+    let mut out = format!("{origin}{}", rest.join("/"));
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(q);
+    }
     out
 }
 

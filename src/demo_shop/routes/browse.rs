@@ -9,7 +9,7 @@ use super::not_found_page;
 use crate::demo_shop::catalog::{self, Category, Sort};
 use crate::demo_shop::pages::{self, BuyBox, NewsletterModal};
 use crate::demo_shop::visitor::Visitor;
-use crate::demo_shop::DemoShop;
+use crate::demo_shop::{DemoShop, Layout};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -93,7 +93,11 @@ pub async fn product(
     let Some(product) = catalog::find(&slug) else {
         return not_found_page(&visitor, &format!("There is no product \"{slug}\"."));
     };
+    if shop.layout() == Layout::Discontinued {
+        return not_found_page(&visitor, &format!("{} is no longer sold.", product.name));
+    }
     let buy = BuyBox {
+        layout: shop.layout(),
         label: None,
         product,
         left: shop.store().stock_left(product),

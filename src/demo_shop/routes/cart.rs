@@ -51,6 +51,7 @@ pub async fn add(
         _ => format!("Quantity must be a whole number from 1 to {MAX_QUANTITY}."),
     };
     let buy = BuyBox {
+        layout: shop.layout(),
         label: None,
         product,
         left: shop.store().stock_left(product),

@@ -153,6 +153,7 @@ pub async fn restock(
             error: None,
             quantity: "1",
             label: Some(query.label.trim()).filter(|l| !l.is_empty()),
+            layout: shop.layout(),
         })
         .into_string()
     });

@@ -1,0 +1,190 @@
+//! Skills end to end (real Chromium, real extension, real host and store, the demo shop; the
+//! scripted backend as the model): a run saved as a skill with the real `itinero-host skills
+//! capture` replays for another product with no model call, also after the shop restyled its
+//! buy box; a button that now means something else is not clicked (the model takes over and the
+//! skill heals); a missing page stops the replay saying where.
+
+use anyhow::{bail, Context, Result};
+use itinero::demo_shop::{Layout, ShopOptions};
+use itinero::harness::panel::log;
+use itinero::harness::shop_session::{expect_done, step, Session};
+use itinero::harness::{host_binary, PageExt, WAIT};
+use itinero_host::store::Store;
+use serde_json::json;
+
+const NAME: &str = "Add to cart";
+
+/// Runs "Add wool socks to my cart" with the model and saves it as the skill [`NAME`].
+async fn record(s: &Session) -> Result<()> {
+    s.script(vec![
+        step(
+            &["Goal: Add wool socks to my cart"],
+            json!({"action": "type", "index": "{{input 'Search products'}}", "text": "wool socks", "submit": true}),
+        ),
+        step(
+            &["Results for wool socks"],
+            json!({"action": "click", "index": "{{a 'Wool socks'}}"}),
+        ),
+        step(
+            &["12.99 EUR"],
+            json!({"action": "click", "index": "{{button 'Add to cart'}}"}),
+        ),
+        step(
+            &["Cart (1)"],
+            json!({"action": "done", "answer": "Wool socks are in your cart."}),
+        ),
+    ])?;
+    s.run("Add wool socks to my cart").await?;
+    expect_done(&s.h, &s.panel, "in your cart").await?;
+    let store = Store::open(&s.h.host_data_dir().join("itinero.sqlite3"))?;
+    let run = store.recent_runs(1)?.first().context("no run stored")?.id;
+    let out = std::process::Command::new(host_binary()?)
+        .args(["skills", "capture", &run.to_string(), "--name", NAME])
+        .env("ITINERO_DATA_DIR", s.h.host_data_dir())
+        .output()?;
+    if !out.status.success() {
+        bail!(
+            "skills capture failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let skill = store
+        .skill_by_name(NAME)?
+        .context("the skill was not saved")?
+        .skill;
+    assert_eq!(skill.goal, "Add {search_products} to my cart");
+    Ok(())
+}
+
+/// Types `goal` at the shop's front page and allows the skill the panel proposes.
+async fn replay(s: &Session, goal: &str) -> Result<usize> {
+    s.tab.goto(s.url("shop/")).await?;
+    s.tab
+        .wait_for("document.readyState === 'complete'", WAIT)
+        .await?;
+    let seen = log(&s.panel).await?.len();
+    s.run(goal).await?;
+    let q = s
+        .panel
+        .wait_for(
+            "!document.querySelector('#ask').hidden && document.querySelector('#ask-text').textContent",
+            WAIT,
+        )
+        .await?;
+    let q = q.as_str().unwrap_or_default().to_owned();
+    assert!(
+        q.contains(&format!("Use the skill \"{NAME}\""))
+            && q.contains("search_products = \"cotton socks\""),
+        "{q}"
+    );
+    s.panel.find_element("#ask-allow").await?.click().await?;
+    Ok(seen)
+}
+
+/// What decided each step since line `from` of the panel's log: `skill`, `llm`, `cache`.
+async fn deciders(s: &Session, from: usize) -> Result<Vec<String>> {
+    Ok(log(&s.panel)
+        .await?
+        .into_iter()
+        .skip(from)
+        .filter_map(|l| {
+            let (_, source) = l.rsplit_once(" (")?;
+            let source = source.strip_suffix(')')?;
+            ["skill", "llm", "cache"]
+                .contains(&source)
+                .then(|| source.to_owned())
+        })
+        .collect())
+}
+
+fn in_cart(s: &Session, slug: &str) -> u32 {
+    s.shop
+        .cart_items()
+        .into_iter()
+        .filter(|l| l.slug == slug)
+        .map(|l| l.quantity)
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_replays_for_another_product_with_no_model_call_even_after_a_restyle() -> Result<()>
+{
+    let s = Session::start(ShopOptions::default(), "shop/").await?;
+    record(&s).await?;
+    // No model from here on: any call fails the task.
+    s.script(vec![])?;
+    let from = replay(&s, "Add cotton socks to my cart").await?;
+    let answer = expect_done(&s.h, &s.panel, "cotton socks are in your cart").await?;
+    assert_eq!(deciders(&s, from).await?, ["skill"; 4], "{answer}");
+    assert_eq!(in_cart(&s, "cotton-socks"), 1);
+    assert_eq!(s.shop.searches(), ["wool socks", "cotton socks"]);
+
+    // New ids and classes, the button moved above the quantity: still no model.
+    s.shop.set_layout(Layout::Restyled);
+    let from = replay(&s, "Add cotton socks to my cart").await?;
+    expect_done(&s.h, &s.panel, "cotton socks are in your cart").await?;
+    assert_eq!(deciders(&s, from).await?, ["skill"; 4]);
+    assert_eq!(in_cart(&s, "cotton-socks"), 2);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_control_that_now_means_something_else_is_left_to_the_model_and_the_skill_heals(
+) -> Result<()> {
+    let s = Session::start(ShopOptions::default(), "shop/").await?;
+    record(&s).await?;
+    // "Add to cart" is now "Save for later" in the same place; adding is "Put in basket".
+    s.shop.set_layout(Layout::Repurposed);
+    s.script(vec![
+        step(
+            &["stopped at its step 3", "Put in basket"],
+            json!({"action": "click", "index": "{{button 'Put in basket'}}"}),
+        ),
+        step(
+            &["Cart (2)"],
+            json!({"action": "done", "answer": "Cotton socks are in your cart."}),
+        ),
+    ])?;
+    let from = replay(&s, "Add cotton socks to my cart").await?;
+    let answer = expect_done(&s.h, &s.panel, "in your cart").await?;
+    assert_eq!(
+        deciders(&s, from).await?,
+        ["skill", "skill", "llm", "llm"],
+        "{answer}"
+    );
+    assert!(answer.contains("was updated from this run"), "{answer}");
+    assert_eq!(in_cart(&s, "cotton-socks"), 1);
+    let notes = log(&s.panel).await?.join("\n");
+    assert!(
+        notes.contains(
+            "step 3 (click button \"Add to cart\"): button \"Add to cart\" is not on this page"
+        ),
+        "{notes}"
+    );
+
+    // Healed: the next replay clicks "Put in basket" with no model.
+    s.script(vec![])?;
+    let from = replay(&s, "Add cotton socks to my cart").await?;
+    expect_done(&s.h, &s.panel, "in your cart").await?;
+    assert_eq!(deciders(&s, from).await?, ["skill"; 4]);
+    assert_eq!(in_cart(&s, "cotton-socks"), 2);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_page_stops_the_replay_saying_which_step_and_why() -> Result<()> {
+    let s = Session::start(ShopOptions::default(), "shop/").await?;
+    record(&s).await?;
+    s.shop.set_layout(Layout::Discontinued);
+    s.script(vec![])?;
+    replay(&s, "Add cotton socks to my cart").await?;
+    let (heading, text) = s.result().await?;
+    assert_eq!(heading, "Failed", "{text}");
+    assert!(
+        text.contains("the skill \"Add to cart\" stopped: step 3 (click button \"Add to cart\")")
+            && text.contains("no model could take over"),
+        "{text}"
+    );
+    assert_eq!(in_cart(&s, "cotton-socks"), 0);
+    Ok(())
+}
