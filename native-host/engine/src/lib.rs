@@ -12,12 +12,16 @@
 //!   pre-tokenizers, and SentencePiece-style merging), giving llama.cpp's token ids.
 //! - [`chat`]: the GGUF's chat template rendered with minijinja the way Hugging Face renders it.
 //! - [`models`]: where the small test models live on disk.
+//! - [`gpu`]: the wgpu device, weight matrices uploaded in their GGUF encoding (split to fit the
+//!   device's storage bindings), and the dequantising matrix-vector kernels (`src/kernels/*.wgsl`),
+//!   tested against [`quant`].
 //!
-//! Still to come: the wgpu device, the WGSL kernels (`src/kernels/*.wgsl`), the llama and gemma3
-//! forward passes, the KV cache, sampling and constrained decoding.
+//! Still to come: the other kernels, the llama and gemma3 forward passes, the KV cache, sampling and
+//! constrained decoding.
 
 pub mod chat;
 pub mod gguf;
+pub mod gpu;
 pub mod models;
 pub mod quant;
 pub mod tokenizer;

@@ -1,0 +1,23 @@
+//! The GPU side of the engine: one wgpu device, tensors uploaded to it, and the WGSL kernels.
+//!
+//! Everything here is blocking: the engine runs on its own worker threads, and each wait is a
+//! `device.poll(wait)` on a submission, never a sleep loop.
+//!
+//! - [`device`]: picks the adapter (high-performance first; `WGPU_BACKEND`, `WGPU_ADAPTER_NAME` and
+//!   `WGPU_POWER_PREF` honoured) and opens a device with every limit and optional feature it offers.
+//! - [`buffer`]: f32 vectors up and down.
+//! - [`matrix`]: a GGUF weight matrix on the device, cut into whole-row chunks no larger than one
+//!   storage binding.
+//! - [`matvec`]: the dequantising matrix-vector kernels, one pipeline per tensor type.
+
+pub mod buffer;
+pub mod device;
+mod error;
+pub mod matrix;
+pub mod matvec;
+mod shader;
+
+pub use device::{Gpu, GpuOptions};
+pub use error::GpuError;
+pub use matrix::GpuMatrix;
+pub use matvec::{MatVec, MatVecConfig, Reduction};
