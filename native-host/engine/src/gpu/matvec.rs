@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use super::kernel::{self, grid};
 use super::matrix::GpuMatrix;
 use super::{shader, Gpu, GpuError};
 use crate::gguf::TensorType;
@@ -239,63 +240,12 @@ fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
     }
 }
 
-/// `groups` workgroups as an x × y grid within the per-dimension limit (the kernel rebuilds the
-/// linear index; the few surplus groups of the last line find no row and do nothing).
-fn grid(groups: u32, max_dim: u32) -> (u32, u32) {
-    if groups <= max_dim {
-        (groups.max(1), 1)
-    } else {
-        let y = groups.div_ceil(max_dim);
-        (groups.div_ceil(y), y)
-    }
-}
-
 fn compile(
     gpu: &Gpu,
     ty: TensorType,
     config: &MatVecConfig,
     layout: &wgpu::PipelineLayout,
 ) -> Result<wgpu::ComputePipeline, GpuError> {
-    let source = shader::matvec(ty, config);
-    let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let module = gpu
-        .device
-        .create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(ty.name()),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
-        });
-    let pipeline = gpu
-        .device
-        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(ty.name()),
-            layout: Some(layout),
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                constants: &[],
-                // Workgroup memory is written before it is read.
-                zero_initialize_workgroup_memory: false,
-            },
-            cache: None,
-        });
-    if let Some(error) = pollster::block_on(scope.pop()) {
-        return Err(GpuError::Compile {
-            what: format!("{ty} matrix-vector"),
-            message: error.to_string(),
-        });
-    }
-    Ok(pipeline)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::grid;
-
-    #[test]
-    fn wide_dispatches_fold_into_two_dimensions() {
-        assert_eq!(grid(0, 65535), (1, 1));
-        assert_eq!(grid(4096, 65535), (4096, 1));
-        let (x, y) = grid(131_073, 65535);
-        assert!(x <= 65535 && x * y >= 131_073, "{x} × {y}");
-    }
+    let name = format!("{ty} matrix-vector");
+    kernel::compile(gpu, &name, &shader::matvec(ty, config), Some(layout))
 }

@@ -9,15 +9,26 @@
 //! - [`matrix`]: a GGUF weight matrix on the device, cut into whole-row chunks no larger than one
 //!   storage binding.
 //! - [`matvec`]: the dequantising matrix-vector kernels, one pipeline per tensor type.
+//! - [`norm`], [`rope`], [`softmax`], [`activation`]: the other kernels of a transformer block, each
+//!   with the ggml semantics the reference logits were computed with.
 
+pub mod activation;
 pub mod buffer;
 pub mod device;
 mod error;
+mod kernel;
 pub mod matrix;
 pub mod matvec;
+pub mod norm;
+pub mod rope;
 mod shader;
+pub mod softmax;
 
+pub use activation::{Gate, GatedActivation};
 pub use device::{Gpu, GpuOptions};
 pub use error::GpuError;
 pub use matrix::GpuMatrix;
 pub use matvec::{MatVec, MatVecConfig, Reduction};
+pub use norm::RmsNorm;
+pub use rope::{Rope, RopeOrder, RopeParams};
+pub use softmax::Softmax;
