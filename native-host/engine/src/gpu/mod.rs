@@ -9,10 +9,12 @@
 //! - [`matrix`]: a GGUF weight matrix on the device, cut into whole-row chunks no larger than one
 //!   storage binding.
 //! - [`matvec`]: the dequantising matrix-vector kernels, one pipeline per tensor type.
-//! - [`norm`], [`rope`], [`softmax`], [`activation`]: the other kernels of a transformer block, each
-//!   with the ggml semantics the reference logits were computed with.
+//! - [`norm`], [`rope`], [`softmax`], [`activation`], [`attention`], [`add`]: the other kernels of
+//!   a transformer block, each with the ggml semantics the reference logits were computed with.
 
 pub mod activation;
+pub mod add;
+pub mod attention;
 pub mod buffer;
 pub mod device;
 mod error;
@@ -25,6 +27,8 @@ mod shader;
 pub mod softmax;
 
 pub use activation::{Gate, GatedActivation};
+pub use add::Add;
+pub use attention::{Attention, AttentionBuffers, AttentionShape};
 pub use device::{Gpu, GpuOptions};
 pub use error::GpuError;
 pub use matrix::GpuMatrix;
