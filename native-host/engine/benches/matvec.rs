@@ -1,7 +1,8 @@
 //! Matrix-vector bandwidth of the WGSL kernels at SmolLM2-135M's shapes: the figure that bounds
 //! decode speed, since every token reads every weight once.
 //!
-//! `cargo bench -p itinero-engine --bench matvec` prints, per type and shape, the median time of
+//! `cargo bench -p itinero-engine --bench matvec` prints, per type and shape (`MATVEC_TYPES=F32,Q6_K`
+//! picks other types than Q4_1, Q4_K and Q8_0), the median time of
 //! one `y = W·x` and the weight bytes read per second. Each sample is `REPEAT` products recorded in
 //! one submission and timed from submit to completion, so submission overhead is amortised the way
 //! a forward pass amortises it. `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` choose the device; a
@@ -73,13 +74,24 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn main() {
     let gpu = Gpu::new().unwrap_or_else(|e| panic!("{e}"));
     let config = config(&gpu);
-    let types = [TensorType::Q4_1, TensorType::Q4_K, TensorType::Q8_0];
+    let types: Vec<TensorType> = match std::env::var("MATVEC_TYPES") {
+        Ok(list) => list
+            .split(',')
+            .map(|n| {
+                TensorType::ALL
+                    .into_iter()
+                    .find(|t| t.name().eq_ignore_ascii_case(n.trim()))
+                    .unwrap_or_else(|| panic!("MATVEC_TYPES: unknown type {n}"))
+            })
+            .collect(),
+        Err(_) => vec![TensorType::Q4_1, TensorType::Q4_K, TensorType::Q8_0],
+    };
     let kernels = MatVec::with_config(&gpu, &types, config).unwrap_or_else(|e| panic!("{e}"));
     println!("device: {}", gpu.describe());
     println!("kernel: {config:?}");
     println!("{SAMPLES} samples of {REPEAT} products each; median per product");
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    for ty in types {
+    for &ty in &types {
         for (what, rows, cols) in shapes(ty) {
             let bytes = ty.bytes_for(rows * cols).unwrap() as usize;
             let data = random_bytes(bytes, &mut seed);
