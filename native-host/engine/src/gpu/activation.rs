@@ -1,6 +1,6 @@
 //! The gated activations of the feed-forward blocks: SwiGLU (llama family) and GeGLU (Gemma).
 
-use super::kernel::{grid_for, Kernel};
+use super::kernel::{grid_for, record_pass, Bound, Kernel};
 use super::{Gpu, GpuError};
 
 /// Which gate function multiplies `up`.
@@ -48,8 +48,24 @@ impl GatedActivation {
         y: &wgpu::Buffer,
         n: u32,
     ) {
+        record_pass(
+            encoder,
+            "gated activation",
+            &[self.bind(gpu, gate, up, y, n)],
+        );
+    }
+
+    /// The same dispatch, bound once to be recorded every step.
+    pub fn bind(
+        &self,
+        gpu: &Gpu,
+        gate: &wgpu::Buffer,
+        up: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        n: u32,
+    ) -> Bound {
         let params = Params { n, _pad: [0; 3] };
         self.kernel
-            .dispatch(gpu, encoder, &[gate, up, y], &params, grid_for(gpu, n, 64));
+            .bind(gpu, &[gate, up, y], &params, grid_for(gpu, n, 64))
     }
 }

@@ -1,6 +1,6 @@
 //! The residual connection `y += x`.
 
-use super::kernel::{grid_for, Kernel};
+use super::kernel::{grid_for, record_pass, Bound, Kernel};
 use super::{Gpu, GpuError};
 
 #[repr(C)]
@@ -31,8 +31,13 @@ impl Add {
         y: &wgpu::Buffer,
         n: u32,
     ) {
+        record_pass(encoder, "add", &[self.bind(gpu, x, y, n)]);
+    }
+
+    /// The same dispatch, bound once to be recorded every step.
+    pub fn bind(&self, gpu: &Gpu, x: &wgpu::Buffer, y: &wgpu::Buffer, n: u32) -> Bound {
         let params = Params { n, _pad: [0; 3] };
         self.kernel
-            .dispatch(gpu, encoder, &[x, y], &params, grid_for(gpu, n, 64));
+            .bind(gpu, &[x, y], &params, grid_for(gpu, n, 64))
     }
 }

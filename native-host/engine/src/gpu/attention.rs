@@ -1,6 +1,6 @@
 //! Decode attention: one new token's queries over the KV cache.
 
-use super::kernel::Kernel;
+use super::kernel::{record_pass, Bound, Kernel, StepUniform};
 use super::{Gpu, GpuError};
 
 #[repr(C)]
@@ -9,7 +9,7 @@ struct Params {
     head_dim: u32,
     heads: u32,
     kv_heads: u32,
-    n_kv: u32,
+    _unused: u32,
     scratch_stride: u32,
     scale: f32,
     _pad: [u32; 2],
@@ -21,7 +21,8 @@ pub struct AttentionShape {
     pub heads: u32,
     pub kv_heads: u32,
     pub head_dim: u32,
-    /// Positions attended to: 0..n_kv.
+    /// Positions attended to: 0..n_kv. [`Attention::bind`] ignores it: there the step uniform
+    /// says.
     pub n_kv: u32,
     /// Floats per head in the scratch buffer (at least `n_kv`; the cache's capacity).
     pub scratch_stride: u32,
@@ -62,6 +63,21 @@ impl Attention {
         b: AttentionBuffers<'_>,
         s: AttentionShape,
     ) -> Result<(), GpuError> {
+        let step = StepUniform::new(s.n_kv.saturating_sub(1), s.n_kv).buffer(gpu);
+        let bound = self.bind(gpu, b, s, &step)?;
+        record_pass(encoder, "attention", &[bound]);
+        Ok(())
+    }
+
+    /// The same dispatch, bound once, the positions read from `step` (a [`StepUniform`] whose
+    /// `n_kv` must not exceed `s.scratch_stride`).
+    pub fn bind(
+        &self,
+        gpu: &Gpu,
+        b: AttentionBuffers<'_>,
+        s: AttentionShape,
+        step: &wgpu::Buffer,
+    ) -> Result<Bound, GpuError> {
         if s.kv_heads == 0 || !s.heads.is_multiple_of(s.kv_heads) || s.n_kv > s.scratch_stride {
             return Err(GpuError::Shape {
                 name: "attention".into(),
@@ -72,18 +88,16 @@ impl Attention {
             head_dim: s.head_dim,
             heads: s.heads,
             kv_heads: s.kv_heads,
-            n_kv: s.n_kv,
+            _unused: 0,
             scratch_stride: s.scratch_stride,
             scale: s.scale,
             _pad: [0; 2],
         };
-        self.kernel.dispatch(
+        Ok(self.kernel.bind(
             gpu,
-            encoder,
-            &[b.q, b.k_cache, b.v_cache, b.scratch, b.out],
+            &[b.q, b.k_cache, b.v_cache, b.scratch, b.out, step],
             &params,
             (s.heads, 1, 1),
-        );
-        Ok(())
+        ))
     }
 }

@@ -25,16 +25,16 @@ impl Kernel {
         })
     }
 
-    /// Records one dispatch of `groups` workgroups with `buffers` bound at 0, 1, … and `params`
-    /// (a plain-data struct) as a uniform at the next binding.
-    pub fn dispatch<P: bytemuck::Pod>(
+    /// A dispatch of `groups` workgroups with `buffers` bound at 0, 1, … and `params` (a
+    /// plain-data struct) as a uniform at the next binding, ready to be recorded any number of
+    /// times: a forward pass binds its dispatches once at load and only records them per token.
+    pub fn bind<P: bytemuck::Pod>(
         &self,
         gpu: &Gpu,
-        encoder: &mut wgpu::CommandEncoder,
         buffers: &[&wgpu::Buffer],
         params: &P,
         groups: (u32, u32, u32),
-    ) {
+    ) -> Bound {
         let params = gpu
             .device
             .create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -54,18 +54,103 @@ impl Kernel {
             binding: buffers.len() as u32,
             resource: params.as_entire_binding(),
         });
-        let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        let bind_group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(self.name),
             layout: &self.layout,
             entries: &entries,
         });
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(self.name),
-            timestamp_writes: None,
-        });
+        Bound {
+            pipeline: self.pipeline.clone(),
+            bind_group,
+            groups,
+        }
+    }
+
+    /// Binds and records one dispatch in a pass of its own (for one-off use and tests).
+    pub fn dispatch<P: bytemuck::Pod>(
+        &self,
+        gpu: &Gpu,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &[&wgpu::Buffer],
+        params: &P,
+        groups: (u32, u32, u32),
+    ) {
+        record_pass(
+            encoder,
+            self.name,
+            &[self.bind(gpu, buffers, params, groups)],
+        );
+    }
+}
+
+/// A kernel with its buffers bound: one dispatch, recorded as often as wanted.
+#[derive(Debug, Clone)]
+pub struct Bound {
+    pipeline: wgpu::ComputePipeline,
+    bind_group: wgpu::BindGroup,
+    groups: (u32, u32, u32),
+}
+
+impl Bound {
+    pub(super) fn new(
+        pipeline: wgpu::ComputePipeline,
+        bind_group: wgpu::BindGroup,
+        groups: (u32, u32, u32),
+    ) -> Self {
+        Self {
+            pipeline,
+            bind_group,
+            groups,
+        }
+    }
+
+    pub fn record(&self, pass: &mut wgpu::ComputePass<'_>) {
         pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, &bind, &[]);
-        pass.dispatch_workgroups(groups.0, groups.1, groups.2);
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        pass.dispatch_workgroups(self.groups.0, self.groups.1, self.groups.2);
+    }
+}
+
+/// Records `dispatches` in order in one compute pass (wgpu orders their reads after the writes
+/// before them).
+pub fn record_pass(encoder: &mut wgpu::CommandEncoder, label: &str, dispatches: &[Bound]) {
+    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(label),
+        timestamp_writes: None,
+    });
+    for d in dispatches {
+        d.record(&mut pass);
+    }
+}
+
+/// The per-token values of a forward pass, in a uniform buffer written once per step so that
+/// the dispatches bound at load never change: the new token's position and how many positions
+/// attention reads.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct StepUniform {
+    pub pos: u32,
+    pub n_kv: u32,
+    pub _pad: [u32; 2],
+}
+
+impl StepUniform {
+    pub fn new(pos: u32, n_kv: u32) -> Self {
+        Self {
+            pos,
+            n_kv,
+            _pad: [0; 2],
+        }
+    }
+
+    /// A buffer holding `self`, writable later with `queue.write_buffer`.
+    pub fn buffer(&self, gpu: &Gpu) -> wgpu::Buffer {
+        gpu.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("step"),
+                contents: bytemuck::bytes_of(self),
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            })
     }
 }
 

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::kernel::{self, grid};
+use super::kernel::{self, grid, record_pass, Bound};
 use super::matrix::GpuMatrix;
 use super::{shader, Gpu, GpuError};
 use crate::gguf::TensorType;
@@ -172,31 +172,42 @@ impl MatVec {
         x: &wgpu::Buffer,
         y: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
+        let bound = self.bind(gpu, matrix, x, y)?;
+        record_pass(encoder, matrix.name(), &bound);
+        Ok(())
+    }
+
+    /// The dispatches of `y = W·x` (one per chunk of `matrix`), bound once to be recorded every
+    /// step.
+    pub fn bind(
+        &self,
+        gpu: &Gpu,
+        matrix: &GpuMatrix,
+        x: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+    ) -> Result<Vec<Bound>, GpuError> {
         let pipeline = self.pipeline(matrix.ty())?;
         let rows_per_wg = self.config.workgroup_size / self.config.threads_per_row;
         let max_dim = gpu.limits().max_compute_workgroups_per_dimension;
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(matrix.name()),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(pipeline);
-        for chunk in &matrix.chunks {
-            let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(matrix.name()),
-                layout: &self.layout,
-                entries: &[
-                    entry(0, &chunk.weights),
-                    entry(1, x),
-                    entry(2, y),
-                    entry(3, &chunk.params),
-                ],
-            });
-            let groups = (chunk.rows.end - chunk.rows.start).div_ceil(rows_per_wg);
-            let (gx, gy) = grid(groups, max_dim);
-            pass.set_bind_group(0, &bind, &[]);
-            pass.dispatch_workgroups(gx, gy, 1);
-        }
-        Ok(())
+        Ok(matrix
+            .chunks
+            .iter()
+            .map(|chunk| {
+                let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(matrix.name()),
+                    layout: &self.layout,
+                    entries: &[
+                        entry(0, &chunk.weights),
+                        entry(1, x),
+                        entry(2, y),
+                        entry(3, &chunk.params),
+                    ],
+                });
+                let groups = (chunk.rows.end - chunk.rows.start).div_ceil(rows_per_wg);
+                let (gx, gy) = grid(groups, max_dim);
+                Bound::new(pipeline.clone(), bind, (gx, gy, 1))
+            })
+            .collect())
     }
 
     /// `W·x` computed and read back: for tests and one-off use.

@@ -1,6 +1,6 @@
 //! RMSNorm: every block of both architectures starts with one.
 
-use super::kernel::Kernel;
+use super::kernel::{record_pass, Bound, Kernel};
 use super::{Gpu, GpuError};
 
 #[repr(C)]
@@ -37,14 +37,31 @@ impl RmsNorm {
         n: u32,
         eps: f32,
     ) -> Result<(), GpuError> {
+        let bound = self.bind(gpu, x, weight, y, rows, n, eps)?;
+        record_pass(encoder, "rmsnorm", &[bound]);
+        Ok(())
+    }
+
+    /// The same dispatch, bound once to be recorded every step.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind(
+        &self,
+        gpu: &Gpu,
+        x: &wgpu::Buffer,
+        weight: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        rows: u32,
+        n: u32,
+        eps: f32,
+    ) -> Result<Bound, GpuError> {
         super::kernel::check_rows(gpu, "rmsnorm", rows)?;
         let params = Params {
             n,
             eps,
             _pad: [0; 2],
         };
-        self.kernel
-            .dispatch(gpu, encoder, &[x, weight, y], &params, (rows, 1, 1));
-        Ok(())
+        Ok(self
+            .kernel
+            .bind(gpu, &[x, weight, y], &params, (rows, 1, 1)))
     }
 }

@@ -2,7 +2,7 @@
 
 use wgpu::util::DeviceExt;
 
-use super::kernel::{grid_for, Kernel};
+use super::kernel::{grid_for, record_pass, Bound, Kernel, StepUniform};
 use super::{Gpu, GpuError};
 use crate::gguf::{Architecture, Gguf, GgufError};
 
@@ -149,7 +149,7 @@ struct Params {
     n_dims: u32,
     heads: u32,
     tokens: u32,
-    pos0: u32,
+    _unused: u32,
     neox: u32,
     freq_base: f32,
     freq_scale: f32,
@@ -204,13 +204,28 @@ impl Rope {
         head_dim: u32,
         pos0: u32,
     ) {
+        let step = StepUniform::new(pos0, 0).buffer(gpu);
+        let bound = self.bind(gpu, x, tokens, heads, head_dim, &step);
+        record_pass(encoder, "rope", &[bound]);
+    }
+
+    /// The same dispatch, bound once, the first position read from `step` (a [`StepUniform`]).
+    pub fn bind(
+        &self,
+        gpu: &Gpu,
+        x: &wgpu::Buffer,
+        tokens: u32,
+        heads: u32,
+        head_dim: u32,
+        step: &wgpu::Buffer,
+    ) -> Bound {
         let p = &self.params;
         let params = Params {
             head_dim,
             n_dims: p.n_dims,
             heads,
             tokens,
-            pos0,
+            _unused: 0,
             neox: u32::from(p.order == RopeOrder::Neox),
             freq_base: p.freq_base,
             freq_scale: p.freq_scale,
@@ -222,12 +237,11 @@ impl Rope {
             _pad: [0; 3],
         };
         let items = tokens * heads * (p.n_dims / 2);
-        self.kernel.dispatch(
+        self.kernel.bind(
             gpu,
-            encoder,
-            &[x, &self.freq_factors],
+            &[x, &self.freq_factors, step],
             &params,
             grid_for(gpu, items, 64),
-        );
+        )
     }
 }

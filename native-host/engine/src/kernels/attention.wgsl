@@ -8,7 +8,7 @@ struct Params {
     head_dim: u32,
     heads: u32,
     kv_heads: u32,
-    n_kv: u32,        // positions to attend to: 0..n_kv
+    _unused: u32,
     scratch_stride: u32,
     scale: f32,
     _pad0: u32,
@@ -20,7 +20,15 @@ struct Params {
 @group(0) @binding(2) var<storage, read> V: array<f32>;
 @group(0) @binding(3) var<storage, read_write> S: array<f32>;
 @group(0) @binding(4) var<storage, read_write> O: array<f32>;
-@group(0) @binding(5) var<uniform> P: Params;
+// The forward pass's per-token values: attention reads positions 0..n_kv.
+struct Step {
+    pos: u32,
+    n_kv: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+@group(0) @binding(5) var<uniform> STEP: Step;
+@group(0) @binding(6) var<uniform> P: Params;
 
 const WG: u32 = 64u;
 var<workgroup> partial: array<f32, WG>;
@@ -51,7 +59,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
     let k0 = (h / (P.heads / P.kv_heads)) * P.head_dim;
     let s0 = h * P.scratch_stride;
     var m = -3.4028235e38;
-    for (var t = li; t < P.n_kv; t += WG) {
+    for (var t = li; t < STEP.n_kv; t += WG) {
         var dot = 0.0;
         for (var d = 0u; d < P.head_dim; d++) {
             dot += Q[q0 + d] * K[t * kv_stride + k0 + d];
@@ -62,7 +70,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
     }
     m = reduce(li, m, true);
     var sum = 0.0;
-    for (var t = li; t < P.n_kv; t += WG) {
+    for (var t = li; t < STEP.n_kv; t += WG) {
         let e = exp(S[s0 + t] - m);
         S[s0 + t] = e;
         sum += e;
@@ -72,7 +80,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
     storageBarrier();
     for (var d = li; d < P.head_dim; d += WG) {
         var acc = 0.0;
-        for (var t = 0u; t < P.n_kv; t++) {
+        for (var t = 0u; t < STEP.n_kv; t++) {
             acc += S[s0 + t] * V[t * kv_stride + k0 + d];
         }
         O[q0 + d] = acc / sum;

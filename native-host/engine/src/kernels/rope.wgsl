@@ -12,7 +12,7 @@ struct Params {
     n_dims: u32,
     heads: u32,
     tokens: u32,
-    pos0: u32,        // position of the first token
+    _unused: u32,
     neox: u32,
     freq_base: f32,
     freq_scale: f32,
@@ -27,8 +27,17 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read_write> X: array<f32>;
+// The forward pass's per-token values; `pos` is the first token's position.
+struct Step {
+    pos: u32,
+    n_kv: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
 @group(0) @binding(1) var<storage, read> FREQ_FACTORS: array<f32>;
-@group(0) @binding(2) var<uniform> P: Params;
+@group(0) @binding(2) var<uniform> STEP: Step;
+@group(0) @binding(3) var<uniform> P: Params;
 
 const WG: u32 = 64u;
 
@@ -55,7 +64,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let i = idx % half;
     let row = idx / half;          // token * heads + head
     let token = row / P.heads;
-    var theta = f32(P.pos0 + token);
+    var theta = f32(STEP.pos + token);
     for (var k = 0u; k < i; k++) {
         theta *= P.theta_scale;
     }

@@ -6,8 +6,8 @@
 
 use crate::gguf::{Architecture, Gguf, TensorType};
 use crate::gpu::{
-    Add, Attention, AttentionBuffers, AttentionShape, Gate, GatedActivation, Gpu, GpuMatrix,
-    MatVec, RmsNorm, Rope, RopeParams,
+    record_pass, Add, Attention, AttentionBuffers, AttentionShape, Bound, Gate, GatedActivation,
+    Gpu, GpuMatrix, MatVec, RmsNorm, Rope, RopeParams, StepUniform,
 };
 use crate::quant;
 
@@ -44,13 +44,11 @@ struct Scratch {
     logits: wgpu::Buffer,
 }
 
-struct Kernels {
-    matvec: MatVec,
-    norm: RmsNorm,
-    rope: Rope,
-    attention: Attention,
-    act: GatedActivation,
-    add: Add,
+/// A step's work, bound at load: compute passes, and between them the copies of the new
+/// token's k and v into layer `l`'s cache (a copy cannot sit inside a pass).
+enum Stage {
+    Pass(Vec<Bound>),
+    CopyKv(usize),
 }
 
 /// A loaded llama-family model with its KV cache.
@@ -60,9 +58,11 @@ pub struct Llama {
     capacity: u32,
     embd_ty: TensorType,
     layers: Vec<Layer>,
-    output_norm: wgpu::Buffer,
-    output: GpuMatrix,
-    kernels: Kernels,
+    /// The token's position and attention's length, written once per step.
+    step_uniform: wgpu::Buffer,
+    stages: Vec<Stage>,
+    /// The final norm and the output matrix, skipped by [`Llama::feed`].
+    logits_pass: Vec<Bound>,
     s: Scratch,
 }
 
@@ -132,14 +132,12 @@ impl Llama {
             .collect();
         types.sort_by_key(|t| t.ggml_id());
         types.dedup();
-        let kernels = Kernels {
-            matvec: MatVec::new(gpu, &types)?,
-            norm: RmsNorm::new(gpu)?,
-            rope: Rope::new(gpu, RopeParams::from_gguf(&gguf)?)?,
-            attention: Attention::new(gpu)?,
-            act: GatedActivation::new(gpu, Gate::SwiGlu)?,
-            add: Add::new(gpu)?,
-        };
+        let matvec = MatVec::new(gpu, &types)?;
+        let norm = RmsNorm::new(gpu)?;
+        let rope = Rope::new(gpu, RopeParams::from_gguf(&gguf)?)?;
+        let attention = Attention::new(gpu)?;
+        let act = GatedActivation::new(gpu, Gate::SwiGlu)?;
+        let add = Add::new(gpu)?;
         let f = |label: &str, n: u32| gpu.storage_f32(label, n as usize);
         let s = Scratch {
             x: f("x", hp.dim),
@@ -155,8 +153,49 @@ impl Llama {
             scores: f("scores", hp.heads * capacity),
             logits: f("logits", hp.vocab),
         };
-        let embd_ty = gguf.tensor("token_embd.weight")?.info.ty;
+        let step_uniform = StepUniform::new(0, 1).buffer(gpu);
+        let shape = AttentionShape {
+            heads: hp.heads,
+            kv_heads: hp.kv_heads,
+            head_dim: hp.head_dim,
+            n_kv: capacity,
+            scratch_stride: capacity,
+            scale: 1.0 / (hp.head_dim as f32).sqrt(),
+        };
+        let mut stages = Vec::new();
+        let mut pass: Vec<Bound> = Vec::new();
+        for (i, l) in layers.iter().enumerate() {
+            pass.push(norm.bind(gpu, &s.x, &l.attn_norm, &s.h, 1, hp.dim, hp.rms_eps)?);
+            pass.extend(matvec.bind(gpu, &l.wq, &s.h, &s.q)?);
+            pass.extend(matvec.bind(gpu, &l.wk, &s.h, &s.k)?);
+            pass.extend(matvec.bind(gpu, &l.wv, &s.h, &s.v)?);
+            pass.push(rope.bind(gpu, &s.q, 1, hp.heads, hp.head_dim, &step_uniform));
+            pass.push(rope.bind(gpu, &s.k, 1, hp.kv_heads, hp.head_dim, &step_uniform));
+            stages.push(Stage::Pass(std::mem::take(&mut pass)));
+            stages.push(Stage::CopyKv(i));
+            let buffers = AttentionBuffers {
+                q: &s.q,
+                k_cache: &l.k_cache,
+                v_cache: &l.v_cache,
+                scratch: &s.scores,
+                out: &s.att,
+            };
+            pass.push(attention.bind(gpu, buffers, shape, &step_uniform)?);
+            pass.extend(matvec.bind(gpu, &l.wo, &s.att, &s.o)?);
+            pass.push(add.bind(gpu, &s.o, &s.x, hp.dim));
+            pass.push(norm.bind(gpu, &s.x, &l.ffn_norm, &s.h, 1, hp.dim, hp.rms_eps)?);
+            pass.extend(matvec.bind(gpu, &l.gate, &s.h, &s.g)?);
+            pass.extend(matvec.bind(gpu, &l.up, &s.h, &s.u)?);
+            pass.push(act.bind(gpu, &s.g, &s.u, &s.m, hp.ffn));
+            pass.extend(matvec.bind(gpu, &l.down, &s.m, &s.o)?);
+            pass.push(add.bind(gpu, &s.o, &s.x, hp.dim));
+        }
+        stages.push(Stage::Pass(pass));
         let output_norm = vector("output_norm.weight")?;
+        let mut logits_pass =
+            vec![norm.bind(gpu, &s.x, &output_norm, &s.h, 1, hp.dim, hp.rms_eps)?];
+        logits_pass.extend(matvec.bind(gpu, &output, &s.h, &s.logits)?);
+        let embd_ty = gguf.tensor("token_embd.weight")?.info.ty;
         tracing::info!(?hp, capacity, ?types, "llama model loaded");
         Ok(Self {
             gguf,
@@ -164,9 +203,9 @@ impl Llama {
             capacity,
             embd_ty,
             layers,
-            output_norm,
-            output,
-            kernels,
+            step_uniform,
+            stages,
+            logits_pass,
             s,
         })
     }
@@ -208,67 +247,38 @@ impl Llama {
                 capacity: self.capacity,
             });
         }
-        let hp = &self.hp;
-        let (k, s) = (&self.kernels, &self.s);
+        let s = &self.s;
         gpu.queue()
             .write_buffer(&s.x, 0, bytemuck::cast_slice(&self.embedding(token)?));
+        gpu.queue().write_buffer(
+            &self.step_uniform,
+            0,
+            bytemuck::bytes_of(&StepUniform::new(pos, pos + 1)),
+        );
         let mut enc = gpu
             .device()
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("step"),
             });
-        let e = &mut enc;
-        let kv_bytes = u64::from(hp.kv_dim()) * 4;
-        for l in &self.layers {
-            k.norm
-                .encode(gpu, e, &s.x, &l.attn_norm, &s.h, 1, hp.dim, hp.rms_eps)?;
-            k.matvec.encode(gpu, e, &l.wq, &s.h, &s.q)?;
-            k.matvec.encode(gpu, e, &l.wk, &s.h, &s.k)?;
-            k.matvec.encode(gpu, e, &l.wv, &s.h, &s.v)?;
-            k.rope.encode(gpu, e, &s.q, 1, hp.heads, hp.head_dim, pos);
-            k.rope
-                .encode(gpu, e, &s.k, 1, hp.kv_heads, hp.head_dim, pos);
-            let at = u64::from(pos) * kv_bytes;
-            e.copy_buffer_to_buffer(&s.k, 0, &l.k_cache, at, kv_bytes);
-            e.copy_buffer_to_buffer(&s.v, 0, &l.v_cache, at, kv_bytes);
-            k.attention.encode(
-                gpu,
-                e,
-                AttentionBuffers {
-                    q: &s.q,
-                    k_cache: &l.k_cache,
-                    v_cache: &l.v_cache,
-                    scratch: &s.scores,
-                    out: &s.att,
-                },
-                AttentionShape {
-                    heads: hp.heads,
-                    kv_heads: hp.kv_heads,
-                    head_dim: hp.head_dim,
-                    n_kv: pos + 1,
-                    scratch_stride: self.capacity,
-                    scale: 1.0 / (hp.head_dim as f32).sqrt(),
-                },
-            )?;
-            k.matvec.encode(gpu, e, &l.wo, &s.att, &s.o)?;
-            k.add.encode(gpu, e, &s.o, &s.x, hp.dim);
-            k.norm
-                .encode(gpu, e, &s.x, &l.ffn_norm, &s.h, 1, hp.dim, hp.rms_eps)?;
-            k.matvec.encode(gpu, e, &l.gate, &s.h, &s.g)?;
-            k.matvec.encode(gpu, e, &l.up, &s.h, &s.u)?;
-            k.act.encode(gpu, e, &s.g, &s.u, &s.m, hp.ffn);
-            k.matvec.encode(gpu, e, &l.down, &s.m, &s.o)?;
-            k.add.encode(gpu, e, &s.o, &s.x, hp.dim);
+        let kv_bytes = u64::from(self.hp.kv_dim()) * 4;
+        let at = u64::from(pos) * kv_bytes;
+        for stage in &self.stages {
+            match stage {
+                Stage::Pass(dispatches) => record_pass(&mut enc, "layers", dispatches),
+                Stage::CopyKv(l) => {
+                    let l = &self.layers[*l];
+                    enc.copy_buffer_to_buffer(&s.k, 0, &l.k_cache, at, kv_bytes);
+                    enc.copy_buffer_to_buffer(&s.v, 0, &l.v_cache, at, kv_bytes);
+                }
+            }
         }
         if !logits {
             gpu.queue().submit([enc.finish()]);
             return Ok(None);
         }
-        k.norm
-            .encode(gpu, e, &s.x, &self.output_norm, &s.h, 1, hp.dim, hp.rms_eps)?;
-        k.matvec.encode(gpu, e, &self.output, &s.h, &s.logits)?;
+        record_pass(&mut enc, "logits", &self.logits_pass);
         gpu.queue().submit([enc.finish()]);
-        Ok(Some(gpu.read_f32(&s.logits, hp.vocab as usize)?))
+        Ok(Some(gpu.read_f32(&s.logits, self.hp.vocab as usize)?))
     }
 
     /// Row `token` of the embedding matrix, dequantised on the CPU.
