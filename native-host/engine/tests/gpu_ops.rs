@@ -1,6 +1,9 @@
 //! RMSNorm, RoPE, softmax and the gated activations on the GPU against f64 CPU references written
 //! from ggml's definitions (ggml-cpu/ops.cpp), on seeded random inputs.
 //!
+//! Attention (grouped-query, over a cache longer than the positions read) within 2e-6 of the
+//! largest value's magnitude.
+//!
 //! Tolerances, per element: RMSNorm and softmax within 2e-6 of the value's magnitude (+1e-7
 //! absolute), SwiGLU and GeGLU within 5e-6 (the driver's exp; lavapipe's worst is 2.1e-6); RoPE
 //! within 2e-5 of the largest input magnitude times two: its angles reach ~1000 rad at position
@@ -10,7 +13,8 @@ mod common;
 
 use itinero_engine::gguf::Architecture;
 use itinero_engine::gpu::{
-    Gate, GatedActivation, Gpu, RmsNorm, Rope, RopeOrder, RopeParams, Softmax,
+    Attention, AttentionBuffers, AttentionShape, Gate, GatedActivation, Gpu, RmsNorm, Rope,
+    RopeOrder, RopeParams, Softmax,
 };
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 
@@ -294,4 +298,83 @@ fn rope_settings_come_from_the_gguf() {
         (local.n_dims, local.freq_base, local.freq_scale),
         (256, 10_000.0, 1.0)
     );
+}
+
+#[test]
+fn attention_matches_softmax_of_scaled_dot_products_with_grouped_heads() {
+    let gpu = common::gpu();
+    let mut rng = Rng(15);
+    let (heads, kv_heads, head_dim, capacity) = (6usize, 2usize, 64usize, 300usize);
+    let kv = kv_heads * head_dim;
+    let q = random(heads * head_dim, -1.0, 1.0, &mut rng);
+    let k = random(capacity * kv, -1.0, 1.0, &mut rng);
+    let v = random(capacity * kv, -1.0, 1.0, &mut rng);
+    let attention = Attention::new(gpu).unwrap();
+    let (qb, kb, vb) = (
+        gpu.upload_f32("q", &q),
+        gpu.upload_f32("k", &k),
+        gpu.upload_f32("v", &v),
+    );
+    let scratch = gpu.storage_f32("scores", heads * capacity);
+    let out = gpu.storage_f32("out", heads * head_dim);
+    let scale = 1.0 / (head_dim as f32).sqrt();
+    // One position, a run shorter than the workgroup, and most of the cache.
+    for n_kv in [1usize, 37, 257] {
+        let mut enc = encoder(gpu);
+        attention
+            .encode(
+                gpu,
+                &mut enc,
+                AttentionBuffers {
+                    q: &qb,
+                    k_cache: &kb,
+                    v_cache: &vb,
+                    scratch: &scratch,
+                    out: &out,
+                },
+                AttentionShape {
+                    heads: heads as u32,
+                    kv_heads: kv_heads as u32,
+                    head_dim: head_dim as u32,
+                    n_kv: n_kv as u32,
+                    scratch_stride: capacity as u32,
+                    scale,
+                },
+            )
+            .unwrap();
+        gpu.queue().submit([enc.finish()]);
+        let got = gpu.read_f32(&out, heads * head_dim).unwrap();
+        let mut want = vec![0.0f64; heads * head_dim];
+        for h in 0..heads {
+            let kvh = h / (heads / kv_heads);
+            let scores: Vec<f64> = (0..n_kv)
+                .map(|t| {
+                    (0..head_dim)
+                        .map(|d| {
+                            f64::from(q[h * head_dim + d])
+                                * f64::from(k[t * kv + kvh * head_dim + d])
+                        })
+                        .sum::<f64>()
+                        * f64::from(scale)
+                })
+                .collect();
+            let m = scores.iter().cloned().fold(f64::MIN, f64::max);
+            let sum: f64 = scores.iter().map(|s| (s - m).exp()).sum();
+            for d in 0..head_dim {
+                want[h * head_dim + d] = (0..n_kv)
+                    .map(|t| {
+                        (scores[t] - m).exp() / sum * f64::from(v[t * kv + kvh * head_dim + d])
+                    })
+                    .sum();
+            }
+        }
+        let largest = want.iter().fold(0.0f64, |a, b| a.max(b.abs()));
+        assert_close(
+            &format!("attention over {n_kv}"),
+            &got,
+            &want,
+            0.0,
+            2e-6 * largest,
+        );
+    }
 }
