@@ -6,7 +6,8 @@
 //! one `y = W·x` and the weight bytes read per second. Each sample is `REPEAT` products recorded in
 //! one submission and timed from submit to completion, so submission overhead is amortised the way
 //! a forward pass amortises it. `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` choose the device; a
-//! `MATVEC_TPR=<n>` (and `MATVEC_REDUCTION=workgroup|subgroup`) overrides the kernel shape.
+//! `MATVEC_TPR=<n>`, `MATVEC_WG=<n>` and `MATVEC_REDUCTION=workgroup|subgroup` override the kernel
+//! shape.
 
 use std::time::{Duration, Instant};
 
@@ -45,6 +46,9 @@ fn config(gpu: &Gpu) -> MatVecConfig {
     {
         config.threads_per_row = tpr;
         config.workgroup_size = config.workgroup_size.max(tpr);
+    }
+    if let Some(wg) = std::env::var("MATVEC_WG").ok().and_then(|v| v.parse().ok()) {
+        config.workgroup_size = wg;
     }
     match std::env::var("MATVEC_REDUCTION").as_deref() {
         Ok("workgroup") => config.reduction = Reduction::Workgroup,
