@@ -80,6 +80,12 @@ ensure_test_models() {
   export ITINERO_MODELS
 }
 
+# The engine's GPU tests run its WGSL kernels; on a machine without a GPU, Mesa's lavapipe is a
+# Vulkan device on the CPU that wgpu finds by itself.
+ensure_vulkan() {
+  apt_install mesa-vulkan-drivers libvulkan1
+}
+
 setup_all() {
   ensure_rust
   apt_install ca-certificates procps
@@ -87,7 +93,8 @@ setup_all() {
   ensure_wasm_toolchain
   ensure_node_tools
   ensure_test_models
-  # wgpu/tests later need a writable runtime dir; harmless now.
+  ensure_vulkan
+  # The Vulkan loader warns without a private runtime dir.
   export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
   chmod 700 "$XDG_RUNTIME_DIR" 2>/dev/null || true
 }

@@ -12,12 +12,19 @@
 //!   pre-tokenizers, and SentencePiece-style merging), giving llama.cpp's token ids.
 //! - [`chat`]: the GGUF's chat template rendered with minijinja the way Hugging Face renders it.
 //! - [`models`]: where the small test models live on disk.
+//! - [`gpu`]: the wgpu device, weight matrices uploaded in their GGUF encoding (split to fit the
+//!   device's storage bindings), and the dequantising matrix-vector kernels (`src/kernels/*.wgsl`),
+//!   tested against [`quant`], and the other kernels of a transformer block.
+//! - [`model`]: forward passes on those kernels: the llama family, one token per step over a KV
+//!   cache, checked against llama.cpp's logits.
 //!
-//! Still to come: the wgpu device, the WGSL kernels (`src/kernels/*.wgsl`), the llama and gemma3
-//! forward passes, the KV cache, sampling and constrained decoding.
+//! Still to come: batched prefill, the gemma3 and qwen2 forward passes, sampling and constrained
+//! decoding.
 
 pub mod chat;
 pub mod gguf;
+pub mod gpu;
+pub mod model;
 pub mod models;
 pub mod quant;
 pub mod tokenizer;

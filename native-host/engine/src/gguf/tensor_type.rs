@@ -89,7 +89,7 @@ impl TensorType {
     /// the size does not fit in a u64.
     pub fn bytes_for(self, elements: u64) -> Option<u64> {
         let per = self.block_elements() as u64;
-        if elements % per != 0 {
+        if !elements.is_multiple_of(per) {
             return None;
         }
         (elements / per).checked_mul(self.block_bytes() as u64)

@@ -32,7 +32,7 @@ pub enum QuantError {
 /// Dequantises `data` (whole blocks of `ty`) into `out`, which must hold exactly their values.
 pub fn dequantize(ty: TensorType, data: &[u8], out: &mut [f32]) -> Result<(), QuantError> {
     let block_bytes = ty.block_bytes();
-    if data.len() % block_bytes != 0 {
+    if !data.len().is_multiple_of(block_bytes) {
         return Err(QuantError::PartialBlock {
             ty,
             len: data.len(),

@@ -22,7 +22,7 @@ pub fn reference(name: &str) -> serde_json::Value {
 }
 
 pub fn hex(s: &str) -> Vec<u8> {
-    assert!(s.len() % 2 == 0, "odd hex length");
+    assert!(s.len().is_multiple_of(2), "odd hex length");
     (0..s.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
@@ -37,4 +37,36 @@ pub fn model_path(model: KnownModel) -> PathBuf {
 pub fn open(model: KnownModel) -> Gguf {
     let path = model_path(model);
     Gguf::open(&path).unwrap_or_else(|e| panic!("opening {}: {e}", path.display()))
+}
+
+/// The device the GPU tests share, opened once per test binary. With no adapter the test fails
+/// with the reason and the packages to install: CI installs lavapipe, so a missing adapter is a
+/// broken set-up, never a reason to skip.
+pub fn gpu() -> &'static itinero_engine::gpu::Gpu {
+    static GPU: std::sync::OnceLock<itinero_engine::gpu::Gpu> = std::sync::OnceLock::new();
+    GPU.get_or_init(|| {
+        itinero_engine::gpu::Gpu::new()
+            .unwrap_or_else(|e| panic!("{e} (scripts/setup.sh installs them)"))
+    })
+}
+
+/// A small deterministic generator (xorshift64), so random test data is the same on every run.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// Uniform in [lo, hi).
+    pub fn uniform(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
+    }
+
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
 }

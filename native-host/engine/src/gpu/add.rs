@@ -1,0 +1,43 @@
+//! The residual connection `y += x`.
+
+use super::kernel::{grid_for, record_pass, Bound, Kernel};
+use super::{Gpu, GpuError};
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    n: u32,
+    _pad: [u32; 3],
+}
+
+#[derive(Debug)]
+pub struct Add {
+    kernel: Kernel,
+}
+
+impl Add {
+    pub fn new(gpu: &Gpu) -> Result<Self, GpuError> {
+        Ok(Self {
+            kernel: Kernel::new(gpu, "add", include_str!("../kernels/add.wgsl"))?,
+        })
+    }
+
+    /// `y[i] += x[i]` for `i < n`.
+    pub fn encode(
+        &self,
+        gpu: &Gpu,
+        encoder: &mut wgpu::CommandEncoder,
+        x: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        n: u32,
+    ) {
+        record_pass(encoder, "add", &[self.bind(gpu, x, y, n)]);
+    }
+
+    /// The same dispatch, bound once to be recorded every step.
+    pub fn bind(&self, gpu: &Gpu, x: &wgpu::Buffer, y: &wgpu::Buffer, n: u32) -> Bound {
+        let params = Params { n, _pad: [0; 3] };
+        self.kernel
+            .bind(gpu, &[x, y], &params, grid_for(gpu, n, 64))
+    }
+}

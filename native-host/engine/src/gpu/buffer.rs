@@ -1,0 +1,64 @@
+//! f32 vectors to and from the device.
+
+use wgpu::util::DeviceExt;
+use wgpu::BufferUsages;
+
+use super::{Gpu, GpuError};
+
+impl Gpu {
+    /// A storage buffer holding `data`, readable by kernels and copyable back.
+    pub fn upload_f32(&self, label: &str, data: &[f32]) -> wgpu::Buffer {
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytemuck::cast_slice(data),
+                usage: BufferUsages::STORAGE | BufferUsages::COPY_SRC | BufferUsages::COPY_DST,
+            })
+    }
+
+    /// A zeroed storage buffer of `len` f32s for kernels to write.
+    pub fn storage_f32(&self, label: &str, len: usize) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: (len * 4) as u64,
+            usage: BufferUsages::STORAGE | BufferUsages::COPY_SRC | BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    /// Copies the first `len` f32s of `buffer` back, waiting for the work that writes them.
+    pub fn read_f32(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<f32>, GpuError> {
+        let bytes = (len * 4) as u64;
+        let fail = |reason: String| GpuError::ReadBack {
+            what: format!("{len} floats of {:?}", buffer),
+            reason,
+        };
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("read-back"),
+            size: bytes,
+            usage: BufferUsages::MAP_READ | BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+        self.queue.submit([encoder.finish()]);
+        let (tx, rx) = std::sync::mpsc::channel();
+        staging
+            .slice(..)
+            .map_async(wgpu::MapMode::Read, move |r| drop(tx.send(r)));
+        self.wait()?;
+        rx.recv()
+            .map_err(|_| fail("the map callback never ran".into()))?
+            .map_err(|e| fail(e.to_string()))?;
+        let view = staging
+            .slice(..)
+            .get_mapped_range()
+            .map_err(|e| fail(e.to_string()))?;
+        let out = bytemuck::pod_collect_to_vec::<u8, f32>(&view);
+        drop(view);
+        staging.unmap();
+        Ok(out)
+    }
+}

@@ -1,0 +1,262 @@
+//! The dequantising matrix-vector product `y = W·x`: decode's every weight matrix.
+//!
+//! Decode reads each weight once per token, so this kernel's speed is memory bandwidth. How a row
+//! is spread over invocations is the one choice that matters per device: on a CPU driver one
+//! invocation per row (no barriers, each SIMD lane its own row) is fastest; on a GPU a row needs
+//! many invocations, whose partial sums meet through subgroup shuffles where the adapter has them
+//! and through workgroup memory where it does not.
+
+use std::collections::BTreeMap;
+
+use super::kernel::{self, grid, record_pass, Bound};
+use super::matrix::GpuMatrix;
+use super::{shader, Gpu, GpuError};
+use crate::gguf::TensorType;
+
+/// How the invocations of one row combine their sums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reduction {
+    /// Through workgroup memory and barriers: runs everywhere.
+    Workgroup,
+    /// Through subgroup shuffles: needs the SUBGROUP feature and `threads_per_row` no larger than
+    /// the adapter's smallest subgroup.
+    Subgroup,
+}
+
+/// The shape of the matrix-vector kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatVecConfig {
+    pub workgroup_size: u32,
+    /// Invocations that share one row: a power of two dividing `workgroup_size`.
+    pub threads_per_row: u32,
+    /// Ignored when `threads_per_row` is 1.
+    pub reduction: Reduction,
+}
+
+impl MatVecConfig {
+    /// The fastest known shape for `gpu`.
+    pub fn for_gpu(gpu: &Gpu) -> Self {
+        if gpu.is_cpu() {
+            return Self {
+                workgroup_size: 64,
+                threads_per_row: 1,
+                reduction: Reduction::Workgroup,
+            };
+        }
+        let sub = gpu.info().subgroup_min_size;
+        if gpu.has_subgroups() && sub >= 32 {
+            Self {
+                workgroup_size: 256,
+                threads_per_row: 32,
+                reduction: Reduction::Subgroup,
+            }
+        } else {
+            Self {
+                workgroup_size: 256,
+                threads_per_row: 32,
+                reduction: Reduction::Workgroup,
+            }
+        }
+    }
+
+    fn check(&self, gpu: &Gpu) -> Result<(), String> {
+        let (wg, tpr) = (self.workgroup_size, self.threads_per_row);
+        if !tpr.is_power_of_two() || wg % tpr != 0 {
+            return Err(format!(
+                "threads_per_row {tpr} must be a power of two dividing workgroup_size {wg}"
+            ));
+        }
+        if wg > gpu.limits().max_compute_invocations_per_workgroup
+            || wg > gpu.limits().max_compute_workgroup_size_x
+        {
+            return Err(format!("workgroup_size {wg} is above the device's limits"));
+        }
+        if tpr > 1 && self.reduction == Reduction::Subgroup {
+            if !gpu.has_subgroups() {
+                return Err("subgroup reduction without the SUBGROUP feature".into());
+            }
+            if tpr > gpu.info().subgroup_min_size {
+                return Err(format!(
+                    "threads_per_row {tpr} is larger than the smallest subgroup ({})",
+                    gpu.info().subgroup_min_size
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Matrix-vector pipelines for a set of weight types.
+#[derive(Debug)]
+pub struct MatVec {
+    config: MatVecConfig,
+    layout: wgpu::BindGroupLayout,
+    pipelines: BTreeMap<u32, (TensorType, wgpu::ComputePipeline)>,
+}
+
+impl MatVec {
+    /// Kernels for `types`, in `gpu`'s best shape.
+    pub fn new(gpu: &Gpu, types: &[TensorType]) -> Result<Self, GpuError> {
+        Self::with_config(gpu, types, MatVecConfig::for_gpu(gpu))
+    }
+
+    pub fn with_config(
+        gpu: &Gpu,
+        types: &[TensorType],
+        config: MatVecConfig,
+    ) -> Result<Self, GpuError> {
+        config.check(gpu).map_err(|message| GpuError::Compile {
+            what: "matrix-vector".into(),
+            message,
+        })?;
+        let storage = |binding, read_only| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let layout = gpu
+            .device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("matvec"),
+                entries: &[
+                    storage(0, true),
+                    storage(1, true),
+                    storage(2, false),
+                    wgpu::BindGroupLayoutEntry {
+                        binding: 3,
+                        visibility: wgpu::ShaderStages::COMPUTE,
+                        ty: wgpu::BindingType::Buffer {
+                            ty: wgpu::BufferBindingType::Uniform,
+                            has_dynamic_offset: false,
+                            min_binding_size: None,
+                        },
+                        count: None,
+                    },
+                ],
+            });
+        let pipeline_layout = gpu
+            .device
+            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("matvec"),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+        let mut pipelines = BTreeMap::new();
+        for &ty in types {
+            let pipeline = compile(gpu, ty, &config, &pipeline_layout)?;
+            pipelines.insert(ty.ggml_id(), (ty, pipeline));
+        }
+        Ok(Self {
+            config,
+            layout,
+            pipelines,
+        })
+    }
+
+    pub fn config(&self) -> MatVecConfig {
+        self.config
+    }
+
+    /// Records `y = W·x` into `encoder`: one dispatch per chunk of `matrix`. `x` holds
+    /// `matrix.cols()` f32s, `y` room for `matrix.rows()`.
+    pub fn encode(
+        &self,
+        gpu: &Gpu,
+        encoder: &mut wgpu::CommandEncoder,
+        matrix: &GpuMatrix,
+        x: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let bound = self.bind(gpu, matrix, x, y)?;
+        record_pass(encoder, matrix.name(), &bound);
+        Ok(())
+    }
+
+    /// The dispatches of `y = W·x` (one per chunk of `matrix`), bound once to be recorded every
+    /// step.
+    pub fn bind(
+        &self,
+        gpu: &Gpu,
+        matrix: &GpuMatrix,
+        x: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+    ) -> Result<Vec<Bound>, GpuError> {
+        let pipeline = self.pipeline(matrix.ty())?;
+        let rows_per_wg = self.config.workgroup_size / self.config.threads_per_row;
+        let max_dim = gpu.limits().max_compute_workgroups_per_dimension;
+        Ok(matrix
+            .chunks
+            .iter()
+            .map(|chunk| {
+                let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(matrix.name()),
+                    layout: &self.layout,
+                    entries: &[
+                        entry(0, &chunk.weights),
+                        entry(1, x),
+                        entry(2, y),
+                        entry(3, &chunk.params),
+                    ],
+                });
+                let groups = (chunk.rows.end - chunk.rows.start).div_ceil(rows_per_wg);
+                let (gx, gy) = grid(groups, max_dim);
+                Bound::new(pipeline.clone(), bind, (gx, gy, 1))
+            })
+            .collect())
+    }
+
+    /// `W·x` computed and read back: for tests and one-off use.
+    pub fn run(&self, gpu: &Gpu, matrix: &GpuMatrix, x: &[f32]) -> Result<Vec<f32>, GpuError> {
+        if x.len() != matrix.cols() as usize {
+            return Err(GpuError::Shape {
+                name: matrix.name().to_owned(),
+                reason: format!("x has {} elements, the rows {}", x.len(), matrix.cols()),
+            });
+        }
+        let xb = gpu.upload_f32("x", x);
+        let yb = gpu.storage_f32("y", matrix.rows() as usize);
+        let mut encoder = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+        self.encode(gpu, &mut encoder, matrix, &xb, &yb)?;
+        gpu.queue.submit([encoder.finish()]);
+        gpu.read_f32(&yb, matrix.rows() as usize)
+    }
+
+    fn pipeline(&self, ty: TensorType) -> Result<&wgpu::ComputePipeline, GpuError> {
+        self.pipelines
+            .get(&ty.ggml_id())
+            .map(|(_, p)| p)
+            .ok_or_else(|| GpuError::NoKernel {
+                ty,
+                built: self
+                    .pipelines
+                    .values()
+                    .map(|(t, _)| t.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+}
+
+fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buffer.as_entire_binding(),
+    }
+}
+
+fn compile(
+    gpu: &Gpu,
+    ty: TensorType,
+    config: &MatVecConfig,
+    layout: &wgpu::PipelineLayout,
+) -> Result<wgpu::ComputePipeline, GpuError> {
+    let name = format!("{ty} matrix-vector");
+    kernel::compile(gpu, &name, &shader::matvec(ty, config), Some(layout))
+}

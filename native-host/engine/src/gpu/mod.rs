@@ -1,0 +1,39 @@
+//! The GPU side of the engine: one wgpu device, tensors uploaded to it, and the WGSL kernels.
+//!
+//! Everything here is blocking: the engine runs on its own worker threads, and each wait is a
+//! `device.poll(wait)` on a submission, never a sleep loop.
+//!
+//! - [`device`]: picks the adapter (high-performance first; `WGPU_BACKEND`, `WGPU_ADAPTER_NAME` and
+//!   `WGPU_POWER_PREF` honoured) and opens a device with every limit and optional feature it offers.
+//! - [`buffer`]: f32 vectors up and down.
+//! - [`matrix`]: a GGUF weight matrix on the device, cut into whole-row chunks no larger than one
+//!   storage binding.
+//! - [`matvec`]: the dequantising matrix-vector kernels, one pipeline per tensor type.
+//! - [`norm`], [`rope`], [`softmax`], [`activation`], [`attention`], [`add`]: the other kernels of
+//!   a transformer block, each with the ggml semantics the reference logits were computed with.
+
+pub mod activation;
+pub mod add;
+pub mod attention;
+pub mod buffer;
+pub mod device;
+mod error;
+pub mod kernel;
+pub mod matrix;
+pub mod matvec;
+pub mod norm;
+pub mod rope;
+mod shader;
+pub mod softmax;
+
+pub use activation::{Gate, GatedActivation};
+pub use add::Add;
+pub use attention::{Attention, AttentionBuffers, AttentionShape};
+pub use device::{Gpu, GpuOptions};
+pub use error::GpuError;
+pub use kernel::{record_pass, Bound, StepUniform};
+pub use matrix::GpuMatrix;
+pub use matvec::{MatVec, MatVecConfig, Reduction};
+pub use norm::RmsNorm;
+pub use rope::{Rope, RopeOrder, RopeParams};
+pub use softmax::Softmax;

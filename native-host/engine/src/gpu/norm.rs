@@ -1,0 +1,67 @@
+//! RMSNorm: every block of both architectures starts with one.
+
+use super::kernel::{record_pass, Bound, Kernel};
+use super::{Gpu, GpuError};
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    n: u32,
+    eps: f32,
+    _pad: [u32; 2],
+}
+
+#[derive(Debug)]
+pub struct RmsNorm {
+    kernel: Kernel,
+}
+
+impl RmsNorm {
+    pub fn new(gpu: &Gpu) -> Result<Self, GpuError> {
+        Ok(Self {
+            kernel: Kernel::new(gpu, "rmsnorm", include_str!("../kernels/rmsnorm.wgsl"))?,
+        })
+    }
+
+    /// `y[r] = x[r] / rms(x[r]) * weight` for each of the `rows` rows of `weight.len()` = `n`
+    /// columns.
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode(
+        &self,
+        gpu: &Gpu,
+        encoder: &mut wgpu::CommandEncoder,
+        x: &wgpu::Buffer,
+        weight: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        rows: u32,
+        n: u32,
+        eps: f32,
+    ) -> Result<(), GpuError> {
+        let bound = self.bind(gpu, x, weight, y, rows, n, eps)?;
+        record_pass(encoder, "rmsnorm", &[bound]);
+        Ok(())
+    }
+
+    /// The same dispatch, bound once to be recorded every step.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind(
+        &self,
+        gpu: &Gpu,
+        x: &wgpu::Buffer,
+        weight: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        rows: u32,
+        n: u32,
+        eps: f32,
+    ) -> Result<Bound, GpuError> {
+        super::kernel::check_rows(gpu, "rmsnorm", rows)?;
+        let params = Params {
+            n,
+            eps,
+            _pad: [0; 2],
+        };
+        Ok(self
+            .kernel
+            .bind(gpu, &[x, weight, y], &params, (rows, 1, 1)))
+    }
+}

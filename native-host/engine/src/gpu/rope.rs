@@ -1,0 +1,247 @@
+//! Rotary position embedding, with the settings a GGUF gives it.
+
+use wgpu::util::DeviceExt;
+
+use super::kernel::{grid_for, record_pass, Bound, Kernel, StepUniform};
+use super::{Gpu, GpuError};
+use crate::gguf::{Architecture, Gguf, GgufError};
+
+/// Which elements form a rotated pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RopeOrder {
+    /// (x[2i], x[2i+1]): llama GGUFs, whose converter permuted the q/k weights to suit it.
+    Normal,
+    /// (x[i], x[i + n_dims/2]): Qwen2, Gemma 3 (Hugging Face's `rotate_half`).
+    Neox,
+}
+
+impl RopeOrder {
+    /// llama.cpp's `llama_model_rope_type` for the supported architectures.
+    pub fn for_architecture(arch: Architecture) -> Self {
+        match arch {
+            Architecture::Llama => RopeOrder::Normal,
+            Architecture::Qwen2 | Architecture::Gemma3 => RopeOrder::Neox,
+        }
+    }
+}
+
+/// The rotation's parameters, as ggml_rope_ext takes them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RopeParams {
+    /// Rotated dimensions of each head (the rest pass through).
+    pub n_dims: u32,
+    pub order: RopeOrder,
+    pub freq_base: f32,
+    /// 1 / the linear or YaRN scaling factor.
+    pub freq_scale: f32,
+    /// YaRN's extrapolation mix (0: plain or linear scaling).
+    pub ext_factor: f32,
+    pub attn_factor: f32,
+    /// YaRN's correction range in rotated pairs.
+    pub corr_dims: [f32; 2],
+    /// Per-pair frequency divisors (Llama 3.x's `rope_freqs.weight`); `None` means all 1.
+    pub freq_factors: Option<Vec<f32>>,
+}
+
+/// Why a GGUF's RoPE settings cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum RopeError {
+    #[error(transparent)]
+    Metadata(#[from] GgufError),
+    #[error("RoPE scaling {0:?} is not supported (supported: none, linear, yarn)")]
+    UnknownScaling(String),
+    #[error("rope_freqs.weight has {got} values, {expected} expected (one per rotated pair)")]
+    FreqFactors { got: usize, expected: usize },
+}
+
+impl RopeParams {
+    /// The settings of the model's (global-attention) layers, from `{arch}.rope.*`, the head
+    /// size, and `rope_freqs.weight` when present — the keys llama.cpp reads.
+    pub fn from_gguf(g: &Gguf) -> Result<Self, RopeError> {
+        let arch = g.architecture()?;
+        let m = g.metadata();
+        let key = |k: &str| format!("{}.{k}", arch.name());
+        let heads = m.u32(&key("attention.head_count"))?;
+        let head_dim = match m.opt_u32(&key("attention.key_length"))? {
+            Some(d) => d,
+            None => m.u32(&key("embedding_length"))? / heads.max(1),
+        };
+        let n_dims = m.opt_u32(&key("rope.dimension_count"))?.unwrap_or(head_dim);
+        let freq_base = m.opt_f32(&key("rope.freq_base"))?.unwrap_or(10_000.0);
+        let scaling = m.opt_str(&key("rope.scaling.type"))?.unwrap_or("none");
+        let factor = m
+            .opt_f32(&key("rope.scaling.factor"))?
+            .filter(|f| *f > 0.0)
+            .unwrap_or(1.0);
+        let mut params = Self {
+            n_dims,
+            order: RopeOrder::for_architecture(arch),
+            freq_base,
+            freq_scale: 1.0,
+            ext_factor: 0.0,
+            attn_factor: m.opt_f32(&key("rope.scaling.attn_factor"))?.unwrap_or(1.0),
+            corr_dims: [0.0, 0.0],
+            freq_factors: None,
+        };
+        match scaling {
+            "none" => {}
+            "linear" => params.freq_scale = 1.0 / factor,
+            "yarn" => {
+                params.freq_scale = 1.0 / factor;
+                params.ext_factor = 1.0;
+                let n_ctx_orig = match m.opt_u32(&key("rope.scaling.original_context_length"))? {
+                    Some(n) => n,
+                    None => m.u32(&key("context_length"))?,
+                };
+                params.corr_dims = yarn_corr_dims(n_dims, n_ctx_orig, freq_base, 32.0, 1.0);
+            }
+            other => return Err(RopeError::UnknownScaling(other.to_owned())),
+        }
+        if let Ok(t) = g.tensor("rope_freqs.weight") {
+            let factors = t.to_f32()?;
+            if factors.len() != (n_dims / 2) as usize {
+                return Err(RopeError::FreqFactors {
+                    got: factors.len(),
+                    expected: (n_dims / 2) as usize,
+                });
+            }
+            params.freq_factors = Some(factors);
+        }
+        Ok(params)
+    }
+
+    /// Gemma 3's sliding-window layers: base 10 000 and no scaling whatever the file says for the
+    /// global layers (llama.cpp's `rope_freq_base_train_swa`).
+    pub fn gemma3_sliding_window(&self) -> Self {
+        Self {
+            freq_base: 10_000.0,
+            freq_scale: 1.0,
+            ext_factor: 0.0,
+            attn_factor: 1.0,
+            corr_dims: [0.0, 0.0],
+            freq_factors: None,
+            ..self.clone()
+        }
+    }
+}
+
+/// ggml_rope_yarn_corr_dims: the pair range over which YaRN blends interpolation and extrapolation.
+fn yarn_corr_dims(
+    n_dims: u32,
+    n_ctx_orig: u32,
+    base: f32,
+    beta_fast: f32,
+    beta_slow: f32,
+) -> [f32; 2] {
+    let dim = |n_rot: f32| {
+        n_dims as f32 * (n_ctx_orig as f32 / (n_rot * 2.0 * std::f32::consts::PI)).ln()
+            / (2.0 * base.ln())
+    };
+    let start = dim(beta_fast).floor();
+    let end = dim(beta_slow).ceil();
+    [start.max(0.0), end.min(n_dims as f32 - 1.0)]
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    head_dim: u32,
+    n_dims: u32,
+    heads: u32,
+    tokens: u32,
+    _unused: u32,
+    neox: u32,
+    freq_base: f32,
+    freq_scale: f32,
+    ext_factor: f32,
+    attn_factor: f32,
+    corr_low: f32,
+    corr_high: f32,
+    theta_scale: f32,
+    _pad: [u32; 3],
+}
+
+/// The RoPE kernel for one set of parameters (its frequency factors live on the device).
+#[derive(Debug)]
+pub struct Rope {
+    kernel: Kernel,
+    params: RopeParams,
+    freq_factors: wgpu::Buffer,
+}
+
+impl Rope {
+    pub fn new(gpu: &Gpu, params: RopeParams) -> Result<Self, GpuError> {
+        let ones = vec![1.0f32; (params.n_dims / 2).max(1) as usize];
+        let factors = params.freq_factors.as_deref().unwrap_or(&ones);
+        let freq_factors = gpu
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("rope freq factors"),
+                contents: bytemuck::cast_slice(factors),
+                usage: wgpu::BufferUsages::STORAGE,
+            });
+        Ok(Self {
+            kernel: Kernel::new(gpu, "rope", include_str!("../kernels/rope.wgsl"))?,
+            params,
+            freq_factors,
+        })
+    }
+
+    pub fn params(&self) -> &RopeParams {
+        &self.params
+    }
+
+    /// Rotates, in place, `x` = `tokens` × `heads` × `head_dim` values, token t at position
+    /// `pos0 + t`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode(
+        &self,
+        gpu: &Gpu,
+        encoder: &mut wgpu::CommandEncoder,
+        x: &wgpu::Buffer,
+        tokens: u32,
+        heads: u32,
+        head_dim: u32,
+        pos0: u32,
+    ) {
+        let step = StepUniform::new(pos0, 0).buffer(gpu);
+        let bound = self.bind(gpu, x, tokens, heads, head_dim, &step);
+        record_pass(encoder, "rope", &[bound]);
+    }
+
+    /// The same dispatch, bound once, the first position read from `step` (a [`StepUniform`]).
+    pub fn bind(
+        &self,
+        gpu: &Gpu,
+        x: &wgpu::Buffer,
+        tokens: u32,
+        heads: u32,
+        head_dim: u32,
+        step: &wgpu::Buffer,
+    ) -> Bound {
+        let p = &self.params;
+        let params = Params {
+            head_dim,
+            n_dims: p.n_dims,
+            heads,
+            tokens,
+            _unused: 0,
+            neox: u32::from(p.order == RopeOrder::Neox),
+            freq_base: p.freq_base,
+            freq_scale: p.freq_scale,
+            ext_factor: p.ext_factor,
+            attn_factor: p.attn_factor,
+            corr_low: p.corr_dims[0],
+            corr_high: p.corr_dims[1],
+            theta_scale: p.freq_base.powf(-2.0 / p.n_dims as f32),
+            _pad: [0; 3],
+        };
+        let items = tokens * heads * (p.n_dims / 2);
+        self.kernel.bind(
+            gpu,
+            &[x, &self.freq_factors, step],
+            &params,
+            grid_for(gpu, items, 64),
+        )
+    }
+}

@@ -1,0 +1,50 @@
+//! WGSL sources, assembled from the files in `src/kernels/`.
+//!
+//! WGSL has no includes and naga's pipeline-overridable constants cannot size workgroup arrays, so
+//! a kernel is its files joined behind a header of constants.
+
+use crate::gguf::TensorType;
+
+use super::matvec::{MatVecConfig, Reduction};
+
+const MATVEC: &str = include_str!("../kernels/matvec.wgsl");
+const KSCALES: &str = include_str!("../kernels/kscales.wgsl");
+const REDUCE_NONE: &str = include_str!("../kernels/reduce_none.wgsl");
+const REDUCE_WORKGROUP: &str = include_str!("../kernels/reduce_workgroup.wgsl");
+const REDUCE_SUBGROUP: &str = include_str!("../kernels/reduce_subgroup.wgsl");
+
+/// The `part_dot` of a weight type, and whether it needs the k-quant scale decoder.
+fn part_dot(ty: TensorType) -> (&'static str, bool) {
+    match ty {
+        TensorType::F32 => (include_str!("../kernels/mv_f32.wgsl"), false),
+        TensorType::F16 => (include_str!("../kernels/mv_f16.wgsl"), false),
+        TensorType::BF16 => (include_str!("../kernels/mv_bf16.wgsl"), false),
+        TensorType::Q8_0 => (include_str!("../kernels/mv_q8_0.wgsl"), false),
+        TensorType::Q4_0 => (include_str!("../kernels/mv_q4_0.wgsl"), false),
+        TensorType::Q4_1 => (include_str!("../kernels/mv_q4_1.wgsl"), false),
+        TensorType::Q5_0 => (include_str!("../kernels/mv_q5_0.wgsl"), false),
+        TensorType::Q5_1 => (include_str!("../kernels/mv_q5_1.wgsl"), false),
+        TensorType::Q4_K => (include_str!("../kernels/mv_q4_k.wgsl"), true),
+        TensorType::Q5_K => (include_str!("../kernels/mv_q5_k.wgsl"), true),
+        TensorType::Q6_K => (include_str!("../kernels/mv_q6_k.wgsl"), true),
+    }
+}
+
+/// The matrix-vector kernel for weights of type `ty`.
+pub(super) fn matvec(ty: TensorType, config: &MatVecConfig) -> String {
+    let (part, kscales) = part_dot(ty);
+    let reduce = match config.reduction {
+        _ if config.threads_per_row == 1 => REDUCE_NONE,
+        Reduction::Workgroup => REDUCE_WORKGROUP,
+        Reduction::Subgroup => REDUCE_SUBGROUP,
+    };
+    let mut src = format!(
+        "// {ty} matrix-vector, {config:?}\nconst WG: u32 = {}u;\nconst TPR: u32 = {}u;\n\n",
+        config.workgroup_size, config.threads_per_row
+    );
+    for piece in [MATVEC, if kscales { KSCALES } else { "" }, part, reduce] {
+        src.push_str(piece);
+        src.push('\n');
+    }
+    src
+}

@@ -1,0 +1,11 @@
+// Q8_0, 34-byte blocks: d (f16), 32 signed bytes. Only 2-byte aligned.
+fn part_dot(o: u32, p: u32) -> f32 {
+    let b = o + p * 34u;
+    let d = f16_lo(ld16(b));
+    let x = p * 8u;
+    var s = 0.0;
+    for (var i = 0u; i < 8u; i++) {
+        s += dot(signed_bytes(ld32(b + 2u + 4u * i)), X[x + i]);
+    }
+    return d * s;
+}

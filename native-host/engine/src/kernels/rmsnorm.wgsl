@@ -1,0 +1,40 @@
+// RMSNorm of each row: y = x / sqrt(mean(x²) + eps) * g, as ggml_rms_norm then ggml_mul.
+// One workgroup per row (a token's hidden state, or one head of it for Gemma's q/k norms); the
+// weight g has one value per column. Gemma's GGUF weights already include its "+1".
+
+struct Params {
+    n: u32,    // columns
+    eps: f32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+@group(0) @binding(0) var<storage, read> X: array<f32>;
+@group(0) @binding(1) var<storage, read> G: array<f32>;
+@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(3) var<uniform> P: Params;
+
+const WG: u32 = 64u;
+var<workgroup> partial: array<f32, WG>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+    let base = wg.x * P.n;
+    var s = 0.0;
+    for (var i = li; i < P.n; i += WG) {
+        let v = X[base + i];
+        s += v * v;
+    }
+    partial[li] = s;
+    workgroupBarrier();
+    for (var k = WG / 2u; k > 0u; k >>= 1u) {
+        if (li < k) {
+            partial[li] += partial[li + k];
+        }
+        workgroupBarrier();
+    }
+    let scale = 1.0 / sqrt(partial[0] / f32(P.n) + P.eps);
+    for (var i = li; i < P.n; i += WG) {
+        Y[base + i] = X[base + i] * scale * G[i];
+    }
+}

@@ -1,0 +1,380 @@
+//! RMSNorm, RoPE, softmax and the gated activations on the GPU against f64 CPU references written
+//! from ggml's definitions (ggml-cpu/ops.cpp), on seeded random inputs.
+//!
+//! Attention (grouped-query, over a cache longer than the positions read) within 2e-6 of the
+//! largest value's magnitude.
+//!
+//! Tolerances, per element: RMSNorm and softmax within 2e-6 of the value's magnitude (+1e-7
+//! absolute), SwiGLU and GeGLU within 5e-6 (the driver's exp; lavapipe's worst is 2.1e-6); RoPE
+//! within 2e-5 of the largest input magnitude times two: its angles reach ~1000 rad at position
+//! 1000, where one f32 ulp of the angle is 6e-5 rad.
+
+mod common;
+
+use itinero_engine::gguf::Architecture;
+use itinero_engine::gpu::{
+    Attention, AttentionBuffers, AttentionShape, Gate, GatedActivation, Gpu, RmsNorm, Rope,
+    RopeOrder, RopeParams, Softmax,
+};
+use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
+
+use common::Rng;
+
+fn random(n: usize, lo: f32, hi: f32, rng: &mut Rng) -> Vec<f32> {
+    (0..n).map(|_| rng.uniform(lo, hi)).collect()
+}
+
+fn encoder(gpu: &Gpu) -> wgpu::CommandEncoder {
+    gpu.device()
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor::default())
+}
+
+fn assert_close(what: &str, got: &[f32], want: &[f64], rel: f64, abs: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    let mut worst = 0.0f64;
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let err = (f64::from(g) - w).abs();
+        let allowed = rel * w.abs() + abs;
+        assert!(
+            err <= allowed,
+            "{what}: element {i} is {g}, the reference {w} (error {err:.2e}, allowed {allowed:.2e})"
+        );
+        worst = worst.max(err / (w.abs() + abs));
+    }
+    eprintln!("{what}: worst relative error {worst:.1e}");
+}
+
+#[test]
+fn rmsnorm_matches_ggml() {
+    let gpu = common::gpu();
+    let mut rng = Rng(11);
+    let (rows, n, eps) = (3usize, 576usize, 1e-5f32);
+    let x = random(rows * n, -3.0, 3.0, &mut rng);
+    let g = random(n, 0.5, 1.5, &mut rng);
+    let norm = RmsNorm::new(gpu).unwrap();
+    let (xb, gb, yb) = (
+        gpu.upload_f32("x", &x),
+        gpu.upload_f32("g", &g),
+        gpu.storage_f32("y", rows * n),
+    );
+    let mut enc = encoder(gpu);
+    norm.encode(gpu, &mut enc, &xb, &gb, &yb, rows as u32, n as u32, eps)
+        .unwrap();
+    gpu.queue().submit([enc.finish()]);
+    let got = gpu.read_f32(&yb, rows * n).unwrap();
+    let want: Vec<f64> = x
+        .chunks_exact(n)
+        .flat_map(|row| {
+            let mean = row.iter().map(|&v| f64::from(v).powi(2)).sum::<f64>() / n as f64;
+            let scale = 1.0 / (mean + f64::from(eps)).sqrt();
+            row.iter()
+                .zip(&g)
+                .map(move |(&v, &g)| f64::from(v) * scale * f64::from(g))
+        })
+        .collect();
+    assert_close("rmsnorm", &got, &want, 2e-6, 1e-7);
+}
+
+#[test]
+fn softmax_matches_and_survives_large_values() {
+    let gpu = common::gpu();
+    let mut rng = Rng(12);
+    let (rows, n, scale) = (4usize, 1000usize, 0.125f32);
+    let mut x = random(rows * n, -8.0, 8.0, &mut rng);
+    // A row whose exponentials would overflow without subtracting the maximum.
+    for v in &mut x[n..2 * n] {
+        *v = *v * 100.0 + 800.0;
+    }
+    let softmax = Softmax::new(gpu).unwrap();
+    let xb = gpu.upload_f32("x", &x);
+    let mut enc = encoder(gpu);
+    softmax
+        .encode(gpu, &mut enc, &xb, rows as u32, n as u32, scale)
+        .unwrap();
+    gpu.queue().submit([enc.finish()]);
+    let got = gpu.read_f32(&xb, rows * n).unwrap();
+    let want: Vec<f64> = x
+        .chunks_exact(n)
+        .flat_map(|row| {
+            let s: Vec<f64> = row
+                .iter()
+                .map(|&v| f64::from(scale) * f64::from(v))
+                .collect();
+            let m = s.iter().cloned().fold(f64::MIN, f64::max);
+            let sum: f64 = s.iter().map(|v| (v - m).exp()).sum();
+            s.into_iter().map(move |v| (v - m).exp() / sum)
+        })
+        .collect();
+    assert_close("softmax", &got, &want, 2e-6, 1e-9);
+}
+
+fn silu(x: f64) -> f64 {
+    x / (1.0 + (-x).exp())
+}
+
+fn gelu_tanh(x: f64) -> f64 {
+    0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x.powi(3))).tanh())
+}
+
+#[test]
+fn gated_activations_match_their_definitions() {
+    let gpu = common::gpu();
+    let mut rng = Rng(13);
+    let n = 5000usize;
+    let mut gate = random(n, -12.0, 12.0, &mut rng);
+    gate[..4].copy_from_slice(&[-100.0, 100.0, -0.0, 1e-30]);
+    let up = random(n, -2.0, 2.0, &mut rng);
+    for (kind, f) in [
+        (Gate::SwiGlu, silu as fn(f64) -> f64),
+        (Gate::GeGlu, gelu_tanh),
+    ] {
+        let act = GatedActivation::new(gpu, kind).unwrap();
+        let (gb, ub, yb) = (
+            gpu.upload_f32("gate", &gate),
+            gpu.upload_f32("up", &up),
+            gpu.storage_f32("y", n),
+        );
+        let mut enc = encoder(gpu);
+        act.encode(gpu, &mut enc, &gb, &ub, &yb, n as u32);
+        gpu.queue().submit([enc.finish()]);
+        let got = gpu.read_f32(&yb, n).unwrap();
+        assert!(got.iter().all(|v| v.is_finite()), "{kind:?}: not finite");
+        let want: Vec<f64> = gate
+            .iter()
+            .zip(&up)
+            .map(|(&g, &u)| f(f64::from(g)) * f64::from(u))
+            .collect();
+        assert_close(&format!("{kind:?}"), &got, &want, 5e-6, 1e-7);
+    }
+}
+
+/// ggml_rope_ext on the CPU: the angle accumulated in f32 exactly as ggml_rope_cache_init does,
+/// the rotation in f64.
+fn rope_reference(
+    p: &RopeParams,
+    x: &[f32],
+    tokens: usize,
+    heads: usize,
+    head_dim: usize,
+    pos0: usize,
+) -> Vec<f64> {
+    let mut out: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+    let half = p.n_dims as usize / 2;
+    let theta_scale = p.freq_base.powf(-2.0 / p.n_dims as f32);
+    for t in 0..tokens {
+        let mut theta = (pos0 + t) as f32;
+        for i in 0..half {
+            let ff = p.freq_factors.as_ref().map_or(1.0, |f| f[i]);
+            let extrap = theta / ff;
+            let mut angle = f64::from(p.freq_scale * extrap);
+            let mut mscale = f64::from(p.attn_factor);
+            if p.ext_factor != 0.0 {
+                let [lo, hi] = p.corr_dims;
+                let y = (i as f32 - lo) / (hi - lo).max(0.001);
+                let mix = f64::from((1.0 - y.clamp(0.0, 1.0)) * p.ext_factor);
+                angle = angle * (1.0 - mix) + f64::from(extrap) * mix;
+                mscale *= 1.0 + 0.1 * (1.0 / f64::from(p.freq_scale)).ln();
+            }
+            let (s, c) = angle.sin_cos();
+            for h in 0..heads {
+                let base = (t * heads + h) * head_dim;
+                let (a, b) = match p.order {
+                    RopeOrder::Normal => (base + 2 * i, base + 2 * i + 1),
+                    RopeOrder::Neox => (base + i, base + i + half),
+                };
+                let (x0, x1) = (f64::from(x[a]), f64::from(x[b]));
+                out[a] = (x0 * c - x1 * s) * mscale;
+                out[b] = (x0 * s + x1 * c) * mscale;
+            }
+            theta *= theta_scale;
+        }
+    }
+    out
+}
+
+#[test]
+fn rope_matches_ggml_in_both_orders_with_scaling_and_frequency_factors() {
+    let gpu = common::gpu();
+    let mut rng = Rng(14);
+    let (tokens, heads, head_dim) = (5usize, 3usize, 64usize);
+    let plain = RopeParams {
+        n_dims: 64,
+        order: RopeOrder::Normal,
+        freq_base: 100_000.0,
+        freq_scale: 1.0,
+        ext_factor: 0.0,
+        attn_factor: 1.0,
+        corr_dims: [0.0, 0.0],
+        freq_factors: None,
+    };
+    let cases = [
+        ("normal", plain.clone()),
+        (
+            "neox, partial",
+            RopeParams {
+                order: RopeOrder::Neox,
+                n_dims: 32,
+                ..plain.clone()
+            },
+        ),
+        (
+            "linear ×4 with frequency factors",
+            RopeParams {
+                freq_scale: 0.25,
+                freq_factors: Some((0..32).map(|i| 1.0 + i as f32 / 8.0).collect()),
+                ..plain.clone()
+            },
+        ),
+        (
+            "yarn",
+            RopeParams {
+                order: RopeOrder::Neox,
+                freq_scale: 0.25,
+                ext_factor: 1.0,
+                corr_dims: [9.0, 23.0],
+                ..plain.clone()
+            },
+        ),
+    ];
+    for (what, params) in cases {
+        for pos0 in [0usize, 1000] {
+            let x = random(tokens * heads * head_dim, -2.0, 2.0, &mut rng);
+            let want = rope_reference(&params, &x, tokens, heads, head_dim, pos0);
+            let rope = Rope::new(gpu, params.clone()).unwrap();
+            let xb = gpu.upload_f32("x", &x);
+            let mut enc = encoder(gpu);
+            rope.encode(
+                gpu,
+                &mut enc,
+                &xb,
+                tokens as u32,
+                heads as u32,
+                head_dim as u32,
+                pos0 as u32,
+            );
+            gpu.queue().submit([enc.finish()]);
+            let got = gpu.read_f32(&xb, x.len()).unwrap();
+            // The tolerance is relative to the pair's size, not the element's (a rotation can
+            // take one element near zero).
+            let scale: f64 = x.iter().map(|v| f64::from(v.abs())).fold(0.0, f64::max) * 2.0;
+            assert_close(
+                &format!("rope {what} at {pos0}"),
+                &got,
+                &want,
+                0.0,
+                2e-5 * scale,
+            );
+        }
+    }
+}
+
+#[test]
+fn rope_settings_come_from_the_gguf() {
+    let g = common::open(SMOLLM2_135M);
+    let p = RopeParams::from_gguf(&g).unwrap();
+    assert_eq!(
+        RopeOrder::for_architecture(Architecture::Llama),
+        RopeOrder::Normal
+    );
+    assert_eq!(
+        (
+            p.n_dims,
+            p.order,
+            p.freq_base,
+            p.freq_scale,
+            p.ext_factor,
+            p.freq_factors.is_none()
+        ),
+        (64, RopeOrder::Normal, 100_000.0, 1.0, 0.0, true)
+    );
+    let g = common::open(GEMMA3_270M);
+    let p = RopeParams::from_gguf(&g).unwrap();
+    assert_eq!(
+        (p.n_dims, p.order, p.freq_base),
+        (256, RopeOrder::Neox, 1_000_000.0)
+    );
+    let local = p.gemma3_sliding_window();
+    assert_eq!(
+        (local.n_dims, local.freq_base, local.freq_scale),
+        (256, 10_000.0, 1.0)
+    );
+}
+
+#[test]
+fn attention_matches_softmax_of_scaled_dot_products_with_grouped_heads() {
+    let gpu = common::gpu();
+    let mut rng = Rng(15);
+    let (heads, kv_heads, head_dim, capacity) = (6usize, 2usize, 64usize, 300usize);
+    let kv = kv_heads * head_dim;
+    let q = random(heads * head_dim, -1.0, 1.0, &mut rng);
+    let k = random(capacity * kv, -1.0, 1.0, &mut rng);
+    let v = random(capacity * kv, -1.0, 1.0, &mut rng);
+    let attention = Attention::new(gpu).unwrap();
+    let (qb, kb, vb) = (
+        gpu.upload_f32("q", &q),
+        gpu.upload_f32("k", &k),
+        gpu.upload_f32("v", &v),
+    );
+    let scratch = gpu.storage_f32("scores", heads * capacity);
+    let out = gpu.storage_f32("out", heads * head_dim);
+    let scale = 1.0 / (head_dim as f32).sqrt();
+    // One position, a run shorter than the workgroup, and most of the cache.
+    for n_kv in [1usize, 37, 257] {
+        let mut enc = encoder(gpu);
+        attention
+            .encode(
+                gpu,
+                &mut enc,
+                AttentionBuffers {
+                    q: &qb,
+                    k_cache: &kb,
+                    v_cache: &vb,
+                    scratch: &scratch,
+                    out: &out,
+                },
+                AttentionShape {
+                    heads: heads as u32,
+                    kv_heads: kv_heads as u32,
+                    head_dim: head_dim as u32,
+                    n_kv: n_kv as u32,
+                    scratch_stride: capacity as u32,
+                    scale,
+                },
+            )
+            .unwrap();
+        gpu.queue().submit([enc.finish()]);
+        let got = gpu.read_f32(&out, heads * head_dim).unwrap();
+        let mut want = vec![0.0f64; heads * head_dim];
+        for h in 0..heads {
+            let kvh = h / (heads / kv_heads);
+            let scores: Vec<f64> = (0..n_kv)
+                .map(|t| {
+                    (0..head_dim)
+                        .map(|d| {
+                            f64::from(q[h * head_dim + d])
+                                * f64::from(k[t * kv + kvh * head_dim + d])
+                        })
+                        .sum::<f64>()
+                        * f64::from(scale)
+                })
+                .collect();
+            let m = scores.iter().cloned().fold(f64::MIN, f64::max);
+            let sum: f64 = scores.iter().map(|s| (s - m).exp()).sum();
+            for d in 0..head_dim {
+                want[h * head_dim + d] = (0..n_kv)
+                    .map(|t| {
+                        (scores[t] - m).exp() / sum * f64::from(v[t * kv + kvh * head_dim + d])
+                    })
+                    .sum();
+            }
+        }
+        let largest = want.iter().fold(0.0f64, |a, b| a.max(b.abs()));
+        assert_close(
+            &format!("attention over {n_kv}"),
+            &got,
+            &want,
+            0.0,
+            2e-6 * largest,
+        );
+    }
+}
