@@ -417,6 +417,7 @@ pub enum SkillFormat {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[allow(clippy::large_enum_variant)] // one reply per request, moved once: not worth a box
 pub enum SkillResponse {
     List {
         skills: Vec<SkillSummary>,
