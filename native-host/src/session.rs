@@ -453,7 +453,7 @@ mod tests {
             br#"{"v":1,"id":7,"type":"StopTask","body":{"task_id":"x"}}"#,
         ));
         input.extend(frame(
-            br#"{"v":1,"id":8,"type":"Skills","body":{"op":"list"}}"#,
+            br#"{"v":1,"id":8,"type":"Vault","body":{"op":"lock"}}"#,
         ));
         input.extend(frame(&[0xff, 0x00, 0xfe]));
         input.extend(ping(9, "still here"));

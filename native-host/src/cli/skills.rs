@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use itinero_shared::records::{RunId, RunStatus};
+use itinero_shared::records::RunId;
 use itinero_shared::skills::SkillSummary;
 
+use crate::skills::library::{self, Imported};
 use crate::skills::{self, export};
 use crate::store::{Store, StoredSkill};
 
@@ -260,38 +261,31 @@ fn write_file(path: &Path, text: &str, executable: bool) -> Result<()> {
 fn import(store: &Store, file: &Path, name: Option<&str>) -> Result<()> {
     let text =
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    if text.trim_start().starts_with('{') {
-        let mut skill = skills::from_json(&text)
-            .with_context(|| format!("cannot import {}", file.display()))?;
-        if let Some(name) = name {
-            skill.name = name.trim().to_owned();
-        }
-        let id = store.save_skill(&skill, None).with_context(|| {
-            format!(
-                "cannot import {} (`--name` stores it under another name)",
-                file.display()
-            )
-        })?;
-        println!(
+    if name.is_some() && !text.trim_start().starts_with('{') {
+        bail!(
+            "--name is for a skill's JSON; {} is a Markdown playbook",
+            file.display()
+        );
+    }
+    match library::import_text(store, &text, name).with_context(|| {
+        format!(
+            "cannot import {} (`--name` stores a skill under another name)",
+            file.display()
+        )
+    })? {
+        Imported::Skill { id, skill } => println!(
             "imported skill {:?} (id {id}): {} on {}",
             skill.name,
             steps(skill.steps.len()),
             skill.origin
-        );
-    } else {
-        if name.is_some() {
-            bail!(
-                "--name is for a skill's JSON; {} is a Markdown playbook",
-                file.display()
-            );
-        }
-        let playbook = skills::from_markdown(&text)
-            .with_context(|| format!("cannot import {}", file.display()))?;
-        let lesson = store.add_lesson(&playbook.origin, &playbook.text, "playbook", None)?;
-        println!(
-            "kept playbook {:?} as a hint for {} (lesson {lesson}); the agent reads it on that site",
-            playbook.title, playbook.origin
-        );
+        ),
+        Imported::Playbook {
+            title,
+            origin,
+            lesson,
+        } => println!(
+            "kept playbook {title:?} as a hint for {origin} (lesson {lesson}); the agent reads it on that site"
+        ),
     }
     Ok(())
 }
@@ -304,22 +298,7 @@ fn delete(store: &Store, name: &str) -> Result<()> {
 }
 
 fn capture(store: &Store, run: RunId, name: &str, description: Option<&str>) -> Result<()> {
-    let detail = store.run_detail(run)?.with_context(|| {
-        format!("there is no run {run}; the panel's History lists the runs with their ids")
-    })?;
-    if detail.run.status != RunStatus::Succeeded {
-        bail!(
-            "run {run} ended {}; only a successful run can be saved as a skill",
-            detail.run.status
-        );
-    }
-    let mut skill = skills::capture(&detail.run.goal, &detail.run.start_url, &detail.steps)
-        .with_context(|| format!("cannot make a skill of run {run}"))?;
-    skill.name = name.trim().to_owned();
-    if let Some(d) = description {
-        skill.description = d.trim().to_owned();
-    }
-    let id = store.save_skill(&skill, Some(run))?;
+    let (id, skill) = library::capture_run(store, run, name, description)?;
     let params: Vec<String> = skill
         .params
         .iter()

@@ -13,7 +13,9 @@
 pub mod capture;
 pub mod export;
 pub mod import;
+pub mod library;
 pub mod params;
+pub mod serve;
 pub mod words;
 
 #[cfg(test)]

@@ -41,7 +41,8 @@ pub async fn answer(slot: &StoreSlot, request: ToHost) -> Result<ToBrowser, ToHo
         .unwrap_or_else(|e| {
             let code = match e {
                 StoreError::Invalid(_) | StoreError::NotAnOrigin(_) => ErrorCode::BadBody,
-                StoreError::NoSuchRun(_) => ErrorCode::NotFound,
+                StoreError::NoSuchRun(_) | StoreError::NoSuchSkill(_) => ErrorCode::NotFound,
+                StoreError::SkillNameTaken(_) => ErrorCode::BadBody,
                 _ => {
                     tracing::warn!(store = store.name(), "cannot {kind}: {e}");
                     ErrorCode::Internal
@@ -63,6 +64,7 @@ fn is_store_request(msg: &ToHost) -> bool {
             | ToHost::DeleteLesson(_)
             | ToHost::ListSiteApprovals(_)
             | ToHost::RevokeSiteApproval(_)
+            | ToHost::Skills(_)
     )
 }
 
@@ -78,6 +80,7 @@ fn what(msg: &ToHost) -> &'static str {
         ToHost::DeleteLesson(_) => "delete the lesson",
         ToHost::ListSiteApprovals(_) => "list the sites' approvals",
         ToHost::RevokeSiteApproval(_) => "revoke the approval",
+        ToHost::Skills(_) => "answer the skills request",
         _ => "answer this request",
     }
 }
@@ -116,6 +119,7 @@ fn reply(store: &Store, request: ToHost) -> Result<ToBrowser, StoreError> {
         ToHost::RevokeSiteApproval(revoke) => ToBrowser::Deleted(Deleted {
             existed: store.revoke(&revoke.origin, &revoke.kind)?,
         }),
+        ToHost::Skills(request) => ToBrowser::Skills(crate::skills::serve::reply(store, request)?),
         other => {
             return Err(StoreError::Invalid(format!(
                 "{} is not a request for the store",
