@@ -179,3 +179,88 @@ fn nothing_but_frames_reach_stdout() {
     let logs = std::fs::read_dir(data.path().join("logs")).unwrap().count();
     assert!(logs >= 1, "the host wrote its log file");
 }
+
+/// The panel's skill requests, as the browser sends them: a skill imported, listed, exported
+/// (a missing parameter is a clear error), and deleted, in one host process with its store.
+#[test]
+fn the_panel_manages_skills_through_the_protocol() {
+    use itinero_shared::messages::{SkillFormat, SkillRequest, SkillResponse};
+    use itinero_shared::ToHost;
+
+    let skill = serde_json::json!({
+        "name": "Search the shop",
+        "origin": "https://shop.test",
+        "goal": "Search the shop for {q}",
+        "start_url": "https://shop.test/",
+        "params": [{"name": "q", "example": "socks"}],
+        "steps": [
+            {"action": {"kind": "type", "text": "{q}", "submit": true, "target": {"index": 0,
+                "fingerprint": {"tag": "input", "role": "searchbox", "name": "Search", "path": "html>body>form>input[0]"}}},
+             "url": "https://shop.test/", "expect": [{"kind": "url", "pattern": "https://shop.test/search?q"}]},
+            {"action": {"kind": "done", "answer": "Results for {q}"}, "url": "https://shop.test/search?q"}
+        ]
+    });
+    let request = |id: u64, r: SkillRequest| {
+        let json = Envelope {
+            v: 1,
+            id,
+            msg: ToHost::Skills(r),
+        }
+        .to_json();
+        encode_frame(&json, Direction::ToHost).unwrap()
+    };
+    let mut input = request(
+        1,
+        SkillRequest::Import {
+            text: skill.to_string(),
+        },
+    );
+    input.extend(request(
+        2,
+        SkillRequest::List {
+            search: Some("shop".into()),
+        },
+    ));
+    for (id, params) in [(3, vec![]), (4, vec![("q".to_owned(), "hats".to_owned())])] {
+        input.extend(request(
+            id,
+            SkillRequest::Export {
+                id: 1,
+                format: SkillFormat::Playwright,
+                params,
+            },
+        ));
+    }
+    input.extend(request(5, SkillRequest::Delete { id: 1 }));
+    input.extend(request(6, SkillRequest::Get { id: 1 }));
+    let (replies, exit, stderr) = exchange(spawn(&dev_origin()), &input);
+    assert_eq!(exit, Some(0), "{stderr}");
+    let skills = |i: usize| match &replies[i].msg {
+        ToBrowser::Skills(r) => r.clone(),
+        other => panic!("reply {i}: {other:?}"),
+    };
+    assert!(
+        matches!(skills(0), SkillResponse::Imported { what } if what.contains("Search the shop")),
+        "{:?}",
+        replies[0]
+    );
+    assert!(
+        matches!(skills(1), SkillResponse::List { skills } if skills.len() == 1 && skills[0].steps == 2)
+    );
+    // Exporting a script needs the parameter's value, and says which.
+    match &replies[2].msg {
+        ToBrowser::Error(e) => {
+            assert_eq!(e.code, ErrorCode::BadBody);
+            assert!(e.message.contains("q"), "{}", e.message);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        matches!(skills(3), SkillResponse::Exported { file_name, text } if file_name == "search-the-shop.playwright.js" && text.contains("hats"))
+    );
+    assert!(matches!(
+        skills(4),
+        SkillResponse::Deleted { existed: true }
+    ));
+    assert_eq!(code(&replies[5]), ErrorCode::NotFound);
+}
