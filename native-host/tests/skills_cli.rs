@@ -155,7 +155,12 @@ fn a_run_is_captured_listed_shown_exported_deleted_and_imported_again() {
         "{shown}"
     );
     assert!(shown.contains("Site: http://127.0.0.1:9"), "{shown}");
-    assert!(shown.contains("2. Click link \"Wool socks\""), "{shown}");
+    // The result link found by the searched value is named by the parameter too.
+    assert!(
+        shown.contains("2. Click link \"{search_products}\""),
+        "{shown}"
+    );
+    assert!(shown.contains("/shop/product/*"), "{shown}");
 
     // JSON out, delete, JSON in: the same skill.
     let json_file = dir.join("skill.json");
