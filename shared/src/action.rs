@@ -142,33 +142,107 @@ impl Action {
         }
     }
 
-    /// The same action aimed at another element (no change for actions without a target), as
-    /// when a recorded target is found again under a new index.
-    pub fn retargeted(&self, to: Target) -> Action {
-        let mut a = self.clone();
-        match &mut a {
+    /// The element this action works on, to rewrite it (a remembered target found again, a
+    /// skill's target named by a parameter).
+    pub fn target_mut(&mut self) -> Option<&mut Target> {
+        match self {
             Action::Click { target }
             | Action::Type { target, .. }
             | Action::Select { target, .. }
             | Action::Check { target, .. }
-            | Action::Hover { target } => *target = to,
-            Action::Scroll {
-                target: target @ Some(_),
-                ..
-            }
-            | Action::PressKey {
-                target: target @ Some(_),
-                ..
-            } => *target = Some(to),
-            _ => {}
+            | Action::Hover { target } => Some(target),
+            Action::Scroll { target, .. } | Action::PressKey { target, .. } => target.as_mut(),
+            _ => None,
+        }
+    }
+
+    /// The same action aimed at another element (no change for actions without a target), as
+    /// when a recorded target is found again under a new index.
+    pub fn retargeted(&self, to: Target) -> Action {
+        let mut a = self.clone();
+        if let Some(target) = a.target_mut() {
+            *target = to;
         }
         a
+    }
+
+    /// The action's name on the wire (`click`, `press_key`, …), as the model writes it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Action::Click { .. } => "click",
+            Action::Type { .. } => "type",
+            Action::Select { .. } => "select",
+            Action::Check { .. } => "check",
+            Action::Hover { .. } => "hover",
+            Action::Scroll { .. } => "scroll",
+            Action::PressKey { .. } => "press_key",
+            Action::Navigate { .. } => "navigate",
+            Action::Back => "back",
+            Action::Forward => "forward",
+            Action::Wait { .. } => "wait",
+            Action::Done { .. } => "done",
+            Action::AskUser { .. } => "ask_user",
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kind_is_the_wire_tag() {
+        let target = Target {
+            index: 1,
+            fingerprint: Fingerprint::default(),
+        };
+        let actions = [
+            Action::Click {
+                target: target.clone(),
+            },
+            Action::Type {
+                target: target.clone(),
+                text: "a".into(),
+                submit: false,
+                clear: true,
+            },
+            Action::Select {
+                target: target.clone(),
+                value: "v".into(),
+            },
+            Action::Check {
+                target: target.clone(),
+                checked: true,
+            },
+            Action::Hover {
+                target: target.clone(),
+            },
+            Action::Scroll {
+                target: None,
+                direction: ScrollDirection::Down,
+                pages: 1.0,
+            },
+            Action::PressKey {
+                key: "Enter".into(),
+                modifiers: vec![],
+                target: None,
+            },
+            Action::Navigate { url: "u".into() },
+            Action::Back,
+            Action::Forward,
+            Action::Wait { ms: 1 },
+            Action::Done {
+                answer: "a".into(),
+                success: true,
+            },
+            Action::AskUser {
+                question: "q".into(),
+            },
+        ];
+        for a in &actions {
+            assert_eq!(serde_json::to_value(a).unwrap()["kind"], a.kind(), "{a:?}");
+        }
+    }
 
     #[test]
     fn type_action_wire_form_and_defaults() {

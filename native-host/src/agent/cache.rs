@@ -51,11 +51,7 @@ fn generalised(text: &str) -> String {
 
 /// What an action was, without the index it had: kind, target and text.
 fn hash_action(action: &Action, h: &mut impl Hasher) {
-    let kind = serde_json::to_value(action)
-        .ok()
-        .and_then(|v| v["kind"].as_str().map(str::to_owned))
-        .unwrap_or_default();
-    kind.hash(h);
+    action.kind().hash(h);
     if let Some(t) = action.target() {
         let fp = &t.fingerprint;
         (&fp.tag, &fp.role, fp.name.as_deref().map(generalised)).hash(h);
@@ -158,15 +154,7 @@ impl<S> Cached<S> {
                     "from the cache: no model call (it took {:.1} s to decide)",
                     remembered.decide_ms as f64 / 1000.0
                 );
-                Ok(Decision {
-                    action,
-                    thought: Some(note.clone()),
-                    strategy: NAME,
-                    source: None,
-                    calls: 0,
-                    note: Some(note),
-                    subgoal_done: None,
-                })
+                Ok(Decision::without_model(action, NAME, note))
             }
             Err(why) => {
                 self.cache.unusable(&key).await;

@@ -82,13 +82,12 @@ fn recover(failed: &Failed, obs: &Observation) -> Option<Decision> {
         let index = node.index?;
         let fingerprint = node.fingerprint.clone()?;
         Some(Decision {
-            action: failed.action.retargeted(Target { index, fingerprint }),
-            thought: Some(note.clone()),
-            strategy: NAME,
-            source: None,
-            calls: 0,
-            note: Some(note),
             subgoal_done: failed.subgoal_done,
+            ..Decision::without_model(
+                failed.action.retargeted(Target { index, fingerprint }),
+                NAME,
+                note,
+            )
         })
     };
     if let Some(node) = matching::best(&target.fingerprint, candidates.iter().copied()) {
@@ -113,15 +112,11 @@ fn recover(failed: &Failed, obs: &Observation) -> Option<Decision> {
     }
     if failed.attempts == 0 {
         let note = "the element is not on the page now; waiting for the page to settle".to_owned();
-        return Some(Decision {
-            action: Action::Wait { ms: SETTLE_MS },
-            thought: Some(note.clone()),
-            strategy: NAME,
-            source: None,
-            calls: 0,
-            note: Some(note),
-            subgoal_done: None,
-        });
+        return Some(Decision::without_model(
+            Action::Wait { ms: SETTLE_MS },
+            NAME,
+            note,
+        ));
     }
     None
 }

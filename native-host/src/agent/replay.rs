@@ -176,15 +176,7 @@ impl<S: Strategy> Replay<S> {
 }
 
 fn decision(action: Action, note: String) -> Decision {
-    Decision {
-        action,
-        thought: Some(note.clone()),
-        strategy: NAME,
-        source: None,
-        calls: 0,
-        note: Some(note),
-        subgoal_done: None,
-    }
+    Decision::without_model(action, NAME, note)
 }
 
 #[async_trait]

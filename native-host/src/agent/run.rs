@@ -119,11 +119,7 @@ pub struct Finished {
 
 /// `click [4] button "Search"`: an action as the history recalls it.
 fn recall(action: &Action, obs: &Observation) -> String {
-    let verb = serde_json::to_value(action)
-        .ok()
-        .and_then(|v| v["kind"].as_str().map(str::to_owned))
-        .unwrap_or_default();
-    let mut s = verb;
+    let mut s = action.kind().to_owned();
     if let Some(t) = action.target() {
         s.push_str(&format!(" [{}]", t.index));
         if let Some(n) = obs.find_indexed(t.index) {

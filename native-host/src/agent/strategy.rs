@@ -54,6 +54,22 @@ pub struct Decision {
     pub subgoal_done: Option<u32>,
 }
 
+impl Decision {
+    /// A decision made without asking a model (recovery, the cache, a skill's replay): `note`
+    /// is both the step's reason and what the panel hears.
+    pub fn without_model(action: Action, strategy: &'static str, note: String) -> Self {
+        Self {
+            action,
+            thought: Some(note.clone()),
+            strategy,
+            source: None,
+            calls: 0,
+            note: Some(note),
+            subgoal_done: None,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum DecideError {
     /// The reply could not be turned into an action; `reason` is worded for the model.

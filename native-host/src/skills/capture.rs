@@ -212,7 +212,7 @@ impl Parameters {
     /// the link "Wool socks" found by searching for "wool socks" is the result for `{query}`,
     /// and replaying with "cotton socks" must look for "Cotton socks".
     fn templated_target(&self, mut action: Action) -> Action {
-        let Some(target) = action_target_mut(&mut action) else {
+        let Some(target) = action.target_mut() else {
             return action;
         };
         let fp = &mut target.fingerprint;
@@ -411,19 +411,6 @@ fn generalise_url(pattern: &str, params: &[Param]) -> String {
         out.push_str(q);
     }
     out
-}
-
-/// The target an action works on, to rewrite its fingerprint.
-pub(super) fn action_target_mut(action: &mut Action) -> Option<&mut Target> {
-    match action {
-        Action::Click { target }
-        | Action::Type { target, .. }
-        | Action::Select { target, .. }
-        | Action::Check { target, .. }
-        | Action::Hover { target } => Some(target),
-        Action::Scroll { target, .. } | Action::PressKey { target, .. } => target.as_mut(),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

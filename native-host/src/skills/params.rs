@@ -237,7 +237,7 @@ fn map_step<E>(
         Action::AskUser { question } => *question = f(question)?,
         _ => {}
     }
-    if let Some(target) = super::capture::action_target_mut(&mut step.action) {
+    if let Some(target) = step.action.target_mut() {
         let fp = &mut target.fingerprint;
         for field in [&mut fp.name, &mut fp.text].into_iter().flatten() {
             *field = f(field)?;
