@@ -575,7 +575,7 @@ fn copy_answer(panel: &Rc<RefCell<Panel>>) {
 /// `type [3] "wool socks"`: an action in a line of the log.
 fn describe(action: &Action) -> String {
     let value = serde_json::to_value(action).unwrap_or_default();
-    let mut s = value["kind"].as_str().unwrap_or("?").replace('_', " ");
+    let mut s = action.kind().replace('_', " ");
     if let Some(t) = action.target() {
         s.push_str(&format!(" [{}]", t.index));
         if let Some(name) = t.fingerprint.name.as_deref().filter(|n| !n.is_empty()) {

@@ -640,9 +640,17 @@ async fn approved(
             memory.allow(&obs.url, kind).await;
             true
         }
-        Some("yes" | "y" | "allow" | "ok") => true,
-        _ => false,
+        Some(a) => said_yes(a),
+        None => false,
     }
+}
+
+/// Whether an answer to a yes-or-no question (an approval, a proposed skill) is yes.
+pub fn said_yes(answer: &str) -> bool {
+    matches!(
+        answer.trim().to_lowercase().as_str(),
+        "yes" | "y" | "allow" | "ok"
+    )
 }
 
 /// Marks sub-goal `n` (from 1) done and shows the plan again; numbers outside it are ignored.

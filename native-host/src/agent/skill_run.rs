@@ -10,7 +10,7 @@ use itinero_shared::records::RunId;
 use itinero_shared::skills::{Skill, SkillId};
 
 use super::replay::Script;
-use super::run::{Ask, Panel};
+use super::run::{said_yes, Ask, Panel};
 use crate::skills::{self, params};
 use crate::store::Store;
 
@@ -91,21 +91,21 @@ pub async fn choose(
             format!(" ({})", shown.join(", "))
         }
     );
-    match panel
+    let agreed = panel
         .ask(&question, Ask::Approval { can_always: false })
         .await
-        .as_deref()
-    {
-        Some("yes" | "y" | "allow" | "ok") => load(
-            store,
-            &SkillRun {
-                id: summary.id,
-                params: values,
-            },
-        )
-        .map(Some),
-        _ => Ok(None),
+        .is_some_and(|a| said_yes(&a));
+    if !agreed {
+        return Ok(None);
     }
+    load(
+        store,
+        &SkillRun {
+            id: summary.id,
+            params: values,
+        },
+    )
+    .map(Some)
 }
 
 /// After a successful run that the model had to finish: the skill is captured again from this
