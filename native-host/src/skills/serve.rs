@@ -22,11 +22,7 @@ impl From<LibraryError> for StoreError {
 }
 
 fn summary(store: &Store, id: SkillId) -> Result<SkillSummary, StoreError> {
-    store
-        .list_skills(None)?
-        .into_iter()
-        .find(|s| s.id == id)
-        .ok_or(StoreError::NoSuchSkill(id))
+    store.skill_summary(id)?.ok_or(StoreError::NoSuchSkill(id))
 }
 
 fn whole(store: &Store, id: SkillId) -> Result<SkillResponse, StoreError> {

@@ -214,23 +214,15 @@ impl Store {
             Some(s) => format!("searching the skills for {s:?}"),
             None => "listing the skills".to_owned(),
         };
-        let rows = summary_rows(&self.conn(), search.map(like_pattern)).doing(doing)?;
-        rows.into_iter()
-            .map(|(id, body, updated_at, stats)| {
-                let skill = parse_body(id, &body)?;
-                Ok(SkillSummary {
-                    id,
-                    name: skill.name,
-                    description: skill.description,
-                    origin: skill.origin,
-                    goal: skill.goal,
-                    params: skill.params,
-                    steps: u32::try_from(skill.steps.len()).unwrap_or(u32::MAX),
-                    stats,
-                    updated_at,
-                })
-            })
-            .collect()
+        let rows = summary_rows(&self.conn(), search.map(like_pattern), None).doing(doing)?;
+        rows.into_iter().map(summary).collect()
+    }
+
+    /// One skill as the library lists it, with its statistics.
+    pub fn skill_summary(&self, id: SkillId) -> Result<Option<SkillSummary>> {
+        let rows =
+            summary_rows(&self.conn(), None, Some(id)).doing(|| format!("reading skill {id}"))?;
+        rows.into_iter().next().map(summary).transpose()
     }
 
     /// Deletes a skill; whether it existed. Runs that replayed it stay in the history.
@@ -272,7 +264,28 @@ impl Store {
 type SummaryRow = (SkillId, String, i64, SkillStats);
 
 /// The library's rows, bodies still JSON.
-fn summary_rows(conn: &Connection, like: Option<String>) -> rusqlite::Result<Vec<SummaryRow>> {
+fn summary(row: SummaryRow) -> Result<SkillSummary> {
+    let (id, body, updated_at, stats) = row;
+    let skill = parse_body(id, &body)?;
+    Ok(SkillSummary {
+        id,
+        name: skill.name,
+        description: skill.description,
+        origin: skill.origin,
+        goal: skill.goal,
+        params: skill.params,
+        steps: u32::try_from(skill.steps.len()).unwrap_or(u32::MAX),
+        stats,
+        updated_at,
+    })
+}
+
+/// Summary rows of the skills matching `like` (all when `None`), or of skill `id` alone.
+fn summary_rows(
+    conn: &Connection,
+    like: Option<String>,
+    id: Option<SkillId>,
+) -> rusqlite::Result<Vec<SummaryRow>> {
     // Finished runs only: a run the host died in (interrupted) has no real wall time.
     let mut stmt = conn.prepare_cached(
         "SELECT s.id, s.body, s.updated_at,
@@ -283,13 +296,14 @@ fn summary_rows(conn: &Connection, like: Option<String>) -> rusqlite::Result<Vec
                           AND r.status NOT IN ('running', 'interrupted')
                          THEN r.finished_at - r.started_at END)
          FROM skills s LEFT JOIN runs r ON r.skill_id = s.id
-         WHERE ?1 IS NULL
-            OR s.name LIKE ?1 ESCAPE '\\' OR s.description LIKE ?1 ESCAPE '\\'
-            OR s.goal LIKE ?1 ESCAPE '\\' OR s.origin LIKE ?1 ESCAPE '\\'
+         WHERE (?2 IS NULL OR s.id = ?2)
+           AND (?1 IS NULL
+                OR s.name LIKE ?1 ESCAPE '\\' OR s.description LIKE ?1 ESCAPE '\\'
+                OR s.goal LIKE ?1 ESCAPE '\\' OR s.origin LIKE ?1 ESCAPE '\\')
          GROUP BY s.id
          ORDER BY s.name COLLATE NOCASE, s.id",
     )?;
-    let rows = stmt.query_map([like], |row| {
+    let rows = stmt.query_map(rusqlite::params![like, id], |row| {
         Ok((
             row.get::<_, SkillId>(0)?,
             row.get::<_, String>(1)?,
@@ -494,6 +508,9 @@ mod tests {
                 average_ms: Some(2_200),
             }
         );
+        // One skill alone reads the same, statistics included.
+        assert_eq!(store.skill_summary(sock.id).unwrap().as_ref(), Some(sock));
+        assert_eq!(store.skill_summary(sock.id + hat.id + 1).unwrap(), None);
     }
 
     #[test]
