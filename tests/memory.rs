@@ -5,33 +5,9 @@
 use anyhow::{bail, Result};
 use itinero::demo_shop::ShopOptions;
 use itinero::harness::panel::log;
-use itinero::harness::shop_session::{expect_done, step, Session};
-use itinero::harness::{PageExt, WAIT};
+use itinero::harness::shop_session::{add_wool_socks, expect_done, step, Session, ADD_WOOL_SOCKS};
+use itinero::harness::PageExt;
 use serde_json::json;
-
-const GOAL: &str = "Add wool socks to my cart";
-
-/// The model's part of a first run of [`GOAL`] from the shop's front page.
-fn first_run() -> Vec<serde_json::Value> {
-    vec![
-        step(
-            &[&format!("Goal: {GOAL}")],
-            json!({"action": "type", "index": "{{input 'Search products'}}", "text": "wool socks", "submit": true}),
-        ),
-        step(
-            &["Results for wool socks"],
-            json!({"action": "click", "index": "{{a 'Wool socks'}}"}),
-        ),
-        step(
-            &["12.99 EUR"],
-            json!({"action": "click", "index": "{{button 'Add to cart'}}"}),
-        ),
-        step(
-            &["Cart (1)"],
-            json!({"action": "done", "answer": "Wool socks are in your cart."}),
-        ),
-    ]
-}
 
 /// The "decided" lines of the panel's log since line `from`, each ending in what decided it.
 async fn decided(s: &Session, from: usize) -> Result<Vec<String>> {
@@ -44,36 +20,19 @@ async fn decided(s: &Session, from: usize) -> Result<Vec<String>> {
         .collect())
 }
 
-async fn restart_at_front(s: &Session) -> Result<()> {
-    s.tab.goto(s.url("shop/")).await?;
-    s.tab
-        .wait_for("document.readyState === 'complete'", WAIT)
-        .await?;
-    Ok(())
-}
-
-fn wool_socks_in_cart(s: &Session) -> u32 {
-    s.shop
-        .cart_items()
-        .into_iter()
-        .filter(|l| l.slug == "wool-socks")
-        .map(|l| l.quantity)
-        .sum()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_goal_again_is_done_from_the_cache_with_no_model_call() -> Result<()> {
     let s = Session::start(ShopOptions::default(), "shop/").await?;
-    s.script(first_run())?;
-    s.run(GOAL).await?;
+    s.script(add_wool_socks())?;
+    s.run(ADD_WOOL_SOCKS).await?;
     expect_done(&s.h, &s.panel, "in your cart").await?;
     let first = decided(&s, 0).await?;
     assert_eq!(first.len(), 4, "{first:#?}");
     assert!(first.iter().all(|l| l.ends_with("(llm)")), "{first:#?}");
-    assert_eq!(wool_socks_in_cart(&s), 1);
+    assert_eq!(s.in_cart("wool-socks"), 1);
 
     // Again, from the front page, with a model that fails any call.
-    restart_at_front(&s).await?;
+    s.open("shop/").await?;
     s.script(vec![])?;
     let seen = log(&s.panel).await?.len();
     s.run("  add wool socks to my cart. ").await?;
@@ -86,14 +45,14 @@ async fn the_same_goal_again_is_done_from_the_cache_with_no_model_call() -> Resu
         second[0].contains("from the cache: no model call"),
         "{second:#?}"
     );
-    assert_eq!(wool_socks_in_cart(&s), 2);
+    assert_eq!(s.in_cart("wool-socks"), 2);
     assert_eq!(s.shop.searches(), ["wool socks", "wool socks"]);
     Ok(())
 }
 
 /// Sets how many wool socks are left; the product page's button then says so.
 async fn restock(s: &Session, left: u32) -> Result<()> {
-    s.tab.goto(s.url("shop/product/wool-socks")).await?;
+    s.open("shop/product/wool-socks").await?;
     let url = s.url(&format!(
         "shop/_test/restock?product=wool-socks&left={left}"
     ));
@@ -114,27 +73,27 @@ async fn restock(s: &Session, left: u32) -> Result<()> {
 async fn a_cached_step_that_no_longer_fits_is_left_to_the_model() -> Result<()> {
     let s = Session::start(ShopOptions::default().test_hooks(true), "shop/").await?;
     restock(&s, 5).await?;
-    restart_at_front(&s).await?;
-    let mut script = first_run();
+    s.open("shop/").await?;
+    let mut script = add_wool_socks();
     script[2] = step(
         &["12.99 EUR"],
         json!({"action": "click", "index": "{{button 'Add to cart (5 left)'}}"}),
     );
     s.script(script)?;
-    s.run(GOAL).await?;
+    s.run(ADD_WOOL_SOCKS).await?;
     expect_done(&s.h, &s.panel, "in your cart").await?;
 
     // Three left now: the page is the same but for a count (the same cache key), yet the
     // remembered "Add to cart (5 left)" is not clicked as if it were this button: the model is
     // asked for that step only.
     restock(&s, 3).await?;
-    restart_at_front(&s).await?;
+    s.open("shop/").await?;
     s.script(vec![step(
         &["Add to cart (3 left)"],
         json!({"action": "click", "index": "{{button 'Add to cart (3 left)'}}"}),
     )])?;
     let seen = log(&s.panel).await?.len();
-    s.run(GOAL).await?;
+    s.run(ADD_WOOL_SOCKS).await?;
     let answer = expect_done(&s.h, &s.panel, "in your cart").await?;
     let second = decided(&s, seen).await?;
     let sources: Vec<&str> = second
@@ -159,6 +118,6 @@ async fn a_cached_step_that_no_longer_fits_is_left_to_the_model() -> Result<()> 
         ),
         "{notes}"
     );
-    assert_eq!(wool_socks_in_cart(&s), 2);
+    assert_eq!(s.in_cart("wool-socks"), 2);
     Ok(())
 }

@@ -7,7 +7,7 @@
 use anyhow::{bail, Context, Result};
 use itinero::demo_shop::{Layout, ShopOptions};
 use itinero::harness::panel::log;
-use itinero::harness::shop_session::{expect_done, step, Session};
+use itinero::harness::shop_session::{add_wool_socks, expect_done, step, Session, ADD_WOOL_SOCKS};
 use itinero::harness::{host_binary, PageExt, WAIT};
 use itinero_host::store::Store;
 use serde_json::json;
@@ -16,25 +16,8 @@ const NAME: &str = "Add to cart";
 
 /// Runs "Add wool socks to my cart" with the model and saves it as the skill [`NAME`].
 async fn record(s: &Session) -> Result<()> {
-    s.script(vec![
-        step(
-            &["Goal: Add wool socks to my cart"],
-            json!({"action": "type", "index": "{{input 'Search products'}}", "text": "wool socks", "submit": true}),
-        ),
-        step(
-            &["Results for wool socks"],
-            json!({"action": "click", "index": "{{a 'Wool socks'}}"}),
-        ),
-        step(
-            &["12.99 EUR"],
-            json!({"action": "click", "index": "{{button 'Add to cart'}}"}),
-        ),
-        step(
-            &["Cart (1)"],
-            json!({"action": "done", "answer": "Wool socks are in your cart."}),
-        ),
-    ])?;
-    s.run("Add wool socks to my cart").await?;
+    s.script(add_wool_socks())?;
+    s.run(ADD_WOOL_SOCKS).await?;
     expect_done(&s.h, &s.panel, "in your cart").await?;
     let store = Store::open(&s.h.host_data_dir().join("itinero.sqlite3"))?;
     let run = store.recent_runs(1)?.first().context("no run stored")?.id;
@@ -58,10 +41,7 @@ async fn record(s: &Session) -> Result<()> {
 
 /// Types `goal` at the shop's front page and allows the skill the panel proposes.
 async fn replay(s: &Session, goal: &str) -> Result<usize> {
-    s.tab.goto(s.url("shop/")).await?;
-    s.tab
-        .wait_for("document.readyState === 'complete'", WAIT)
-        .await?;
+    s.open("shop/").await?;
     let seen = log(&s.panel).await?.len();
     s.run(goal).await?;
     let q = s
@@ -97,15 +77,6 @@ async fn deciders(s: &Session, from: usize) -> Result<Vec<String>> {
         .collect())
 }
 
-fn in_cart(s: &Session, slug: &str) -> u32 {
-    s.shop
-        .cart_items()
-        .into_iter()
-        .filter(|l| l.slug == slug)
-        .map(|l| l.quantity)
-        .sum()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_skill_replays_for_another_product_with_no_model_call_even_after_a_restyle() -> Result<()>
 {
@@ -116,7 +87,7 @@ async fn a_skill_replays_for_another_product_with_no_model_call_even_after_a_res
     let from = replay(&s, "Add cotton socks to my cart").await?;
     let answer = expect_done(&s.h, &s.panel, "cotton socks are in your cart").await?;
     assert_eq!(deciders(&s, from).await?, ["skill"; 4], "{answer}");
-    assert_eq!(in_cart(&s, "cotton-socks"), 1);
+    assert_eq!(s.in_cart("cotton-socks"), 1);
     assert_eq!(s.shop.searches(), ["wool socks", "cotton socks"]);
 
     // New ids and classes, the button moved above the quantity: still no model.
@@ -124,7 +95,7 @@ async fn a_skill_replays_for_another_product_with_no_model_call_even_after_a_res
     let from = replay(&s, "Add cotton socks to my cart").await?;
     expect_done(&s.h, &s.panel, "cotton socks are in your cart").await?;
     assert_eq!(deciders(&s, from).await?, ["skill"; 4]);
-    assert_eq!(in_cart(&s, "cotton-socks"), 2);
+    assert_eq!(s.in_cart("cotton-socks"), 2);
     Ok(())
 }
 
@@ -153,7 +124,7 @@ async fn a_control_that_now_means_something_else_is_left_to_the_model_and_the_sk
         "{answer}"
     );
     assert!(answer.contains("was updated from this run"), "{answer}");
-    assert_eq!(in_cart(&s, "cotton-socks"), 1);
+    assert_eq!(s.in_cart("cotton-socks"), 1);
     let notes = log(&s.panel).await?.join("\n");
     assert!(
         notes.contains(
@@ -167,7 +138,7 @@ async fn a_control_that_now_means_something_else_is_left_to_the_model_and_the_sk
     let from = replay(&s, "Add cotton socks to my cart").await?;
     expect_done(&s.h, &s.panel, "in your cart").await?;
     assert_eq!(deciders(&s, from).await?, ["skill"; 4]);
-    assert_eq!(in_cart(&s, "cotton-socks"), 2);
+    assert_eq!(s.in_cart("cotton-socks"), 2);
     Ok(())
 }
 
@@ -185,6 +156,6 @@ async fn a_missing_page_stops_the_replay_saying_which_step_and_why() -> Result<(
             && text.contains("no model could take over"),
         "{text}"
     );
-    assert_eq!(in_cart(&s, "cotton-socks"), 0);
+    assert_eq!(s.in_cart("cotton-socks"), 0);
     Ok(())
 }

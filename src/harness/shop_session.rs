@@ -85,6 +85,32 @@ pub fn step(expect: &[&str], reply: Value) -> Value {
     json!({"expect": expect, "reply": reply.to_string()})
 }
 
+/// The goal of [`add_wool_socks`].
+pub const ADD_WOOL_SOCKS: &str = "Add wool socks to my cart";
+
+/// The model's part of [`ADD_WOOL_SOCKS`] from the shop's front page: search, open the product,
+/// add it to the cart, answer.
+pub fn add_wool_socks() -> Vec<Value> {
+    vec![
+        step(
+            &[&format!("Goal: {ADD_WOOL_SOCKS}")],
+            json!({"action": "type", "index": "{{input 'Search products'}}", "text": "wool socks", "submit": true}),
+        ),
+        step(
+            &["Results for wool socks"],
+            json!({"action": "click", "index": "{{a 'Wool socks'}}"}),
+        ),
+        step(
+            &["12.99 EUR"],
+            json!({"action": "click", "index": "{{button 'Add to cart'}}"}),
+        ),
+        step(
+            &["Cart (1)"],
+            json!({"action": "done", "answer": "Wool socks are in your cart."}),
+        ),
+    ]
+}
+
 /// A model call whose reply waits on `url` (a gate or barrier of the test) first.
 pub fn step_after(url: &str, expect: &[&str], reply: Value) -> Value {
     let mut s = step(expect, reply);
@@ -125,6 +151,25 @@ impl Session {
 
     pub fn url(&self, path: &str) -> String {
         self.h.fixture_url(path)
+    }
+
+    /// Loads the shop's `path` in the tab and waits until it has loaded.
+    pub async fn open(&self, path: &str) -> Result<()> {
+        self.tab.goto(self.url(path)).await?;
+        self.tab
+            .wait_for("document.readyState === 'complete'", WAIT)
+            .await?;
+        Ok(())
+    }
+
+    /// How many of the product `slug` the shop's carts hold.
+    pub fn in_cart(&self, slug: &str) -> u32 {
+        self.shop
+            .cart_items()
+            .into_iter()
+            .filter(|l| l.slug == slug)
+            .map(|l| l.quantity)
+            .sum()
     }
 
     /// The model's script; the host reads it when a task starts.
