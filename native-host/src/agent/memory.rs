@@ -249,7 +249,6 @@ impl Memory for StoreMemory {
         if let Some(key) = self.cache_key(&record).filter(|_| replayable(&record)) {
             let worked = step_worked(&record);
             if record.strategy == cache::NAME {
-                let key = key.clone();
                 logged(
                     "count the cache's use",
                     store

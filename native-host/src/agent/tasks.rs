@@ -331,17 +331,10 @@ impl Tasks {
                 link: this.link.clone(),
                 task_id,
             };
-            let finished = match (chosen, skill) {
-                (_, Err(why)) => run::Finished {
-                    status: TaskStatus::Failed,
-                    answer: Some(why),
-                    steps: 0,
-                },
-                (Err(e), Ok(None)) => run::Finished {
-                    status: TaskStatus::Failed,
-                    answer: Some(format!("no model to run the task: {e}")),
-                    steps: 0,
-                },
+            // How the task decides, or why it cannot run.
+            let prepared: Result<Deciders, String> = match (chosen, skill) {
+                (_, Err(why)) => Err(why),
+                (Err(e), Ok(None)) => Err(format!("no model to run the task: {e}")),
                 (choice, Ok(skill)) => {
                     let mut deciders = match &choice {
                         Ok(choice) => deciders(choice, options, Some(memory.clone())),
@@ -351,38 +344,45 @@ impl Tasks {
                             planner: None,
                         },
                     };
-                    // A goal the cache knows needs no plan: its steps are remembered.
-                    if memory.knows_goal().await {
-                        deciders.planner = None;
-                    }
-                    match skill.as_ref().map(|c| c.script().map(|s| (c, s))) {
-                        Some(Err(e)) => run::Finished {
-                            status: TaskStatus::Failed,
-                            answer: Some(format!("cannot run the skill: {e}")),
-                            steps: 0,
+                    match skill {
+                        Some(chosen) => match chosen.script() {
+                            Ok(script) => {
+                                let diverged = chosen.diverged.clone();
+                                memory.replays(chosen);
+                                Ok(Deciders {
+                                    strategy: Box::new(Replay::new(
+                                        deciders.strategy,
+                                        script,
+                                        diverged,
+                                    )),
+                                    planner: None,
+                                })
+                            }
+                            Err(e) => Err(format!("cannot run the skill: {e}")),
                         },
-                        Some(Ok((chosen, script))) => {
-                            memory.replays(chosen.clone());
-                            let replay =
-                                Replay::new(deciders.strategy, script, chosen.diverged.clone());
-                            let deciders = Deciders {
-                                strategy: Box::new(replay),
-                                planner: None,
-                            };
-                            run::run(&task, &deciders, &browser, &panel, memory.as_ref(), &stop)
-                                .await
-                        }
                         None => {
-                            run::run(&task, &deciders, &browser, &panel, memory.as_ref(), &stop)
-                                .await
+                            // A goal the cache knows needs no plan: its steps are remembered.
+                            if memory.knows_goal().await {
+                                deciders.planner = None;
+                            }
+                            Ok(deciders)
                         }
                     }
                 }
             };
+            let mut finished = match prepared {
+                Ok(deciders) => {
+                    run::run(&task, &deciders, &browser, &panel, memory.as_ref(), &stop).await
+                }
+                Err(why) => run::Finished {
+                    status: TaskStatus::Failed,
+                    answer: Some(why),
+                    steps: 0,
+                },
+            };
             let healed = memory
                 .finish(finished.status, finished.answer.clone())
                 .await;
-            let mut finished = finished;
             if let Some(note) = healed {
                 finished.answer = Some(match finished.answer {
                     Some(a) => format!("{a}\n{note}"),
