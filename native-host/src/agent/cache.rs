@@ -189,7 +189,7 @@ mod tests {
     use itinero_shared::Target;
 
     use super::*;
-    use crate::agent::test_support::{element, page_of};
+    use crate::agent::test_support::{self, element, page_of};
     use crate::llm::scripted::{Scripted, Step as ScriptStep};
 
     #[derive(Default)]
@@ -268,15 +268,8 @@ mod tests {
 
     fn step<'a>(obs: &'a Observation, page_key: &'a str) -> Step<'a> {
         Step {
-            goal: "Add wool socks to the cart",
-            observation: obs,
             page_key,
-            history: &[],
-            lessons: &[],
-            examples: &[],
-            plan: &[],
-            feedback: None,
-            failed: None,
+            ..test_support::step("Add wool socks to the cart", obs)
         }
     }
 

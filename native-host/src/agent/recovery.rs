@@ -183,7 +183,7 @@ mod tests {
 
     use super::*;
     use crate::agent::strategy::Llm;
-    use crate::agent::test_support::{element, page_of};
+    use crate::agent::test_support::{element, page_of, step};
     use crate::llm::scripted::{Scripted, Step as ScriptStep};
 
     fn page(elements: Vec<DomNode>) -> Observation {
@@ -219,15 +219,9 @@ mod tests {
     async fn decide(chain: &Recovery<Llm>, obs: &Observation, failed: &Failed) -> Decision {
         chain
             .decide(&Step {
-                goal: "Add socks to the cart",
-                observation: obs,
-                page_key: "",
-                history: &[],
-                lessons: &[],
-                examples: &[],
-                plan: &[],
                 feedback: Some("your last action did not work".into()),
                 failed: Some(failed),
+                ..step("Add socks to the cart", obs)
             })
             .await
             .unwrap()

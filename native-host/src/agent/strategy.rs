@@ -204,7 +204,7 @@ impl<S: Strategy> Strategy for Retry<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::test_support::{element, page_of};
+    use crate::agent::test_support::{self, element, page_of};
     use crate::llm::scripted::{Scripted, Step as ScriptStep};
 
     fn page() -> Observation {
@@ -219,17 +219,7 @@ mod tests {
     }
 
     fn step(obs: &Observation) -> Step<'_> {
-        Step {
-            goal: "Search for socks",
-            observation: obs,
-            page_key: "",
-            history: &[],
-            lessons: &[],
-            examples: &[],
-            plan: &[],
-            feedback: None,
-            failed: None,
-        }
+        test_support::step("Search for socks", obs)
     }
 
     #[tokio::test]

@@ -575,8 +575,7 @@ impl Strategy for NoModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::strategy::Step;
-    use crate::agent::test_support::{element, page_of};
+    use crate::agent::test_support::{element, page_of, step};
     use crate::llm::scripted::Step as ScriptStep;
 
     #[tokio::test]
@@ -604,17 +603,7 @@ mod tests {
         );
         let d = deciders
             .strategy
-            .decide(&Step {
-                goal: "Show me socks",
-                observation: &obs,
-                page_key: "",
-                history: &[],
-                lessons: &[],
-                examples: &[],
-                plan: &[],
-                feedback: None,
-                failed: None,
-            })
+            .decide(&step("Show me socks", &obs))
             .await
             .unwrap();
         assert_eq!(d.action.target().map(|t| t.index), Some(1));

@@ -1,7 +1,9 @@
-//! Pages for the agent's unit tests.
+//! Pages and steps for the agent's unit tests.
 
 use itinero_shared::observation::{DomNode, Observation};
 use itinero_shared::Fingerprint;
+
+use super::strategy::Step;
 
 /// An indexed element in view, with the fingerprint the content script would give it.
 pub fn element(
@@ -39,5 +41,20 @@ pub fn page_of(url: &str, title: &str, children: Vec<DomNode>) -> Observation {
             ..Default::default()
         },
         ..Default::default()
+    }
+}
+
+/// A step deciding `goal` on `obs` with nothing before it: no history, lessons, plan or failure.
+pub fn step<'a>(goal: &'a str, obs: &'a Observation) -> Step<'a> {
+    Step {
+        goal,
+        observation: obs,
+        page_key: "",
+        history: &[],
+        lessons: &[],
+        examples: &[],
+        plan: &[],
+        feedback: None,
+        failed: None,
     }
 }

@@ -121,7 +121,7 @@ mod tests {
 
     use super::*;
     use crate::agent::strategy::{Llm, Retry};
-    use crate::agent::test_support::{element, page_of};
+    use crate::agent::test_support::{element, page_of, step};
     use crate::llm::scripted::{Scripted, Step as ScriptStep};
     use itinero_shared::observation::Observation;
 
@@ -149,18 +149,7 @@ mod tests {
 
     async fn decide(vote: &Vote) -> Result<Decision, DecideError> {
         let obs = page();
-        vote.decide(&Step {
-            goal: "Open the socks page",
-            observation: &obs,
-            page_key: "",
-            history: &[],
-            lessons: &[],
-            examples: &[],
-            plan: &[],
-            feedback: None,
-            failed: None,
-        })
-        .await
+        vote.decide(&step("Open the socks page", &obs)).await
     }
 
     fn index_of(d: &Decision) -> u32 {
