@@ -159,3 +159,69 @@ async fn a_missing_page_stops_the_replay_saying_which_step_and_why() -> Result<(
     assert_eq!(s.in_cart("cotton-socks"), 0);
     Ok(())
 }
+
+/// `itinero-host skills run` with `args`, against the session's host: (success, stdout, stderr).
+async fn cli_run(s: &Session, args: &[&str]) -> Result<(bool, String, String)> {
+    let out = tokio::time::timeout(
+        WAIT * 4,
+        tokio::process::Command::new(host_binary()?)
+            .args(["skills", "run"])
+            .args(args)
+            .env("ITINERO_DATA_DIR", s.h.host_data_dir())
+            .stdin(std::process::Stdio::null())
+            .output(),
+    )
+    .await
+    .context("skills run did not finish")??;
+    Ok((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_runs_from_the_command_line_with_new_parameters() -> Result<()> {
+    let s = Session::start(ShopOptions::default(), "shop/").await?;
+    record(&s).await?;
+    s.script(vec![])?;
+
+    let (ok, _, err) = cli_run(&s, &[NAME]).await?;
+    assert!(!ok && err.contains("search_products"), "{err}");
+    let (ok, _, err) = cli_run(&s, &["No such skill"]).await?;
+    assert!(
+        !ok && err.contains("there is no skill \"No such skill\""),
+        "{err}"
+    );
+
+    let (ok, out, err) = cli_run(&s, &[NAME, "--param", "search_products=cotton socks"]).await?;
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.starts_with("Running \"Add to cart\" in tab ")
+            && out.contains(": Add cotton socks to my cart\n"),
+        "{out}"
+    );
+    // Its steps (and the way to the skill's start page, as the tab was on the cart) are the
+    // skill's: no model.
+    let sources: Vec<&str> = out
+        .lines()
+        .filter(|l| {
+            l.split_once(". ")
+                .is_some_and(|(n, _)| n.parse::<u32>().is_ok())
+        })
+        .filter_map(|l| l.rsplit_once(" (")?.1.strip_suffix(')'))
+        .collect();
+    assert_eq!(sources, ["skill"; 5], "{out}");
+    assert!(
+        out.contains("Done: ") && out.contains("in your cart"),
+        "{out}"
+    );
+    assert_eq!(s.in_cart("cotton-socks"), 1);
+
+    // The run is the skill's, as if the panel had started it.
+    let store = Store::open(&s.h.host_data_dir().join("itinero.sqlite3"))?;
+    let skill = store.skill_by_name(NAME)?.context("skill gone")?;
+    let stats = store.skill_summary(skill.id)?.context("no summary")?.stats;
+    assert_eq!((stats.runs, stats.succeeded), (1, 1));
+    Ok(())
+}

@@ -330,7 +330,7 @@ mod tests {
             let (host_out, from_host) = duplex(1 << 16);
             let (tx, rx) = oneshot::channel();
             let store = crate::store::StoreSlot::in_memory();
-            let session = tokio::spawn(serve_with(host_in, host_out, store, move |link| {
+            let session = tokio::spawn(serve_with(host_in, host_out, store, move |link, _| {
                 let _ = tx.send(link);
             }));
             Self {

@@ -104,12 +104,15 @@ fn run_host(caller: origin::Caller) -> ExitCode {
     let store = StoreSlot::open_default();
     let end = runtime.block_on(async {
         let mut control = None;
-        let serving = session::serve_with(tokio::io::stdin(), tokio::io::stdout(), store, |link| {
-            match ControlServer::start(link) {
+        let serving = session::serve_with(
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            store,
+            |link, tasks| match ControlServer::start(link, Some(tasks)) {
                 Ok(server) => control = Some(server),
                 Err(e) => tracing::warn!("serving without a control socket: {e:#}"),
-            }
-        });
+            },
+        );
         let end = tokio::select! {
             end = serving => end,
             signal = termination() => {

@@ -264,17 +264,17 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_with(input, output, StoreSlot::in_memory(), |_| {}).await
+    serve_with(input, output, StoreSlot::in_memory(), |_, _| {}).await
 }
 
 /// Like [`serve`], with the session's `store` (or why there is none); `on_start` receives the
-/// session's [`BrowserLink`] before the first frame is read (the control socket is served
-/// through it). The link ends with the session.
+/// session's [`BrowserLink`] and its [`Tasks`] before the first frame is read (the control
+/// socket is served through them). Both end with the session.
 pub async fn serve_with<R, W>(
     mut input: R,
     output: W,
     store: StoreSlot,
-    on_start: impl FnOnce(BrowserLink),
+    on_start: impl FnOnce(BrowserLink, Tasks),
 ) -> std::io::Result<SessionEnd>
 where
     R: AsyncRead + Unpin,
@@ -283,8 +283,8 @@ where
     let (out, rx) = Outbox::channel();
     let writer = tokio::spawn(write_frames(output, rx));
     let link = BrowserLink::new(out.clone());
-    on_start(link.clone());
     let tasks = Tasks::new(link.clone(), out.clone(), store.clone());
+    on_start(link.clone(), tasks.clone());
     let end = read_frames(&mut input, &out, &link, &tasks, &store).await;
     link.end(match &end {
         Ok(SessionEnd::Closed) => "the browser closed the connection",
@@ -384,7 +384,9 @@ mod tests {
             browser_reads.read_to_end(&mut bytes).await.unwrap();
             bytes
         });
-        let end = serve_with(host_in, host_out, store, |_| {}).await.unwrap();
+        let end = serve_with(host_in, host_out, store, |_, _| {})
+            .await
+            .unwrap();
         feeder.await.unwrap();
         let bytes = reader.await.unwrap();
         let mut dec = FrameDecoder::new(Direction::ToBrowser);

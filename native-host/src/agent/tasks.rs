@@ -250,8 +250,19 @@ impl Tasks {
         self.state.lock().expect("tasks lock")
     }
 
+    /// The store the tasks record their runs in (and read skills from).
+    pub fn store(&self) -> &StoreSlot {
+        &self.store
+    }
+
     /// Starts a task for the `StartTask` with envelope id `request_id`; returns its task id.
     pub fn start(&self, request_id: u64, start: StartTask) -> u64 {
+        self.start_reporting_to(self.out.clone(), request_id, start)
+    }
+
+    /// Like [`Tasks::start`], with the task's events, questions and result sent to `out`
+    /// rather than to the browser: a task started from the control socket reports to its client.
+    pub fn start_reporting_to(&self, out: Outbox, request_id: u64, start: StartTask) -> u64 {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = Arc::new(Notify::new());
         let task_id = {
@@ -273,6 +284,7 @@ impl Tasks {
         let handle = tokio::spawn(async move {
             let panel = SessionPanel {
                 tasks: this.clone(),
+                out: out.clone(),
                 request_id,
                 task_id,
                 stopped,
@@ -391,17 +403,16 @@ impl Tasks {
             }
             tracing::info!(task_id, status = ?finished.status, steps = finished.steps, "task finished");
             this.state().running.remove(&task_id);
-            this.out
-                .send(
-                    request_id,
-                    ToBrowser::TaskFinished(TaskFinished {
-                        task_id,
-                        status: finished.status,
-                        answer: finished.answer,
-                        run_id: memory.run_id().await,
-                    }),
-                )
-                .await;
+            out.send(
+                request_id,
+                ToBrowser::TaskFinished(TaskFinished {
+                    task_id,
+                    status: finished.status,
+                    answer: finished.answer,
+                    run_id: memory.run_id().await,
+                }),
+            )
+            .await;
         });
         if let Some(running) = self.state().running.get_mut(&task_id) {
             running.abort = Some(handle.abort_handle());
@@ -502,6 +513,7 @@ impl Browser for SessionBrowser {
 
 struct SessionPanel {
     tasks: Tasks,
+    out: Outbox,
     request_id: u64,
     task_id: u64,
     stopped: Arc<Notify>,
@@ -510,8 +522,7 @@ struct SessionPanel {
 #[async_trait]
 impl Panel for SessionPanel {
     async fn event(&self, step: u32, kind: TaskEventKind) {
-        self.tasks
-            .out
+        self.out
             .send(
                 self.request_id,
                 ToBrowser::TaskEvent(TaskEvent {
@@ -538,8 +549,7 @@ impl Panel for SessionPanel {
         };
         // Registered before the question goes out, so a Stop that races it is not missed.
         let stopped = self.stopped.notified();
-        self.tasks
-            .out
+        self.out
             .send(
                 self.request_id,
                 ToBrowser::AskUser(AskUser {

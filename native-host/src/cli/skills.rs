@@ -1,8 +1,8 @@
 //! `itinero-host skills …`: the skills library from a terminal: list, show, export, import,
 //! delete, and capture a stored run as a skill. It opens the same store file the host uses
 //! (`itinero.sqlite3` in the data directory, which `ITINERO_DATA_DIR` moves), so what the panel
-//! saved is here and what is imported here is in the panel. Running a skill goes through the
-//! browser, so it is not here.
+//! saved is here and what is imported here is in the panel. `run` goes through the browser,
+//! by way of the running host ([`super::skill_run`]).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -47,6 +47,8 @@ pub enum SkillsCommand {
         #[arg(long)]
         name: Option<String>,
     },
+    /// Replay a skill in the browser (through the running host), with values for its parameters.
+    Run(super::skill_run::RunArgs),
     /// Delete a skill (the runs that replayed it stay in the history).
     Delete { name: String },
     /// Save a successful run from the history as a skill.
@@ -81,7 +83,7 @@ pub struct ExportArgs {
     pub output: Option<PathBuf>,
 }
 
-fn parse_param(arg: &str) -> Result<(String, String), String> {
+pub(super) fn parse_param(arg: &str) -> Result<(String, String), String> {
     match arg.split_once('=') {
         Some((name, value)) if !name.trim().is_empty() => {
             Ok((name.trim().to_owned(), value.to_owned()))
@@ -93,6 +95,10 @@ fn parse_param(arg: &str) -> Result<(String, String), String> {
 }
 
 pub fn run_skills(args: &SkillsArgs) -> Result<bool> {
+    // The host reads the skill from the store; this process does not open it.
+    if let SkillsCommand::Run(run) = &args.command {
+        return super::skill_run::run(run);
+    }
     let store = Store::open_default().context("cannot open itinero's store")?;
     match &args.command {
         SkillsCommand::List { search, json } => list(&store, search.as_deref(), *json),
@@ -105,6 +111,7 @@ pub fn run_skills(args: &SkillsArgs) -> Result<bool> {
             name,
             description,
         } => capture(&store, RunId(*run_id), name, description.as_deref()),
+        SkillsCommand::Run(_) => unreachable!("run was handled above"),
     }
     .map(|()| true)
 }

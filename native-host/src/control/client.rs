@@ -43,11 +43,26 @@ impl ControlClient {
     /// Sends one request and waits for its response. The host bounds every wait on the
     /// browser, so this returns even when the browser does not answer.
     pub async fn call(&mut self, request: &Request) -> Result<Response, ClientError> {
+        self.send(request).await?;
+        self.receive().await
+    }
+
+    /// Sends a request without waiting: `run_skill` is answered by a stream of responses, and
+    /// `reply`/`stop` go out while it runs.
+    pub async fn send(&mut self, request: &Request) -> Result<(), ClientError> {
         let pid = self.pid;
-        let io = |source| ClientError::Io { pid, source };
         let mut line = serde_json::to_vec(request).expect("requests always serialise");
         line.push(b'\n');
-        self.writer.write_all(&line).await.map_err(io)?;
+        self.writer
+            .write_all(&line)
+            .await
+            .map_err(|source| ClientError::Io { pid, source })
+    }
+
+    /// The next response line.
+    pub async fn receive(&mut self) -> Result<Response, ClientError> {
+        let pid = self.pid;
+        let io = |source| ClientError::Io { pid, source };
         let mut reply = String::new();
         if self.reader.read_line(&mut reply).await.map_err(io)? == 0 {
             return Err(ClientError::Closed { pid });

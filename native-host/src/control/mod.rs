@@ -1,4 +1,5 @@
-//! The control socket: how programs on this machine (the CLI now, `skills run` later) reach
+//! The control socket: how programs on this machine (the CLI: `tabs`, `observe`, `act`,
+//! `skills run`) reach
 //! the browser through the running host.
 //!
 //! The browser starts the host; nothing else can talk to it over stdio. So while it serves
@@ -11,6 +12,8 @@
 
 pub mod handler;
 pub mod protocol;
+#[cfg(unix)]
+mod run_skill;
 
 #[cfg(unix)]
 mod client;
@@ -117,7 +120,7 @@ mod socket_tests {
         drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
         assert!(stale.exists());
 
-        let server = ControlServer::start_in(&run, answering_link()).unwrap();
+        let server = ControlServer::start_in(&run, answering_link(), None).unwrap();
         assert!(!stale.exists(), "the server sweeps stale sockets");
         let mode = std::fs::metadata(server.path())
             .unwrap()
@@ -153,10 +156,43 @@ mod socket_tests {
     }
 
     #[tokio::test]
+    async fn run_skill_says_plainly_why_it_cannot_start() {
+        use crate::agent::tasks::Tasks;
+        use crate::store::StoreSlot;
+        let dir = tempfile::tempdir().unwrap();
+        let link = answering_link();
+        let (outbox, _rx) = Outbox::channel();
+        let tasks = Tasks::new(link.clone(), outbox, StoreSlot::in_memory());
+        let server = ControlServer::start_in(dir.path(), link, Some(tasks)).unwrap();
+        let mut client = connect_in(dir.path(), None).await.unwrap();
+        let run = Request::RunSkill {
+            skill: "Search the shop".into(),
+            params: vec![],
+            tab_id: None,
+        };
+        match client.call(&run).await.unwrap() {
+            Response::Error { message, .. } => assert_eq!(
+                message,
+                "there is no skill \"Search the shop\"; `itinero-host skills list` shows the skills"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // Outside a run, reply and stop are refused, not ignored.
+        let mut client = connect_in(dir.path(), None).await.unwrap();
+        match client.call(&Request::Stop).await.unwrap() {
+            Response::Error { message, .. } => {
+                assert!(message.starts_with("no skill is running"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+        drop(server);
+    }
+
+    #[tokio::test]
     async fn bad_request_lines_get_an_error_and_the_connection_stays() {
         use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
         let dir = tempfile::tempdir().unwrap();
-        let server = ControlServer::start_in(dir.path(), answering_link()).unwrap();
+        let server = ControlServer::start_in(dir.path(), answering_link(), None).unwrap();
         let stream = tokio::net::UnixStream::connect(server.path())
             .await
             .unwrap();

@@ -5,8 +5,12 @@
 //! → {"op":"act","tab_id":7,"action":{"kind":"click","target":{...}}}
 //! ← {"kind":"outcome","outcome":{"kind":"done"},"elapsed_ms":162,"round_trip_ms":168.4}
 //! ```
+//!
+//! `run_skill` is the one request answered by a stream: `started`, then the task's `event`s
+//! and `question`s, then `finished` (or an `error` when it cannot start). While it runs the
+//! client may send `reply` (to a question) and `stop`; a client that goes away stops the task.
 
-use itinero_shared::messages::{Outcome, TabInfo};
+use itinero_shared::messages::{AskUser, Outcome, TabInfo, TaskEvent, TaskFinished};
 use itinero_shared::observation::Observation;
 use itinero_shared::{Action, ErrorCode};
 use serde::{Deserialize, Serialize};
@@ -26,6 +30,22 @@ pub enum Request {
         frame_id: i64,
         action: Action,
     },
+    /// Runs a skill of the store in a tab, as the panel would; answered by a stream.
+    RunSkill {
+        /// The skill's name (or its id, in digits).
+        skill: String,
+        /// `(name, value)` for each of its parameters.
+        #[serde(default)]
+        params: Vec<(String, String)>,
+        /// The tab to run in; default: the active tab already on the skill's site, else the
+        /// active tab.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tab_id: Option<i64>,
+    },
+    /// Answers the question the running skill asked (only during `run_skill`).
+    Reply { question_id: u64, reply: String },
+    /// Stops the running skill (only during `run_skill`).
+    Stop,
 }
 
 /// `round_trip_ms` is measured in the host: from sending the request to the browser to
@@ -47,6 +67,22 @@ pub enum Response {
         /// Measured by the browser's background: from handing the action to the page to the outcome.
         elapsed_ms: u64,
         round_trip_ms: f64,
+    },
+    /// A `run_skill` began: the task, the tab it works in and its goal.
+    Started {
+        task_id: u64,
+        tab_id: i64,
+        goal: String,
+    },
+    Event {
+        event: TaskEvent,
+    },
+    Question {
+        question: AskUser,
+    },
+    /// The last line of a `run_skill`.
+    Finished {
+        finished: TaskFinished,
     },
     Error {
         message: String,

@@ -11,7 +11,8 @@ use tokio::task::{JoinHandle, JoinSet};
 use tracing::{debug, info, warn};
 
 use super::protocol::{Request, Response};
-use super::{discovery, handler, socket_path, MAX_REQUEST_BYTES};
+use super::{discovery, handler, run_skill, socket_path, MAX_REQUEST_BYTES};
+use crate::agent::tasks::Tasks;
 use crate::link::BrowserLink;
 
 /// How long [`ControlServer::shutdown`] lets connections finish their last response.
@@ -27,12 +28,13 @@ pub struct ControlServer {
 
 impl ControlServer {
     /// Listens on `<data dir>/run/host-<pid>.sock`. Must be called inside a tokio runtime.
-    pub fn start(link: BrowserLink) -> Result<Self> {
-        Self::start_in(&crate::paths::run_dir()?, link)
+    /// `tasks` run skills for clients (`None`: `run_skill` is refused).
+    pub fn start(link: BrowserLink, tasks: Option<Tasks>) -> Result<Self> {
+        Self::start_in(&crate::paths::run_dir()?, link, tasks)
     }
 
     /// Listens on `host-<pid>.sock` in `run_dir`, which is created (0700) if missing.
-    pub fn start_in(run_dir: &Path, link: BrowserLink) -> Result<Self> {
+    pub fn start_in(run_dir: &Path, link: BrowserLink, tasks: Option<Tasks>) -> Result<Self> {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -56,7 +58,7 @@ impl ControlServer {
             .with_context(|| format!("cannot move {} to {}", staging.display(), path.display()))?;
         info!(path = %path.display(), "control socket listening");
         let (stop, stopped) = watch::channel(false);
-        let accept = tokio::spawn(accept_loop(listener, link, stopped));
+        let accept = tokio::spawn(accept_loop(listener, link, tasks, stopped));
         Ok(Self { path, accept, stop })
     }
 
@@ -94,7 +96,12 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
 }
 
 /// Accepts until told to stop, then waits for its connections to end.
-async fn accept_loop(listener: UnixListener, link: BrowserLink, mut stop: watch::Receiver<bool>) {
+async fn accept_loop(
+    listener: UnixListener,
+    link: BrowserLink,
+    tasks: Option<Tasks>,
+    mut stop: watch::Receiver<bool>,
+) {
     let mut connections = JoinSet::new();
     let for_connections = stop.clone();
     loop {
@@ -102,7 +109,7 @@ async fn accept_loop(listener: UnixListener, link: BrowserLink, mut stop: watch:
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     let stop = for_connections.clone();
-                    connections.spawn(serve_connection(stream, link.clone(), stop));
+                    connections.spawn(serve_connection(stream, link.clone(), tasks.clone(), stop));
                 }
                 Err(e) => {
                     // Usually a transient shortage of file descriptors: wait instead of spinning.
@@ -124,7 +131,12 @@ async fn accept_loop(listener: UnixListener, link: BrowserLink, mut stop: watch:
 ///
 /// A client that goes away mid-request costs nothing: the request runs to its end (an
 /// action in the page cannot be taken back anyway) and the response is dropped.
-async fn serve_connection(stream: UnixStream, link: BrowserLink, mut stop: watch::Receiver<bool>) {
+async fn serve_connection(
+    stream: UnixStream,
+    link: BrowserLink,
+    tasks: Option<Tasks>,
+    mut stop: watch::Receiver<bool>,
+) {
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     loop {
@@ -153,6 +165,16 @@ async fn serve_connection(stream: UnixStream, link: BrowserLink, mut stop: watch
             continue;
         } else {
             match serde_json::from_str::<Request>(&line) {
+                Ok(Request::RunSkill {
+                    skill,
+                    params,
+                    tab_id,
+                }) => {
+                    debug!(skill, "control request: run_skill");
+                    let run = (skill, params, tab_id);
+                    run_skill::serve(&link, tasks.as_ref(), run, &mut reader, &mut write).await;
+                    return;
+                }
                 Ok(request) => {
                     debug!(?request, "control request");
                     handler::handle(&link, request).await

@@ -43,7 +43,10 @@ pub async fn connect_in(
 pub struct ControlServer(());
 
 impl ControlServer {
-    pub fn start(_link: BrowserLink) -> anyhow::Result<Self> {
+    pub fn start(
+        _link: BrowserLink,
+        _tasks: Option<crate::agent::tasks::Tasks>,
+    ) -> anyhow::Result<Self> {
         anyhow::bail!("{UNSUPPORTED}")
     }
 

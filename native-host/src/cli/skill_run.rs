@@ -1,0 +1,177 @@
+//! `itinero-host skills run NAME --param k=v`: replays a skill in the browser through the
+//! running host, as the panel's Run button does, and prints the run as it goes. The host
+//! looks the skill up and records the run; this side only shows it and answers questions.
+//! Interrupting the command (Ctrl-C) closes the connection, which stops the run.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use itinero_shared::messages::{AskUser, TaskEventKind, TaskStatus};
+
+use super::host::{self, HostArgs};
+use super::skills::parse_param;
+use crate::control::protocol::{Request, Response};
+use crate::control::ControlClient;
+use crate::skills::words;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The skill's name, as `skills list` shows it.
+    pub name: String,
+    /// A parameter's value, e.g. --param query="wool socks"; every parameter needs one.
+    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, String)>,
+    /// The tab to run in (`itinero-host tabs` lists them); default: the active tab already on
+    /// the skill's site, else the active tab.
+    #[arg(long = "tab", value_name = "TAB")]
+    pub tab_id: Option<i64>,
+    /// Approve risky actions without asking (questions still stop the run when nobody can
+    /// answer them).
+    #[arg(long)]
+    pub yes: bool,
+    /// Print the host's responses as JSON lines instead of words.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub host: HostArgs,
+}
+
+/// Runs the skill; `Ok(false)` when the run did not succeed (its answer says why).
+pub fn run(args: &RunArgs) -> Result<bool> {
+    host::block_on(async {
+        let mut client = host::connect(&args.host).await?;
+        client
+            .send(&Request::RunSkill {
+                skill: args.name.clone(),
+                params: args.params.clone(),
+                tab_id: args.tab_id,
+            })
+            .await?;
+        follow(&mut client, args).await
+    })
+}
+
+async fn follow(client: &mut ControlClient, args: &RunArgs) -> Result<bool> {
+    loop {
+        let response = client.receive().await?;
+        if args.json {
+            println!("{}", serde_json::to_string(&response)?);
+        }
+        match response {
+            Response::Started { tab_id, goal, .. } => {
+                if !args.json {
+                    println!("Running \"{}\" in tab {tab_id}: {goal}", args.name);
+                }
+            }
+            Response::Event { event } => {
+                if !args.json {
+                    if let Some(line) = describe(event.step, &event.kind) {
+                        println!("{line}");
+                    }
+                }
+            }
+            Response::Question { question } => {
+                let reply = answer(&question, args.yes).await?;
+                let request = match reply {
+                    Some(reply) => Request::Reply {
+                        question_id: question.question_id,
+                        reply,
+                    },
+                    None => Request::Stop,
+                };
+                client.send(&request).await?;
+            }
+            Response::Finished { finished } => {
+                let answer = finished.answer.unwrap_or_default();
+                let ok = finished.status == TaskStatus::Succeeded;
+                if !args.json {
+                    let heading = match finished.status {
+                        TaskStatus::Succeeded => "Done",
+                        TaskStatus::Failed => "Failed",
+                        TaskStatus::Stopped => "Stopped",
+                        TaskStatus::StepLimit => "Step limit reached",
+                    };
+                    println!("{heading}: {answer}");
+                }
+                return Ok(ok);
+            }
+            Response::Error { message, .. } => bail!("{message}"),
+            other => bail!("unexpected response to run_skill: {other:?}"),
+        }
+    }
+}
+
+/// A line for the event, or `None` for those only the panel shows (observations, plans).
+fn describe(step: u32, kind: &TaskEventKind) -> Option<String> {
+    match kind {
+        TaskEventKind::Decided { action, source, .. } => {
+            Some(format!("{step}. {} ({source})", words::action(action)))
+        }
+        TaskEventKind::Acted {
+            outcome,
+            elapsed_ms,
+        } => {
+            let value = serde_json::to_value(outcome).unwrap_or_default();
+            let kind = value["kind"].as_str().unwrap_or("?").replace('_', " ");
+            Some(format!("   {kind} ({elapsed_ms} ms)"))
+        }
+        TaskEventKind::Note { text } => Some(format!("   {text}")),
+        TaskEventKind::Started { .. }
+        | TaskEventKind::Observed { .. }
+        | TaskEventKind::Plan { .. } => None,
+    }
+}
+
+/// The user's answer from the terminal; `None` stops the run (no terminal to ask, or no answer).
+async fn answer(question: &AskUser, yes: bool) -> Result<Option<String>> {
+    let approval = question.kind == "approval";
+    if approval && yes {
+        eprintln!("{} — yes (--yes)", question.question);
+        return Ok(Some("yes".into()));
+    }
+    if !std::io::stdin().is_terminal() {
+        eprintln!(
+            "{}\nno terminal to answer on; stopping the run{}",
+            question.question,
+            if approval { " (--yes approves)" } else { "" }
+        );
+        return Ok(None);
+    }
+    let prompt = if approval {
+        format!("{} [yes/no] ", question.question)
+    } else {
+        format!("{} ", question.question)
+    };
+    let line = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
+        let mut err = std::io::stderr();
+        err.write_all(prompt.as_bytes())?;
+        err.flush()?;
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line)?;
+        Ok(line)
+    })
+    .await
+    .context("reading the answer failed")??;
+    let line = line.trim();
+    Ok((!line.is_empty()).then(|| line.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use itinero_shared::messages::Outcome;
+
+    #[test]
+    fn events_read_as_steps() {
+        let acted = TaskEventKind::Acted {
+            outcome: Outcome::Done,
+            elapsed_ms: 12,
+        };
+        assert_eq!(describe(2, &acted).unwrap(), "   done (12 ms)");
+        let observed = TaskEventKind::Observed {
+            summary: "x".into(),
+        };
+        assert_eq!(describe(1, &observed), None);
+    }
+}

@@ -1,0 +1,237 @@
+//! `run_skill` on the control socket: a skill run started by a program on this machine (the
+//! CLI's `skills run`) instead of the panel. It is a task of the browser session like any
+//! other — recorded in the history, counted in the skill's statistics, stoppable — whose
+//! events and questions go to the client rather than to the panel.
+
+use itinero_shared::envelope::MessageSet;
+use itinero_shared::messages::{SkillRun, StartTask, TabInfo, TaskOptions, UserReply};
+use itinero_shared::ToBrowser;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tracing::{debug, info};
+
+use super::protocol::{Request, Response};
+use crate::agent::tasks::Tasks;
+use crate::link::BrowserLink;
+use crate::session::Outbox;
+use crate::skills::params;
+use crate::store::{origin_of, Store, StoreError, StoredSkill};
+
+/// The skill named `skill` (or with that id), its parameters checked, ready to start.
+struct Ready {
+    id: i64,
+    goal: String,
+    origin: String,
+}
+
+fn find(store: &Store, skill: &str) -> Result<Option<StoredSkill>, StoreError> {
+    if let Some(found) = store.skill_by_name(skill)? {
+        return Ok(Some(found));
+    }
+    match skill.parse::<i64>() {
+        Ok(id) => store.skill(id),
+        Err(_) => Ok(None),
+    }
+}
+
+async fn prepare(tasks: &Tasks, skill: &str, values: &[(String, String)]) -> Result<Ready, String> {
+    let store = tasks
+        .store()
+        .get()
+        .map_err(|why| format!("skills need the store, which could not be opened: {why}"))?
+        .clone();
+    let name = skill.to_owned();
+    let stored = store
+        .call(move |s| find(s, &name))
+        .await
+        .map_err(|e| format!("cannot read the skills: {e}"))?
+        .ok_or_else(|| {
+            format!("there is no skill \"{skill}\"; `itinero-host skills list` shows the skills")
+        })?;
+    let s = &stored.skill;
+    params::check_values(s, values)
+        .map_err(|e| format!("cannot run the skill \"{}\": {e}", s.name))?;
+    let goal = params::fill(&s.goal, values)
+        .map_err(|e| format!("cannot run the skill \"{}\": {e}", s.name))?;
+    Ok(Ready {
+        id: stored.id,
+        goal,
+        origin: s.origin.clone(),
+    })
+}
+
+/// The tab to run in when the client named none: a tab already on the skill's site (the
+/// active one first), else an active web page (replay navigates to the skill's start page).
+fn pick_tab(tabs: &[TabInfo], origin: &str) -> Option<i64> {
+    let web = |t: &&TabInfo| t.url.starts_with("http://") || t.url.starts_with("https://");
+    let on_site = |t: &&TabInfo| origin_of(&t.url).as_deref() == Some(origin);
+    let active = |t: &&TabInfo| t.active;
+    tabs.iter()
+        .filter(on_site)
+        .max_by_key(|t| t.active)
+        .or_else(|| tabs.iter().filter(web).find(active))
+        .map(|t| t.tab_id)
+}
+
+async fn send<W: AsyncWrite + Unpin>(write: &mut W, response: &Response) -> std::io::Result<()> {
+    let mut out = serde_json::to_vec(response).expect("responses always serialise");
+    out.push(b'\n');
+    write.write_all(&out).await
+}
+
+/// Runs the skill and streams its task to the client until it finishes. The connection is
+/// the run's: it is closed afterwards, and closing it stops the task.
+pub async fn serve<R, W>(
+    link: &BrowserLink,
+    tasks: Option<&Tasks>,
+    (skill, values, tab_id): (String, Vec<(String, String)>, Option<i64>),
+    reader: &mut R,
+    write: &mut W,
+) where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let Some(tasks) = tasks else {
+        let _ = send(write, &Response::error("this host runs no tasks")).await;
+        return;
+    };
+    let ready = match prepare(tasks, &skill, &values).await {
+        Ok(ready) => ready,
+        Err(why) => {
+            let _ = send(write, &Response::error(why)).await;
+            return;
+        }
+    };
+    let tab_id = match tab_id {
+        Some(tab) => tab,
+        None => match link.list_tabs().await {
+            Ok(tabs) => match pick_tab(&tabs.value, &ready.origin) {
+                Some(tab) => tab,
+                None => {
+                    let why = "no web page is open in the browser to run the skill in: open one, \
+                               or pass --tab (`itinero-host tabs` lists the tabs)";
+                    let _ = send(write, &Response::error(why)).await;
+                    return;
+                }
+            },
+            Err(e) => {
+                let _ = send(
+                    write,
+                    &Response::error(format!("cannot list the tabs: {e}")),
+                )
+                .await;
+                return;
+            }
+        },
+    };
+    let (out, mut rx) = Outbox::channel();
+    let start = StartTask {
+        goal: ready.goal.clone(),
+        tab_id,
+        options: TaskOptions {
+            skill: Some(SkillRun {
+                id: ready.id,
+                params: values,
+            }),
+            ..Default::default()
+        },
+    };
+    // The request id only tags the task's messages to `out`, which is this connection's alone.
+    let task_id = tasks.start_reporting_to(out, 1, start);
+    info!(task_id, tab_id, skill, "skill run from the control socket");
+    let started = Response::Started {
+        task_id,
+        tab_id,
+        goal: ready.goal,
+    };
+    if send(write, &started).await.is_err() {
+        let _ = tasks.stop(task_id);
+        return;
+    }
+    let mut lines = reader.lines();
+    let mut client_gone = false;
+    loop {
+        tokio::select! {
+            message = rx.recv() => {
+                let response = match message.map(|env| env.msg) {
+                    Some(ToBrowser::TaskEvent(event)) => Response::Event { event },
+                    Some(ToBrowser::AskUser(question)) => Response::Question { question },
+                    Some(ToBrowser::TaskFinished(finished)) => {
+                        let _ = send(write, &Response::Finished { finished }).await;
+                        return;
+                    }
+                    Some(other) => {
+                        debug!(kind = other.type_name(), "a task message the control socket does not forward");
+                        continue;
+                    }
+                    // The session ended and took its tasks with it.
+                    None => {
+                        let why = "the task ended without a result: the browser session ended";
+                        let _ = send(write, &Response::error(why)).await;
+                        return;
+                    }
+                };
+                if send(write, &response).await.is_err() {
+                    // Nobody reads the run any more: stop it, and let it finish quietly.
+                    let _ = tasks.stop(task_id);
+                    client_gone = true;
+                }
+            }
+            line = lines.next_line(), if !client_gone => {
+                let line = match line {
+                    Ok(Some(line)) => line,
+                    Ok(None) | Err(_) => {
+                        info!(task_id, "the control client left; stopping its skill run");
+                        let _ = tasks.stop(task_id);
+                        client_gone = true;
+                        continue;
+                    }
+                };
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let answered = match serde_json::from_str::<Request>(&line) {
+                    Ok(Request::Reply { question_id, reply }) => tasks
+                        .reply(UserReply { task_id, question_id, reply }),
+                    Ok(Request::Stop) => tasks.stop(task_id),
+                    Ok(_) => Err("a skill is running on this connection: only reply and stop are taken until it finishes".into()),
+                    Err(e) => Err(format!("unreadable request: {e}")),
+                };
+                if let Err(why) = answered {
+                    if send(write, &Response::error(why)).await.is_err() {
+                        let _ = tasks.stop(task_id);
+                        client_gone = true;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tab(id: i64, url: &str, active: bool) -> TabInfo {
+        TabInfo {
+            tab_id: id,
+            window_id: 1,
+            url: url.into(),
+            title: String::new(),
+            active,
+        }
+    }
+
+    #[test]
+    fn the_tab_is_an_active_page_preferably_on_the_skills_site() {
+        let tabs = [
+            tab(1, "chrome://newtab/", true),
+            tab(2, "http://127.0.0.1:9/shop/", false),
+            tab(3, "https://example.org/", true),
+            tab(4, "http://127.0.0.1:9/shop/cart", true),
+        ];
+        assert_eq!(pick_tab(&tabs, "http://127.0.0.1:9"), Some(4));
+        assert_eq!(pick_tab(&tabs[..3], "http://127.0.0.1:9"), Some(2));
+        assert_eq!(pick_tab(&tabs, "https://elsewhere.test"), Some(3));
+        assert_eq!(pick_tab(&tabs[..2], "https://elsewhere.test"), None);
+    }
+}
