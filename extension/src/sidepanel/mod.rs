@@ -1,6 +1,8 @@
-//! The side panel: connection state and three pages. *Run*: the goal box, the running task
-//! and the activity log. *History*: the runs the host recorded, each with its steps. *Settings*:
-//! the host's settings, and what it remembers per site ("always allow", lessons).
+//! The side panel: connection state and four pages. *Run*: the goal box, the running task,
+//! the activity log, and "Save as skill" after a success. *History*: the runs the host
+//! recorded, each with its steps. *Skills*: the skills library (search, run with parameters,
+//! rename, edit parameters, export, import, delete). *Settings*: the host's settings, and what
+//! it remembers per site ("always allow", lessons).
 //!
 //! The document skeleton is static HTML (`sidepanel.html`); this module owns
 //! the behaviour. It talks only to the background, never to the host directly,
@@ -11,8 +13,10 @@
 
 mod format;
 mod history;
+mod library;
 mod nav;
 mod settings;
+mod skills;
 mod view;
 
 use std::cell::RefCell;
@@ -33,8 +37,10 @@ use wasm_bindgen_futures::JsFuture;
 use crate::chrome::{self, field, Port};
 use crate::panel_protocol::{ConnectionState, FromPanel, ToPanel, PANEL_PORT};
 use history::HistoryView;
+use library::{OpenSkill, SkillPending};
 use nav::{NavView, Page};
 use settings::SettingsView;
+use skills::{SaveOffer, SkillsView};
 use view::View;
 
 /// How many runs the History page lists.
@@ -50,6 +56,8 @@ struct Running {
     task_id: Option<u64>,
     /// The question on screen: (task, question).
     question: Option<(u64, u64)>,
+    /// What it was asked to do (the name "Save as skill" offers comes from it).
+    goal: String,
 }
 
 /// What a request to the host other than a task was for; its one reply is handled accordingly.
@@ -69,6 +77,7 @@ enum Pending {
     Revoke,
     /// The settings' backend's models, for the model field.
     Models,
+    Skill(SkillPending),
 }
 
 struct Panel {
@@ -77,6 +86,8 @@ struct Panel {
     nav: NavView,
     history: HistoryView,
     settings: SettingsView,
+    skills: SkillsView,
+    save: SaveOffer,
     next_id: u64,
     running: Option<Running>,
     page: Page,
@@ -89,6 +100,10 @@ struct Panel {
     settings_edited: bool,
     /// Whether the host was connected at the last status.
     connected: bool,
+    /// The skill open on the Skills page (or on its way).
+    open_skill: Option<OpenSkill>,
+    /// The last task's run, while "Save as skill" is offered for it.
+    finished_run: Option<RunId>,
 }
 
 pub fn start() -> Result<(), JsValue> {
@@ -100,6 +115,8 @@ pub fn start() -> Result<(), JsValue> {
         nav: NavView::find(&document)?,
         history: HistoryView::find(&document)?,
         settings: SettingsView::find(&document)?,
+        skills: SkillsView::find(&document)?,
+        save: SaveOffer::find(&document)?,
         next_id: 1,
         running: None,
         page: Page::Run,
@@ -107,8 +124,11 @@ pub fn start() -> Result<(), JsValue> {
         open_run: None,
         settings_edited: false,
         connected: false,
+        open_skill: None,
+        finished_run: None,
     }));
     wire_pages(&panel)?;
+    library::wire(&panel)?;
     let p = panel.borrow();
     view::on_run(&p.view, {
         let panel = panel.clone();
@@ -297,6 +317,7 @@ fn open_page(panel: &Rc<RefCell<Panel>>, page: Page) {
 fn refresh_page(p: &mut Panel) {
     match p.page {
         Page::Run => {}
+        Page::Skills => library::refresh(p),
         Page::History => {
             let was = p.open_run.take();
             p.history.show_list(was);
@@ -429,6 +450,7 @@ fn on_reply(p: &mut Panel, what: Pending, msg: ToBrowser) {
             Pending::Approvals,
         ),
         (Pending::Models, ToBrowser::Models(list)) => p.settings.show_models(&list.models),
+        (Pending::Skill(what), msg) => library::on_reply(p, what, msg),
         (what, ToBrowser::Error(err)) => show_error(p, what, &format::sentence(&err.message)),
         (what, other) => show_error(
             p,
@@ -466,6 +488,7 @@ fn show_error(p: &mut Panel, what: Pending, message: &str) {
             p.settings.approvals_status(message, "error");
         }
         Pending::Models => p.settings.models_unavailable(message),
+        Pending::Skill(what) => library::show_error(p, what, message),
     }
 }
 
@@ -483,6 +506,11 @@ fn run_goal(panel: &Rc<RefCell<Panel>>) {
         }
         goal
     };
+    start_task(panel, goal, TaskOptions::default());
+}
+
+/// Starts `goal` in this window's tab (a skill when `options` names one).
+fn start_task(panel: &Rc<RefCell<Panel>>, goal: String, options: TaskOptions) {
     let panel = panel.clone();
     wasm_bindgen_futures::spawn_local(async move {
         let tab = active_tab().await;
@@ -497,14 +525,16 @@ fn run_goal(panel: &Rc<RefCell<Panel>>) {
         let start = ToHost::StartTask(StartTask {
             goal: goal.trim().to_owned(),
             tab_id,
-            options: TaskOptions::default(),
+            options,
         });
         if let Some(request_id) = send(&mut p, start) {
             p.running = Some(Running {
                 request_id,
                 task_id: None,
                 question: None,
+                goal: goal.trim().to_owned(),
             });
+            library::offer(&mut p, None, "");
             p.view.show_running(true);
             p.view.log("sent", &format!("→ {}", goal.trim()));
         }
@@ -655,7 +685,9 @@ fn on_task_message(p: &mut Panel, msg: ToBrowser) {
             p.view.log("note", &format!("Asks: {}", q.question));
         }
         ToBrowser::TaskFinished(f) => {
-            p.running = None;
+            let goal = p.running.take().map(|r| r.goal).unwrap_or_default();
+            let saved = f.run_id.filter(|_| f.status == TaskStatus::Succeeded);
+            library::offer(p, saved, &goal);
             p.view.show_running(false);
             p.view.hide_question();
             let (status, heading) = match f.status {

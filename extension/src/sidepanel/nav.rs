@@ -1,4 +1,4 @@
-//! The tab bar: Run, History, Settings. An ARIA tablist: the selected tab is the one in the
+//! The tab bar: Run, History, Skills, Settings. An ARIA tablist: the selected tab is the one in the
 //! tab order (roving tabindex), the arrow keys, Home and End move between tabs and open them.
 
 use wasm_bindgen::prelude::*;
@@ -12,11 +12,12 @@ use super::view::{by_id, focus, show};
 pub enum Page {
     Run,
     History,
+    Skills,
     Settings,
 }
 
 impl Page {
-    pub const ALL: [Page; 3] = [Page::Run, Page::History, Page::Settings];
+    pub const ALL: [Page; 4] = [Page::Run, Page::History, Page::Skills, Page::Settings];
 
     fn index(self) -> usize {
         Page::ALL.iter().position(|&p| p == self).unwrap_or(0)
@@ -24,8 +25,8 @@ impl Page {
 }
 
 pub struct NavView {
-    tabs: [Element; 3],
-    pages: [Element; 3],
+    tabs: [Element; 4],
+    pages: [Element; 4],
 }
 
 impl NavView {
@@ -34,11 +35,13 @@ impl NavView {
             tabs: [
                 by_id(document, "nav-run")?,
                 by_id(document, "nav-history")?,
+                by_id(document, "nav-skills")?,
                 by_id(document, "nav-settings")?,
             ],
             pages: [
                 by_id(document, "page-run")?,
                 by_id(document, "history")?,
+                by_id(document, "skills")?,
                 by_id(document, "settings")?,
             ],
         })
@@ -57,7 +60,7 @@ impl NavView {
     /// Calls `open` with the page whose tab is clicked or reached with the keyboard.
     pub fn on_open(&self, open: impl Fn(Page) + 'static) -> Result<(), JsValue> {
         let open = std::rc::Rc::new(open);
-        let tabs: std::rc::Rc<[Element; 3]> = std::rc::Rc::new(self.tabs.clone());
+        let tabs: std::rc::Rc<[Element; 4]> = std::rc::Rc::new(self.tabs.clone());
         for (i, tab) in self.tabs.iter().enumerate() {
             let page = Page::ALL[i];
             let click = {

@@ -117,6 +117,10 @@ impl View {
         self.goal.value()
     }
 
+    pub fn set_goal(&self, goal: &str) {
+        self.goal.set_value(goal);
+    }
+
     pub fn show_status(&self, s: &HostStatus) {
         let (label, state) = match s.state {
             ConnectionState::Connected => ("connected", "connected"),
