@@ -1,14 +1,14 @@
 //! `itinero-host`: started by the browser it speaks native messaging on stdio (and serves
 //! the control socket); started by a person it is a CLI (`install`, `uninstall`, `doctor`,
-//! `tabs`, `observe`, `act`, which reach the browser through the running host, and `skills`,
-//! which works on the store).
+//! `tabs`, `observe`, `act` and `run`, which reach the browser through the running host, and
+//! `skills`, which works on the store and runs skills through the host).
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use itinero_host::cli::{act, doctor, install, observe, skills, tabs};
+use itinero_host::cli::{act, doctor, install, observe, run, skills, tabs};
 use itinero_host::control::ControlServer;
 use itinero_host::store::StoreSlot;
 use itinero_host::{logging, origin, paths, session};
@@ -43,7 +43,9 @@ enum Command {
     Observe(observe::ObserveArgs),
     /// Perform one action in a tab and print its outcome.
     Act(act::ActArgs),
-    /// The skills library: list, show, export, import, delete, capture a run.
+    /// Run a goal in a tab with the agent, as the side panel does, printing each step.
+    Run(run::GoalArgs),
+    /// The skills library: list, show, run, export, import, delete, capture a run.
     Skills(skills::SkillsArgs),
 }
 
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
         Command::Tabs(a) => tabs::run_tabs(a),
         Command::Observe(a) => observe::run_observe(a),
         Command::Act(a) => act::run_act(a),
+        Command::Run(a) => run::run_goal(a),
         Command::Skills(a) => skills::run_skills(a),
     };
     match result {

@@ -5,6 +5,6 @@ pub mod doctor;
 pub mod host;
 pub mod install;
 pub mod observe;
-pub mod skill_run;
+pub mod run;
 pub mod skills;
 pub mod tabs;

@@ -2,7 +2,7 @@
 //! delete, and capture a stored run as a skill. It opens the same store file the host uses
 //! (`itinero.sqlite3` in the data directory, which `ITINERO_DATA_DIR` moves), so what the panel
 //! saved is here and what is imported here is in the panel. `run` goes through the browser,
-//! by way of the running host ([`super::skill_run`]).
+//! by way of the running host ([`super::run`]).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -48,7 +48,7 @@ pub enum SkillsCommand {
         name: Option<String>,
     },
     /// Replay a skill in the browser (through the running host), with values for its parameters.
-    Run(super::skill_run::RunArgs),
+    Run(super::run::SkillArgs),
     /// Delete a skill (the runs that replayed it stay in the history).
     Delete { name: String },
     /// Save a successful run from the history as a skill.
@@ -97,7 +97,7 @@ pub(super) fn parse_param(arg: &str) -> Result<(String, String), String> {
 pub fn run_skills(args: &SkillsArgs) -> Result<bool> {
     // The host reads the skill from the store; this process does not open it.
     if let SkillsCommand::Run(run) = &args.command {
-        return super::skill_run::run(run);
+        return super::run::run_skill(run);
     }
     let store = Store::open_default().context("cannot open itinero's store")?;
     match &args.command {

@@ -34,10 +34,12 @@ pub async fn handle(link: &BrowserLink, request: Request) -> Response {
                 elapsed_ms: t.value.elapsed_ms,
                 round_trip_ms: ms(t.round_trip),
             }),
-        // The server streams a skill run itself ([`super::run_skill`]).
-        Request::RunSkill { .. } => Ok(Response::error("run_skill is served by the connection")),
+        // The server streams a run itself ([`super::run_task`]).
+        Request::Run { .. } | Request::RunSkill { .. } => {
+            Ok(Response::error("runs are served by the connection"))
+        }
         Request::Reply { .. } | Request::Stop => Ok(Response::error(
-            "no skill is running on this connection: reply and stop follow a run_skill",
+            "no task is running on this connection: reply and stop follow a run or run_skill",
         )),
     };
     result.unwrap_or_else(|e| Response::Error {

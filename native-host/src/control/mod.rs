@@ -1,5 +1,5 @@
 //! The control socket: how programs on this machine (the CLI: `tabs`, `observe`, `act`,
-//! `skills run`) reach
+//! `run`, `skills run`) reach
 //! the browser through the running host.
 //!
 //! The browser starts the host; nothing else can talk to it over stdio. So while it serves
@@ -13,7 +13,7 @@
 pub mod handler;
 pub mod protocol;
 #[cfg(unix)]
-mod run_skill;
+mod run_task;
 
 #[cfg(unix)]
 mod client;
@@ -181,7 +181,7 @@ mod socket_tests {
         let mut client = connect_in(dir.path(), None).await.unwrap();
         match client.call(&Request::Stop).await.unwrap() {
             Response::Error { message, .. } => {
-                assert!(message.starts_with("no skill is running"), "{message}")
+                assert!(message.starts_with("no task is running"), "{message}")
             }
             other => panic!("{other:?}"),
         }

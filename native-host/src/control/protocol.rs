@@ -6,9 +6,10 @@
 //! ← {"kind":"outcome","outcome":{"kind":"done"},"elapsed_ms":162,"round_trip_ms":168.4}
 //! ```
 //!
-//! `run_skill` is the one request answered by a stream: `started`, then the task's `event`s
-//! and `question`s, then `finished` (or an `error` when it cannot start). While it runs the
-//! client may send `reply` (to a question) and `stop`; a client that goes away stops the task.
+//! `run` and `run_skill` are answered by a stream: `started`, then the task's `event`s and
+//! `question`s, then `finished` (or an `error` when it cannot start). While it runs the client
+//! may send `reply` (to a question) and `stop`; a client that goes away stops the task. The
+//! connection closes after `finished`.
 
 use itinero_shared::messages::{AskUser, Outcome, TabInfo, TaskEvent, TaskFinished};
 use itinero_shared::observation::Observation;
@@ -30,6 +31,13 @@ pub enum Request {
         frame_id: i64,
         action: Action,
     },
+    /// Runs a goal in a tab, as the panel would; answered by a stream.
+    Run {
+        goal: String,
+        /// The tab to run in; default: the active web page.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tab_id: Option<i64>,
+    },
     /// Runs a skill of the store in a tab, as the panel would; answered by a stream.
     RunSkill {
         /// The skill's name (or its id, in digits).
@@ -42,9 +50,9 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tab_id: Option<i64>,
     },
-    /// Answers the question the running skill asked (only during `run_skill`).
+    /// Answers the question the running task asked (only during `run` or `run_skill`).
     Reply { question_id: u64, reply: String },
-    /// Stops the running skill (only during `run_skill`).
+    /// Stops the running task (only during `run` or `run_skill`).
     Stop,
 }
 
@@ -68,7 +76,7 @@ pub enum Response {
         elapsed_ms: u64,
         round_trip_ms: f64,
     },
-    /// A `run_skill` began: the task, the tab it works in and its goal.
+    /// A `run` or `run_skill` began: the task, the tab it works in and its goal.
     Started {
         task_id: u64,
         tab_id: i64,
@@ -80,7 +88,7 @@ pub enum Response {
     Question {
         question: AskUser,
     },
-    /// The last line of a `run_skill`.
+    /// The last line of a `run` or `run_skill`.
     Finished {
         finished: TaskFinished,
     },

@@ -11,7 +11,8 @@ use tokio::task::{JoinHandle, JoinSet};
 use tracing::{debug, info, warn};
 
 use super::protocol::{Request, Response};
-use super::{discovery, handler, run_skill, socket_path, MAX_REQUEST_BYTES};
+use super::run_task::{self, Job};
+use super::{discovery, handler, socket_path, MAX_REQUEST_BYTES};
 use crate::agent::tasks::Tasks;
 use crate::link::BrowserLink;
 
@@ -165,14 +166,25 @@ async fn serve_connection(
             continue;
         } else {
             match serde_json::from_str::<Request>(&line) {
+                Ok(Request::Run { goal, tab_id }) => {
+                    debug!("control request: run");
+                    let job = Job::Goal(goal);
+                    let tasks = tasks.as_ref();
+                    run_task::serve(&link, tasks, job, tab_id, &mut reader, &mut write).await;
+                    return;
+                }
                 Ok(Request::RunSkill {
                     skill,
                     params,
                     tab_id,
                 }) => {
                     debug!(skill, "control request: run_skill");
-                    let run = (skill, params, tab_id);
-                    run_skill::serve(&link, tasks.as_ref(), run, &mut reader, &mut write).await;
+                    let job = Job::Skill {
+                        name: skill,
+                        params,
+                    };
+                    let tasks = tasks.as_ref();
+                    run_task::serve(&link, tasks, job, tab_id, &mut reader, &mut write).await;
                     return;
                 }
                 Ok(request) => {

@@ -1,7 +1,8 @@
-//! `itinero-host skills run NAME --param k=v`: replays a skill in the browser through the
-//! running host, as the panel's Run button does, and prints the run as it goes. The host
-//! looks the skill up and records the run; this side only shows it and answers questions.
-//! Interrupting the command (Ctrl-C) closes the connection, which stops the run.
+//! `itinero-host run GOAL` and `itinero-host skills run NAME --param k=v`: a task in the
+//! browser through the running host, as the panel's Run button starts one, printed as it
+//! goes. The host runs and records it (and looks the skill up); this side only shows it and
+//! answers its questions. Interrupting the command (Ctrl-C) closes the connection, which stops
+//! the run.
 
 use std::io::{BufRead, IsTerminal, Write};
 
@@ -16,16 +17,33 @@ use crate::control::ControlClient;
 use crate::skills::words;
 
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub struct GoalArgs {
+    /// What to do, as typed in the panel, e.g. "Add wool socks to my cart".
+    pub goal: String,
+    /// The tab to run in (`itinero-host tabs` lists them); default: the active web page.
+    #[arg(long = "tab", value_name = "TAB")]
+    pub tab_id: Option<i64>,
+    #[command(flatten)]
+    pub follow: FollowArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SkillArgs {
     /// The skill's name, as `skills list` shows it.
     pub name: String,
     /// A parameter's value, e.g. --param query="wool socks"; every parameter needs one.
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, String)>,
-    /// The tab to run in (`itinero-host tabs` lists them); default: the active tab already on
-    /// the skill's site, else the active tab.
+    /// The tab to run in (`itinero-host tabs` lists them); default: the tab already on the
+    /// skill's site (the active one first), else the active web page.
     #[arg(long = "tab", value_name = "TAB")]
     pub tab_id: Option<i64>,
+    #[command(flatten)]
+    pub follow: FollowArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct FollowArgs {
     /// Approve risky actions without asking (questions still stop the run when nobody can
     /// answer them).
     #[arg(long)]
@@ -37,22 +55,34 @@ pub struct RunArgs {
     pub host: HostArgs,
 }
 
+/// Runs the goal; `Ok(false)` when the run did not succeed (its answer says why).
+pub fn run_goal(args: &GoalArgs) -> Result<bool> {
+    let request = Request::Run {
+        goal: args.goal.clone(),
+        tab_id: args.tab_id,
+    };
+    start(&request, &args.follow)
+}
+
 /// Runs the skill; `Ok(false)` when the run did not succeed (its answer says why).
-pub fn run(args: &RunArgs) -> Result<bool> {
+pub fn run_skill(args: &SkillArgs) -> Result<bool> {
+    let request = Request::RunSkill {
+        skill: args.name.clone(),
+        params: args.params.clone(),
+        tab_id: args.tab_id,
+    };
+    start(&request, &args.follow)
+}
+
+fn start(request: &Request, args: &FollowArgs) -> Result<bool> {
     host::block_on(async {
         let mut client = host::connect(&args.host).await?;
-        client
-            .send(&Request::RunSkill {
-                skill: args.name.clone(),
-                params: args.params.clone(),
-                tab_id: args.tab_id,
-            })
-            .await?;
+        client.send(request).await?;
         follow(&mut client, args).await
     })
 }
 
-async fn follow(client: &mut ControlClient, args: &RunArgs) -> Result<bool> {
+async fn follow(client: &mut ControlClient, args: &FollowArgs) -> Result<bool> {
     loop {
         let response = client.receive().await?;
         if args.json {
@@ -61,7 +91,7 @@ async fn follow(client: &mut ControlClient, args: &RunArgs) -> Result<bool> {
         match response {
             Response::Started { tab_id, goal, .. } => {
                 if !args.json {
-                    println!("Running \"{}\" in tab {tab_id}: {goal}", args.name);
+                    println!("Running in tab {tab_id}: {goal}");
                 }
             }
             Response::Event { event } => {
@@ -97,7 +127,7 @@ async fn follow(client: &mut ControlClient, args: &RunArgs) -> Result<bool> {
                 return Ok(ok);
             }
             Response::Error { message, .. } => bail!("{message}"),
-            other => bail!("unexpected response to run_skill: {other:?}"),
+            other => bail!("unexpected response to a run: {other:?}"),
         }
     }
 }

@@ -1,7 +1,7 @@
-//! `run_skill` on the control socket: a skill run started by a program on this machine (the
-//! CLI's `skills run`) instead of the panel. It is a task of the browser session like any
-//! other — recorded in the history, counted in the skill's statistics, stoppable — whose
-//! events and questions go to the client rather than to the panel.
+//! `run` and `run_skill` on the control socket: a task started by a program on this machine
+//! (the CLI's `run` and `skills run`, the benchmarks) instead of the panel. It is a task of the
+//! browser session like any other — recorded in the history, counted in a skill's statistics,
+//! stoppable — whose events and questions go to the client rather than to the panel.
 
 use itinero_shared::envelope::MessageSet;
 use itinero_shared::messages::{SkillRun, StartTask, TabInfo, TaskOptions, UserReply};
@@ -16,11 +16,21 @@ use crate::session::Outbox;
 use crate::skills::params;
 use crate::store::{origin_of, Store, StoreError, StoredSkill};
 
-/// The skill named `skill` (or with that id), its parameters checked, ready to start.
+/// What a client asked to run.
+pub enum Job {
+    Goal(String),
+    /// A skill by name (or id), with its parameters' values.
+    Skill {
+        name: String,
+        params: Vec<(String, String)>,
+    },
+}
+
+/// A task ready to start: its goal, the skill it replays, and the site it belongs on.
 struct Ready {
-    id: i64,
     goal: String,
-    origin: String,
+    skill: Option<SkillRun>,
+    origin: Option<String>,
 }
 
 fn find(store: &Store, skill: &str) -> Result<Option<StoredSkill>, StoreError> {
@@ -53,17 +63,20 @@ async fn prepare(tasks: &Tasks, skill: &str, values: &[(String, String)]) -> Res
     let goal = params::fill(&s.goal, values)
         .map_err(|e| format!("cannot run the skill \"{}\": {e}", s.name))?;
     Ok(Ready {
-        id: stored.id,
         goal,
-        origin: s.origin.clone(),
+        origin: Some(s.origin.clone()),
+        skill: Some(SkillRun {
+            id: stored.id,
+            params: values.to_vec(),
+        }),
     })
 }
 
 /// The tab to run in when the client named none: a tab already on the skill's site (the
 /// active one first), else an active web page (replay navigates to the skill's start page).
-fn pick_tab(tabs: &[TabInfo], origin: &str) -> Option<i64> {
+fn pick_tab(tabs: &[TabInfo], origin: Option<&str>) -> Option<i64> {
     let web = |t: &&TabInfo| t.url.starts_with("http://") || t.url.starts_with("https://");
-    let on_site = |t: &&TabInfo| origin_of(&t.url).as_deref() == Some(origin);
+    let on_site = |t: &&TabInfo| origin.is_some() && origin_of(&t.url).as_deref() == origin;
     let active = |t: &&TabInfo| t.active;
     tabs.iter()
         .filter(on_site)
@@ -78,12 +91,13 @@ async fn send<W: AsyncWrite + Unpin>(write: &mut W, response: &Response) -> std:
     write.write_all(&out).await
 }
 
-/// Runs the skill and streams its task to the client until it finishes. The connection is
+/// Runs the job and streams its task to the client until it finishes. The connection is
 /// the run's: it is closed afterwards, and closing it stops the task.
 pub async fn serve<R, W>(
     link: &BrowserLink,
     tasks: Option<&Tasks>,
-    (skill, values, tab_id): (String, Vec<(String, String)>, Option<i64>),
+    job: Job,
+    tab_id: Option<i64>,
     reader: &mut R,
     write: &mut W,
 ) where
@@ -94,7 +108,18 @@ pub async fn serve<R, W>(
         let _ = send(write, &Response::error("this host runs no tasks")).await;
         return;
     };
-    let ready = match prepare(tasks, &skill, &values).await {
+    let prepared = match job {
+        Job::Goal(goal) if goal.trim().is_empty() => {
+            Err("the goal is empty: say what to do".into())
+        }
+        Job::Goal(goal) => Ok(Ready {
+            goal: goal.trim().to_owned(),
+            skill: None,
+            origin: None,
+        }),
+        Job::Skill { name, params } => prepare(tasks, &name, &params).await,
+    };
+    let ready = match prepared {
         Ok(ready) => ready,
         Err(why) => {
             let _ = send(write, &Response::error(why)).await;
@@ -104,10 +129,10 @@ pub async fn serve<R, W>(
     let tab_id = match tab_id {
         Some(tab) => tab,
         None => match link.list_tabs().await {
-            Ok(tabs) => match pick_tab(&tabs.value, &ready.origin) {
+            Ok(tabs) => match pick_tab(&tabs.value, ready.origin.as_deref()) {
                 Some(tab) => tab,
                 None => {
-                    let why = "no web page is open in the browser to run the skill in: open one, \
+                    let why = "no web page is open in the browser to work in: open one, \
                                or pass --tab (`itinero-host tabs` lists the tabs)";
                     let _ = send(write, &Response::error(why)).await;
                     return;
@@ -128,16 +153,13 @@ pub async fn serve<R, W>(
         goal: ready.goal.clone(),
         tab_id,
         options: TaskOptions {
-            skill: Some(SkillRun {
-                id: ready.id,
-                params: values,
-            }),
+            skill: ready.skill,
             ..Default::default()
         },
     };
     // The request id only tags the task's messages to `out`, which is this connection's alone.
     let task_id = tasks.start_reporting_to(out, 1, start);
-    info!(task_id, tab_id, skill, "skill run from the control socket");
+    info!(task_id, tab_id, "task started from the control socket");
     let started = Response::Started {
         task_id,
         tab_id,
@@ -193,7 +215,7 @@ pub async fn serve<R, W>(
                     Ok(Request::Reply { question_id, reply }) => tasks
                         .reply(UserReply { task_id, question_id, reply }),
                     Ok(Request::Stop) => tasks.stop(task_id),
-                    Ok(_) => Err("a skill is running on this connection: only reply and stop are taken until it finishes".into()),
+                    Ok(_) => Err("a task is running on this connection: only reply and stop are taken until it finishes".into()),
                     Err(e) => Err(format!("unreadable request: {e}")),
                 };
                 if let Err(why) = answered {
@@ -229,9 +251,11 @@ mod tests {
             tab(3, "https://example.org/", true),
             tab(4, "http://127.0.0.1:9/shop/cart", true),
         ];
-        assert_eq!(pick_tab(&tabs, "http://127.0.0.1:9"), Some(4));
-        assert_eq!(pick_tab(&tabs[..3], "http://127.0.0.1:9"), Some(2));
-        assert_eq!(pick_tab(&tabs, "https://elsewhere.test"), Some(3));
-        assert_eq!(pick_tab(&tabs[..2], "https://elsewhere.test"), None);
+        let shop = Some("http://127.0.0.1:9");
+        assert_eq!(pick_tab(&tabs, shop), Some(4));
+        assert_eq!(pick_tab(&tabs[..3], shop), Some(2));
+        assert_eq!(pick_tab(&tabs, Some("https://elsewhere.test")), Some(3));
+        assert_eq!(pick_tab(&tabs, None), Some(3));
+        assert_eq!(pick_tab(&tabs[..2], None), None);
     }
 }
