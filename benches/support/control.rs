@@ -36,6 +36,7 @@ pub async fn tab_id(client: &mut ControlClient, url: &str) -> Result<i64> {
 }
 
 /// A fresh observation of `tab_id`.
+#[allow(dead_code)] // not every benchmark observes
 pub async fn observe(client: &mut ControlClient, tab_id: i64) -> Result<Observation> {
     match client.call(&Request::Observe { tab_id }).await? {
         Response::Observation { observation, .. } => Ok(observation),
