@@ -12,8 +12,8 @@ use itinero_shared::observation::Observation;
 use itinero_shared::skills::{Postcondition, SkillStep};
 use itinero_shared::Action;
 
-use super::resolve;
 use super::strategy::{DecideError, Decision, Step, Strategy};
+use super::{cache, resolve};
 use crate::url_pattern;
 
 pub const NAME: &str = "skill";
@@ -159,6 +159,19 @@ impl<S: Strategy> Replay<S> {
                 ),
             ));
         }
+        // An answer read off the page (a price, a count) is the page's to give now, not the
+        // recording's: when its figures are gone, the model answers instead.
+        if let Action::Done { answer, .. } = &next.action {
+            if !cache::answer_holds(answer, obs) {
+                return Err((
+                    i,
+                    format!(
+                        "step {} answers {answer:?}, but the page no longer shows its figures",
+                        i + 1
+                    ),
+                ));
+            }
+        }
         let action = resolve::resolve(&next.action, obs)
             .map_err(|e| (i, format!("step {} ({}): {e}", i + 1, next.note)))?;
         p.given = Some(i);
@@ -233,5 +246,64 @@ impl<S: Strategy> Strategy for Replay<S> {
             })),
             Err(e) => Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::test_support::{page_of, step};
+
+    /// Stands in for the model: says what it was told.
+    struct Model;
+
+    #[async_trait]
+    impl Strategy for Model {
+        async fn decide(&self, step: &Step<'_>) -> Result<Decision, DecideError> {
+            let answer = step.lessons.last().cloned().unwrap_or_default();
+            Ok(Decision::without_model(
+                Action::Done {
+                    answer,
+                    success: true,
+                },
+                "llm",
+                String::new(),
+            ))
+        }
+    }
+
+    fn answering(answer: &str) -> Replay<Model> {
+        let script = Script {
+            name: "Price of socks".into(),
+            start_url: String::new(),
+            steps: vec![SkillStep {
+                action: Action::Done {
+                    answer: answer.into(),
+                    success: true,
+                },
+                url: "https://shop.example/*".into(),
+                expect: vec![],
+                note: format!("finish, answering {answer:?}"),
+            }],
+        };
+        Replay::new(Model, script, Arc::default())
+    }
+
+    #[tokio::test]
+    async fn an_answer_read_off_the_page_is_replayed_only_while_the_page_still_says_it() {
+        let mut obs = page_of("https://shop.example/product", "Wool socks", vec![]);
+        obs.text = "Wool socks 12.99 EUR".into();
+        let replay = answering("Wool socks cost 12.99 EUR.");
+        let d = replay.decide(&step("Price of socks", &obs)).await.unwrap();
+        assert_eq!(d.strategy, NAME);
+
+        obs.text = "Wool socks 14.49 EUR".into();
+        let replay = answering("Wool socks cost 12.99 EUR.");
+        let d = replay.decide(&step("Price of socks", &obs)).await.unwrap();
+        assert_eq!(d.strategy, "llm");
+        let Action::Done { answer, .. } = d.action else {
+            panic!()
+        };
+        assert!(answer.contains("no longer shows its figures"), "{answer}");
     }
 }
