@@ -12,3 +12,4 @@ pub mod session;
 pub mod skills;
 pub mod store;
 pub mod url_pattern;
+pub mod vault;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use itinero_host::cli::{act, doctor, install, observe, run, skills, tabs};
+use itinero_host::cli::{act, doctor, install, observe, run, skills, tabs, vault};
 use itinero_host::control::ControlServer;
 use itinero_host::store::StoreSlot;
 use itinero_host::{logging, origin, paths, session};
@@ -47,6 +47,8 @@ enum Command {
     Run(run::GoalArgs),
     /// The skills library: list, show, run, export, import, delete, capture a run.
     Skills(skills::SkillsArgs),
+    /// The credentials itinero signs in with: add, list, remove, import, audit, unlock, lock.
+    Vault(vault::VaultArgs),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
         Command::Act(a) => act::run_act(a),
         Command::Run(a) => run::run_goal(a),
         Command::Skills(a) => skills::run_skills(a),
+        Command::Vault(a) => vault::run_vault(a),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

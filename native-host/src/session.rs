@@ -237,6 +237,24 @@ async fn dispatch(
                 }
             });
         }
+        ToHost::Vault(request) => {
+            let (out, vault) = (out.clone(), tasks.vault().cloned());
+            tokio::spawn(async move {
+                let Some(vault) = vault else {
+                    let why = "the vault needs the store, which could not be opened";
+                    return out.error(id, ErrorCode::StoreUnavailable, why).await;
+                };
+                let reply = tokio::task::spawn_blocking(move || {
+                    crate::vault::serve::reply(&vault, request)
+                })
+                .await;
+                match reply {
+                    Ok(Ok(reply)) => out.send(id, ToBrowser::Vault(reply)).await,
+                    Ok(Err(e)) => out.error(id, ErrorCode::BadBody, e.to_string()).await,
+                    Err(join) => out.error(id, ErrorCode::Internal, join.to_string()).await,
+                }
+            });
+        }
         other => {
             // Settings, history, lessons and approvals are the store's to answer.
             let other = match store::serve::answer(store, other).await {

@@ -14,6 +14,7 @@ pub mod observation;
 pub mod records;
 pub mod render;
 pub mod skills;
+pub mod vault;
 
 pub use action::{Action, Fingerprint, Modifier, ScrollDirection, Target};
 pub use codec::{encode_frame, Direction, FrameDecoder, FrameError};

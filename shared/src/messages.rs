@@ -6,13 +6,13 @@
 //! "unknown type".
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::action::Action;
 use crate::envelope::MessageSet;
 use crate::observation::Observation;
 use crate::records::{Lesson, LessonId, RunDetail, RunId, RunSummary, Settings, SiteApproval};
 use crate::skills::{Skill, SkillId, SkillSummary};
+use crate::vault::{AuditEntry, CredentialId, CredentialSummary, ImportReport, VaultStatus};
 
 /// Declares an adjacently tagged message enum together with the list of its wire names.
 macro_rules! message_set {
@@ -441,31 +441,78 @@ pub enum SkillResponse {
     },
 }
 
-/// Passwords travel only browser→host inside `Add`; nothing in a response carries one
-/// unless the user explicitly asked to reveal it.
+/// The panel's requests about the vault; each is answered with a [`VaultResponse`] or an
+/// `Error`. Passwords travel only browser→host inside `Add`; a response carries one only for
+/// `Reveal`, which the panel sends after the user asked and confirmed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum VaultRequest {
+    Status,
+    /// The credentials, without secrets (works while locked).
     List,
+    /// Saves a credential (replacing the one for the same origin and username).
     Add {
         origin: String,
         username: String,
         password: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         totp_seed: Option<String>,
+        #[serde(default)]
+        notes: String,
+        #[serde(default)]
+        same_site: bool,
+        #[serde(default)]
+        allow_http: bool,
     },
     Remove {
-        origin: String,
-        username: String,
+        id: CredentialId,
     },
+    /// The password (and the current TOTP code), for the user's eyes only.
+    Reveal {
+        id: CredentialId,
+    },
+    /// Unlocks with the passphrase; creates the vault with it when there is none yet.
     Unlock {
         passphrase: String,
     },
     Lock,
+    /// A CSV export of Bitwarden, KeePassXC or Chrome.
+    Import {
+        csv: String,
+    },
+    /// The latest fills and refusals, newest first.
+    Audit {
+        limit: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VaultResponse {
-    pub result: Value,
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum VaultResponse {
+    /// Answers `Status`, `Unlock` and `Lock`.
+    Status {
+        status: VaultStatus,
+    },
+    Credentials {
+        credentials: Vec<CredentialSummary>,
+    },
+    Saved {
+        credential: CredentialSummary,
+    },
+    Removed {
+        existed: bool,
+    },
+    Revealed {
+        password: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        totp_code: Option<String>,
+    },
+    Imported {
+        report: ImportReport,
+    },
+    Audit {
+        entries: Vec<AuditEntry>,
+    },
 }
 
 // ---- the store: settings, run history, lessons, site approvals (see `records`) ----
@@ -635,6 +682,7 @@ pub struct ErrorReply {
 mod tests {
     use super::*;
     use crate::envelope::{Envelope, EnvelopeError};
+    use serde_json::Value;
 
     #[test]
     fn wire_form_matches_the_design() {
@@ -904,9 +952,7 @@ mod tests {
                 run_id: Some(RunId(4)),
             }),
             ToBrowser::Skills(SkillResponse::Deleted { existed: true }),
-            ToBrowser::Vault(VaultResponse {
-                result: Value::Null,
-            }),
+            ToBrowser::Vault(VaultResponse::Removed { existed: false }),
             ToBrowser::Settings(Settings::default()),
             ToBrowser::Models(ModelList {
                 backend: "ollama".into(),

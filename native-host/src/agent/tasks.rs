@@ -35,6 +35,7 @@ use crate::llm::scripted::Scripted;
 use crate::llm::{Backend, Timeouts};
 use crate::session::Outbox;
 use crate::store::{NewRun, StoreSlot};
+use crate::vault::Vault;
 use itinero_shared::messages::ModelList;
 use itinero_shared::records::{BackendChoice, Settings};
 
@@ -234,16 +235,35 @@ pub struct Tasks {
     link: BrowserLink,
     out: Outbox,
     store: StoreSlot,
+    vault: Option<Vault>,
 }
 
 impl Tasks {
     pub fn new(link: BrowserLink, out: Outbox, store: StoreSlot) -> Self {
+        // The vault lives in the store; its key, in the OS secret store of the store's data
+        // directory (or a passphrase).
+        let vault = store.get().ok().map(|s| {
+            let keys: Box<dyn crate::vault::key_store::KeyStore> =
+                match s.path().and_then(|p| p.parent()) {
+                    Some(dir) => crate::vault::key_store::for_data_dir(dir),
+                    None => Box::new(crate::vault::key_store::NoKeyring(
+                        "a store in memory has no secret store".into(),
+                    )),
+                };
+            Vault::new(s.clone(), keys)
+        });
         Self {
             state: Arc::default(),
             link,
             out,
             store,
+            vault,
         }
+    }
+
+    /// The session's vault (`None` without a store).
+    pub fn vault(&self) -> Option<&Vault> {
+        self.vault.as_ref()
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {

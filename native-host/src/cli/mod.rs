@@ -8,3 +8,4 @@ pub mod observe;
 pub mod run;
 pub mod skills;
 pub mod tabs;
+pub mod vault;

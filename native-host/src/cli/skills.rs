@@ -171,7 +171,7 @@ fn table(skills: &[SkillSummary], now: i64) -> String {
 }
 
 /// How long ago `then` was, in the largest unit that fits: `5 s ago`, `3 h ago`.
-fn ago(now: i64, then: i64) -> String {
+pub(super) fn ago(now: i64, then: i64) -> String {
     let s = (now - then).max(0) / 1000;
     match s {
         0..=59 => format!("{s} s ago"),

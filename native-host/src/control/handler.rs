@@ -2,14 +2,29 @@
 
 use itinero_shared::ErrorCode;
 
+use itinero_shared::vault::VaultStatus;
+use zeroize::Zeroizing;
+
 use super::protocol::{Request, Response};
+use crate::agent::tasks::Tasks;
 use crate::link::{BrowserLink, LinkError};
+use crate::vault::Vault;
 
 /// Control requests belong to no agent task.
 const NO_TASK: u64 = 0;
 
-pub async fn handle(link: &BrowserLink, request: Request) -> Response {
+pub async fn handle(link: &BrowserLink, tasks: Option<&Tasks>, request: Request) -> Response {
     let result = match request {
+        Request::UnlockVault { passphrase } => {
+            return vault(tasks, move |v| v.unlock(&Zeroizing::new(passphrase))).await
+        }
+        Request::LockVault => {
+            return vault(tasks, |v| {
+                v.lock();
+                v.status()
+            })
+            .await
+        }
         Request::Tabs => link.list_tabs().await.map(|t| Response::Tabs {
             tabs: t.value,
             round_trip_ms: ms(t.round_trip),
@@ -46,6 +61,23 @@ pub async fn handle(link: &BrowserLink, request: Request) -> Response {
         code: code_of(&e),
         message: e.to_string(),
     })
+}
+
+/// Runs `f` on the session's vault (on the blocking pool: Argon2id takes a moment).
+async fn vault(
+    tasks: Option<&Tasks>,
+    f: impl FnOnce(&Vault) -> crate::vault::Result<VaultStatus> + Send + 'static,
+) -> Response {
+    let Some(vault) = tasks.and_then(|t| t.vault()).cloned() else {
+        return Response::error("this host has no vault (its store could not be opened)");
+    };
+    match tokio::task::spawn_blocking(move || f(&vault)).await {
+        Ok(Ok(status)) => Response::Vault {
+            state: status.state,
+        },
+        Ok(Err(e)) => Response::error(e.to_string()),
+        Err(join) => Response::error(join.to_string()),
+    }
 }
 
 fn code_of(e: &LinkError) -> Option<ErrorCode> {

@@ -13,6 +13,7 @@
 
 use itinero_shared::messages::{AskUser, Outcome, TabInfo, TaskEvent, TaskFinished};
 use itinero_shared::observation::Observation;
+use itinero_shared::vault::VaultState;
 use itinero_shared::{Action, ErrorCode};
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +51,10 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tab_id: Option<i64>,
     },
+    /// Unlocks the host's vault with its passphrase.
+    UnlockVault { passphrase: String },
+    /// Makes the host forget the vault key.
+    LockVault,
     /// Answers the question the running task asked (only during `run` or `run_skill`).
     Reply { question_id: u64, reply: String },
     /// Stops the running task (only during `run` or `run_skill`).
@@ -75,6 +80,10 @@ pub enum Response {
         /// Measured by the browser's background: from handing the action to the page to the outcome.
         elapsed_ms: u64,
         round_trip_ms: f64,
+    },
+    /// The vault's state after `unlock_vault` or `lock_vault`.
+    Vault {
+        state: VaultState,
     },
     /// A `run` or `run_skill` began: the task, the tab it works in and its goal.
     Started {

@@ -189,7 +189,7 @@ async fn serve_connection(
                 }
                 Ok(request) => {
                     debug!(?request, "control request");
-                    handler::handle(&link, request).await
+                    handler::handle(&link, tasks.as_ref(), request).await
                 }
                 Err(e) => Response::error(format!("unreadable request: {e}")),
             }

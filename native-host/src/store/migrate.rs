@@ -32,6 +32,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "action cache, skills, sites, full-text search over goals",
         sql: include_str!("migrations/0002_memory.sql"),
     },
+    Migration {
+        version: 3,
+        name: "the vault: sealed credentials, consent, audit",
+        sql: include_str!("migrations/0003_vault.sql"),
+    },
 ];
 
 /// The schema version this build writes.

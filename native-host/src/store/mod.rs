@@ -10,10 +10,12 @@
 //!   hosts (one per browser profile) can share it.
 //! - The schema comes from numbered migrations (`migrate.rs`, SQL in `migrations/`).
 //! - Every write that belongs together is one transaction (a step and its run's step count).
-//! - Secrets are never written here. Passwords get the vault's own encrypted table later.
+//! - Secrets are never written here in the clear: credentials are in the vault's tables
+//!   (`vault.rs`), sealed by `crate::vault` with a key the store never sees.
 //!
 //! One file per job: `runs.rs` (history), `settings.rs`, `approvals.rs`, `lessons.rs`,
-//! `skills.rs` (the skills library and its statistics);
+//! `skills.rs` (the skills library and its statistics), `vault.rs` (sealed credentials, sign-in
+//! consent, the audit list);
 //! `migrate.rs` (schema), `host_process.rs` (is a run's host alive), `site.rs` (origins),
 //! `slot.rs` (the store or why there is none), `serve.rs` (the panel's requests).
 
@@ -30,6 +32,7 @@ mod site;
 mod skills;
 mod slot;
 mod trajectories;
+mod vault;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -46,6 +49,7 @@ pub use site::origin_of;
 pub use skills::StoredSkill;
 pub use slot::StoreSlot;
 pub use trajectories::Trajectory;
+pub use vault::{NewSealed, SealedCredential, VaultMeta};
 
 /// The store's file name in the data directory.
 pub const FILE_NAME: &str = "itinero.sqlite3";
@@ -96,6 +100,11 @@ impl Store {
         })?;
         let conn = Connection::open(path).map_err(open_failed)?;
         Self::init(conn, name)
+    }
+
+    /// The store's file; `None` for a store in memory.
+    pub fn path(&self) -> Option<&Path> {
+        (self.inner.name != ":memory:").then(|| Path::new(&self.inner.name))
     }
 
     /// The store at its usual place: [`FILE_NAME`] in the host's data directory.

@@ -1,0 +1,87 @@
+//! The vault as the panel sees it: credentials without their secrets, the vault's state, and
+//! the audit list. A password crosses the boundary only browser→host (when the user saves one)
+//! and host→browser only when the user asked to see it and confirmed.
+
+use serde::{Deserialize, Serialize};
+
+/// A credential's id in the vault.
+pub type CredentialId = i64;
+
+/// Whether the vault can be used now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VaultState {
+    /// Nothing saved yet; the first `Unlock` (or the OS secret store) creates it.
+    NotCreated,
+    /// Its key is not in the host's memory: the user's passphrase is needed.
+    Locked,
+    Unlocked,
+}
+
+/// Where the vault key comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeySource {
+    /// A random key in the OS secret store (Keychain, Credential Manager, Secret Service).
+    Keyring,
+    /// Derived (Argon2id) from a passphrase the user gives once per host start.
+    Passphrase,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VaultStatus {
+    pub state: VaultState,
+    /// `None` until the vault is created.
+    #[serde(default)]
+    pub source: Option<KeySource>,
+    /// Why the OS secret store cannot be used here, when it cannot (then a passphrase is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyring_unavailable: Option<String>,
+}
+
+/// A saved credential as listed: never its password or TOTP seed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CredentialSummary {
+    pub id: CredentialId,
+    /// `scheme://host[:port]`: filled only there (see `same_site`, `allow_http`).
+    pub origin: String,
+    pub username: String,
+    pub has_totp: bool,
+    /// Also on other origins of the same registrable domain (`login.shop.example` for
+    /// `shop.example`), by the public suffix list.
+    #[serde(default)]
+    pub same_site: bool,
+    /// Also on `http://` when the saved origin is `https://`.
+    #[serde(default)]
+    pub allow_http: bool,
+    /// Unix milliseconds.
+    pub updated_at: i64,
+}
+
+/// One line of the audit list: a fill, or a refusal and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// Unix milliseconds.
+    pub at: i64,
+    pub origin: String,
+    #[serde(default)]
+    pub username: String,
+    #[serde(default)]
+    pub page_url: String,
+    /// `filled`, `refused`, `signed_in`, `failed`, `added`, `removed`, `revealed`.
+    pub what: String,
+    #[serde(default)]
+    pub detail: String,
+}
+
+/// What an import kept and skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ImportReport {
+    /// `bitwarden`, `keepassxc`, `chrome`, or `csv` when only the columns told.
+    pub format: String,
+    pub added: u32,
+    pub updated: u32,
+    /// One line per row left out, with its number and why (never its password).
+    #[serde(default)]
+    pub skipped: Vec<String>,
+}
