@@ -47,6 +47,16 @@ pub enum SessionEnd {
     ProtocolViolation(String),
 }
 
+/// An [`Outbox`] that may be gone: [`WeakOutbox::upgrade`] says.
+#[derive(Clone)]
+pub struct WeakOutbox(mpsc::WeakSender<Envelope<ToBrowser>>);
+
+impl WeakOutbox {
+    pub fn upgrade(&self) -> Option<Outbox> {
+        self.0.upgrade().map(Outbox)
+    }
+}
+
 /// Sends envelopes to the browser; cheap to clone.
 #[derive(Clone)]
 pub struct Outbox(mpsc::Sender<Envelope<ToBrowser>>);
@@ -56,6 +66,12 @@ impl Outbox {
     pub fn channel() -> (Self, mpsc::Receiver<Envelope<ToBrowser>>) {
         let (tx, rx) = mpsc::channel(64);
         (Self(tx), rx)
+    }
+
+    /// A handle that does not keep the writer alive: the session's writer finishes once the
+    /// session and its tasks let go, whoever else (the control socket) still holds one of these.
+    pub fn downgrade(&self) -> WeakOutbox {
+        WeakOutbox(self.0.downgrade())
     }
 
     pub async fn send(&self, id: u64, msg: ToBrowser) {

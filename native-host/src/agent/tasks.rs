@@ -33,7 +33,7 @@ use crate::llm::ollama::{self, Ollama};
 use crate::llm::openai::OpenAi;
 use crate::llm::scripted::Scripted;
 use crate::llm::{Backend, Timeouts};
-use crate::session::Outbox;
+use crate::session::{Outbox, WeakOutbox};
 use crate::store::{NewRun, StoreSlot};
 use crate::vault::Vault;
 use itinero_shared::messages::ModelList;
@@ -233,7 +233,9 @@ struct State {
 pub struct Tasks {
     state: Arc<Mutex<State>>,
     link: BrowserLink,
-    out: Outbox,
+    /// Weak: the control socket holds the session's tasks too, and must not keep the browser's
+    /// writer (and so the session) alive once the browser has gone.
+    out: WeakOutbox,
     store: StoreSlot,
     vault: Option<Vault>,
 }
@@ -255,7 +257,7 @@ impl Tasks {
         Self {
             state: Arc::default(),
             link,
-            out,
+            out: out.downgrade(),
             store,
             vault,
         }
@@ -276,8 +278,10 @@ impl Tasks {
     }
 
     /// Starts a task for the `StartTask` with envelope id `request_id`; returns its task id.
-    pub fn start(&self, request_id: u64, start: StartTask) -> u64 {
-        self.start_reporting_to(self.out.clone(), request_id, start)
+    pub fn start(&self, request_id: u64, start: StartTask) -> Option<u64> {
+        // Gone only once the session ended, when nobody is left to start a task for.
+        let out = self.out.upgrade()?;
+        Some(self.start_reporting_to(out, request_id, start))
     }
 
     /// Like [`Tasks::start`], with the task's events, questions and result sent to `out`
