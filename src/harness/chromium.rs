@@ -96,6 +96,9 @@ impl Chromium {
         .arg("about:blank")
         // The host inherits Chromium's environment: point it at this profile's data dir.
         .env("ITINERO_DATA_DIR", &data_dir)
+        // No OS secret store, whatever the machine has: the vault is keyed by a passphrase,
+        // the same on every machine the tests run on.
+        .env("ITINERO_VAULT_KEYRING", "off")
         .env(
             "ITINERO_LOG",
             std::env::var("ITINERO_LOG").unwrap_or_else(|_| "debug".into()),

@@ -1,8 +1,9 @@
-//! The side panel: connection state and four pages. *Run*: the goal box, the running task,
+//! The side panel: connection state and five pages. *Run*: the goal box, the running task,
 //! the activity log, and "Save as skill" after a success. *History*: the runs the host
 //! recorded, each with its steps. *Skills*: the skills library (search, run with parameters,
-//! rename, edit parameters, export, import, delete). *Settings*: the host's settings, and what
-//! it remembers per site ("always allow", lessons).
+//! rename, edit parameters, export, import, delete). *Vault*: the sign-ins the host keeps
+//! sealed (unlock, add, show on request, delete, import, the audit list). *Settings*: the
+//! host's settings, and what it remembers per site ("always allow", lessons).
 //!
 //! The document skeleton is static HTML (`sidepanel.html`); this module owns
 //! the behaviour. It talks only to the background, never to the host directly,
@@ -11,17 +12,19 @@
 //! back under the id of the `StartTask` that began it. Every other request is answered
 //! once, under its own id: `pending` says what the answer is for.
 
+mod credentials;
 mod format;
 mod history;
 mod library;
 mod nav;
 mod settings;
 mod skills;
+mod vault;
 mod view;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 use itinero_shared::envelope::{Envelope, MessageSet};
 use itinero_shared::messages::{
@@ -36,11 +39,13 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::chrome::{self, field, Port};
 use crate::panel_protocol::{ConnectionState, FromPanel, ToPanel, PANEL_PORT};
+use credentials::VaultPending;
 use history::HistoryView;
 use library::{OpenSkill, SkillPending};
 use nav::{NavView, Page};
 use settings::SettingsView;
 use skills::{SaveOffer, SkillsView};
+use vault::VaultView;
 use view::View;
 
 /// How many runs the History page lists.
@@ -78,6 +83,7 @@ enum Pending {
     /// The settings' backend's models, for the model field.
     Models,
     Skill(SkillPending),
+    Vault(VaultPending),
 }
 
 struct Panel {
@@ -88,6 +94,7 @@ struct Panel {
     settings: SettingsView,
     skills: SkillsView,
     save: SaveOffer,
+    vault: VaultView,
     next_id: u64,
     running: Option<Running>,
     page: Page,
@@ -104,6 +111,10 @@ struct Panel {
     open_skill: Option<OpenSkill>,
     /// The last task's run, while "Save as skill" is offered for it.
     finished_run: Option<RunId>,
+    /// The saved sign-ins as last listed (Edit fills the form from them); never a secret.
+    credentials: Vec<itinero_shared::vault::CredentialSummary>,
+    /// The panel itself, for work that finishes later (hiding a revealed password).
+    me: Weak<RefCell<Panel>>,
 }
 
 pub fn start() -> Result<(), JsValue> {
@@ -117,6 +128,7 @@ pub fn start() -> Result<(), JsValue> {
         settings: SettingsView::find(&document)?,
         skills: SkillsView::find(&document)?,
         save: SaveOffer::find(&document)?,
+        vault: VaultView::find(&document)?,
         next_id: 1,
         running: None,
         page: Page::Run,
@@ -126,9 +138,13 @@ pub fn start() -> Result<(), JsValue> {
         connected: false,
         open_skill: None,
         finished_run: None,
+        credentials: Vec::new(),
+        me: Weak::new(),
     }));
+    panel.borrow_mut().me = Rc::downgrade(&panel);
     wire_pages(&panel)?;
     library::wire(&panel)?;
+    credentials::wire(&panel)?;
     let p = panel.borrow();
     view::on_run(&p.view, {
         let panel = panel.clone();
@@ -318,6 +334,7 @@ fn refresh_page(p: &mut Panel) {
     match p.page {
         Page::Run => {}
         Page::Skills => library::refresh(p),
+        Page::Vault => credentials::refresh(p),
         Page::History => {
             let was = p.open_run.take();
             p.history.show_list(was);
@@ -451,6 +468,7 @@ fn on_reply(p: &mut Panel, what: Pending, msg: ToBrowser) {
         ),
         (Pending::Models, ToBrowser::Models(list)) => p.settings.show_models(&list.models),
         (Pending::Skill(what), msg) => library::on_reply(p, what, msg),
+        (Pending::Vault(what), msg) => credentials::on_reply(p, what, msg),
         (what, ToBrowser::Error(err)) => show_error(p, what, &format::sentence(&err.message)),
         (what, other) => show_error(
             p,
@@ -489,6 +507,7 @@ fn show_error(p: &mut Panel, what: Pending, message: &str) {
         }
         Pending::Models => p.settings.models_unavailable(message),
         Pending::Skill(what) => library::show_error(p, what, message),
+        Pending::Vault(what) => credentials::show_error(p, what, message),
     }
 }
 

@@ -1,4 +1,4 @@
-//! The tab bar: Run, History, Skills, Settings. An ARIA tablist: the selected tab is the one in the
+//! The tab bar: Run, History, Skills, Vault, Settings. An ARIA tablist: the selected tab is the one in the
 //! tab order (roving tabindex), the arrow keys, Home and End move between tabs and open them.
 
 use wasm_bindgen::prelude::*;
@@ -13,11 +13,18 @@ pub enum Page {
     Run,
     History,
     Skills,
+    Vault,
     Settings,
 }
 
 impl Page {
-    pub const ALL: [Page; 4] = [Page::Run, Page::History, Page::Skills, Page::Settings];
+    pub const ALL: [Page; 5] = [
+        Page::Run,
+        Page::History,
+        Page::Skills,
+        Page::Vault,
+        Page::Settings,
+    ];
 
     fn index(self) -> usize {
         Page::ALL.iter().position(|&p| p == self).unwrap_or(0)
@@ -25,8 +32,8 @@ impl Page {
 }
 
 pub struct NavView {
-    tabs: [Element; 4],
-    pages: [Element; 4],
+    tabs: [Element; 5],
+    pages: [Element; 5],
 }
 
 impl NavView {
@@ -36,12 +43,14 @@ impl NavView {
                 by_id(document, "nav-run")?,
                 by_id(document, "nav-history")?,
                 by_id(document, "nav-skills")?,
+                by_id(document, "nav-vault")?,
                 by_id(document, "nav-settings")?,
             ],
             pages: [
                 by_id(document, "page-run")?,
                 by_id(document, "history")?,
                 by_id(document, "skills")?,
+                by_id(document, "vault")?,
                 by_id(document, "settings")?,
             ],
         })
@@ -60,7 +69,7 @@ impl NavView {
     /// Calls `open` with the page whose tab is clicked or reached with the keyboard.
     pub fn on_open(&self, open: impl Fn(Page) + 'static) -> Result<(), JsValue> {
         let open = std::rc::Rc::new(open);
-        let tabs: std::rc::Rc<[Element; 4]> = std::rc::Rc::new(self.tabs.clone());
+        let tabs: std::rc::Rc<[Element; 5]> = std::rc::Rc::new(self.tabs.clone());
         for (i, tab) in self.tabs.iter().enumerate() {
             let page = Page::ALL[i];
             let click = {

@@ -151,7 +151,11 @@ mod tests {
                 "site_approvals",
                 "sites",
                 "skills",
-                "steps"
+                "steps",
+                "vault",
+                "vault_audit",
+                "vault_consent",
+                "vault_meta"
             ]
         );
     }

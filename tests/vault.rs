@@ -1,0 +1,221 @@
+//! The vault in the side panel (real Chromium, extension, host and store; no OS secret store, as
+//! on a headless machine): the vault is created with a passphrase, a sign-in is saved, shown
+//! only after a second click, hidden again, locked and unlocked (a wrong passphrase refused),
+//! imported from a Chrome CSV and deleted — and afterwards the password is in no file of the
+//! browser profile, the host's data directory or its logs, and in none of the extension's
+//! storage.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
+use chromiumoxide::Page;
+use itinero::harness::{Harness, PageExt, WAIT};
+
+const PASSWORD: &str = "correct horse battery staple";
+const IMPORTED: &str = "hunter2-imported";
+const PASSPHRASE: &str = "tr0ub4dor&3 tr0ub4dor";
+
+async fn js(panel: &Page, body: &str) -> Result<serde_json::Value> {
+    panel.run_js(body).await
+}
+
+/// Sets a field as typing would.
+async fn fill(panel: &Page, selector: &str, value: &str) -> Result<()> {
+    js(
+        panel,
+        &format!(
+            "const e = document.querySelector({selector:?}); e.value = {value:?}; \
+             e.dispatchEvent(new Event('input', {{bubbles: true}})); return null;"
+        ),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn click(panel: &Page, selector: &str) -> Result<()> {
+    js(
+        panel,
+        &format!("document.querySelector({selector:?}).click(); return null;"),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Waits until the text of `selector` contains `want`; returns it.
+async fn text_with(panel: &Page, selector: &str, want: &str) -> Result<String> {
+    let v = panel
+        .wait_for(
+            &format!(
+                "(() => {{ const t = document.querySelector({selector:?})?.textContent ?? ''; \
+                 return t.includes({want:?}) && t; }})()"
+            ),
+            WAIT,
+        )
+        .await
+        .with_context(|| format!("{selector} never said {want:?}"))?;
+    Ok(v.as_str().unwrap_or_default().to_owned())
+}
+
+async fn state_is(panel: &Page, state: &str) -> Result<()> {
+    panel
+        .wait_for(
+            &format!("document.querySelector('#vault-state').dataset.state === {state:?}"),
+            WAIT,
+        )
+        .await
+        .with_context(|| format!("the vault never showed {state}"))?;
+    Ok(())
+}
+
+/// Every file under `dir` holding `needle`.
+fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_holding(&path, needle));
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_panel_keeps_sign_ins_in_the_vault_and_the_password_nowhere_else() -> Result<()> {
+    let h = Harness::start().await?;
+    let panel = h.connected_panel().await?;
+    click(&panel, "#nav-vault").await?;
+    state_is(&panel, "not_created").await?;
+    text_with(&panel, "#vault-state", "Choose a passphrase").await?;
+
+    // Created with a passphrase typed twice.
+    fill(&panel, "#vault-passphrase", "short").await?;
+    fill(&panel, "#vault-passphrase-again", "short").await?;
+    click(&panel, "#vault-unlock").await?;
+    text_with(&panel, "#vault-status", "at least 8 characters").await?;
+    fill(&panel, "#vault-passphrase", PASSPHRASE).await?;
+    fill(&panel, "#vault-passphrase-again", PASSPHRASE).await?;
+    click(&panel, "#vault-unlock").await?;
+    state_is(&panel, "unlocked").await?;
+
+    // A sign-in; the form forgets the password as it sends it.
+    fill(&panel, "#vault-origin", "https://shop.example/login").await?;
+    fill(&panel, "#vault-username", "alice").await?;
+    fill(&panel, "#vault-password", PASSWORD).await?;
+    fill(&panel, "#vault-totp", "jbsw y3dp ehpk 3pxp").await?;
+    click(&panel, "#vault-save").await?;
+    text_with(
+        &panel,
+        "#vault-add-status",
+        "Saved alice on https://shop.example.",
+    )
+    .await?;
+    let kept: String = panel
+        .run_js("return document.querySelector('#vault-password').value + document.querySelector('#vault-totp').value;")
+        .await?;
+    assert_eq!(kept, "");
+    let row = text_with(&panel, "#vault-list", "alice").await?;
+    assert!(
+        row.contains("https://shop.example · TOTP") && !row.contains(PASSWORD),
+        "{row}"
+    );
+
+    // Shown only on a second click; hidden again.
+    let reveal = "#vault-list li button[data-act='reveal']";
+    click(&panel, reveal).await?;
+    text_with(&panel, reveal, "Really show it?").await?;
+    assert!(!text_with(&panel, "#vault-list", "alice")
+        .await?
+        .contains(PASSWORD));
+    click(&panel, reveal).await?;
+    let shown = text_with(&panel, "#vault-list .secret", PASSWORD).await?;
+    assert!(shown.contains("code now: "), "{shown}");
+    click(&panel, "#vault-list li button[data-act='hide']").await?;
+    panel
+        .wait_for("!document.querySelector('#vault-list .secret')", WAIT)
+        .await?;
+    text_with(
+        &panel,
+        "#vault-audit",
+        "revealed alice on https://shop.example",
+    )
+    .await?;
+
+    // Locked: nothing can be shown; a wrong passphrase is refused, the right one unlocks.
+    click(&panel, "#vault-lock").await?;
+    state_is(&panel, "locked").await?;
+    click(&panel, reveal).await?;
+    click(&panel, reveal).await?;
+    text_with(&panel, "#vault-status", "The vault is locked").await?;
+    fill(&panel, "#vault-passphrase", "not the passphrase").await?;
+    click(&panel, "#vault-unlock").await?;
+    text_with(&panel, "#vault-status", "Wrong passphrase").await?;
+    fill(&panel, "#vault-passphrase", PASSPHRASE).await?;
+    click(&panel, "#vault-unlock").await?;
+    state_is(&panel, "unlocked").await?;
+
+    // A Chrome export, chosen in the file input.
+    let csv = h.chromium.profile_dir().join("passwords.csv");
+    std::fs::write(
+        &csv,
+        format!("name,url,username,password,note\nbank,https://bank.example/,bob,{IMPORTED},\n,android://x@y/,z,w,\n"),
+    )?;
+    let input = panel.find_element("#vault-import-file").await?;
+    panel
+        .execute(
+            SetFileInputFilesParams::builder()
+                .file(csv.display().to_string())
+                .object_id(input.remote_object_id.clone())
+                .build()
+                .map_err(anyhow::Error::msg)?,
+        )
+        .await?;
+    js(
+        &panel,
+        "document.querySelector('#vault-import-file').dispatchEvent(new Event('change')); return null;",
+    )
+    .await?;
+    let report = text_with(&panel, "#vault-import-status", "chrome export: 1 added").await?;
+    assert!(
+        report.contains("1 skipped") && !report.contains(IMPORTED),
+        "{report}"
+    );
+    std::fs::remove_file(&csv)?;
+    text_with(&panel, "#vault-list", "bob").await?;
+
+    // Deleted on the second click.
+    let delete = "#vault-list li[data-credential-id] button[data-act='delete']";
+    click(&panel, delete).await?;
+    text_with(&panel, delete, "Click again to delete").await?;
+    click(&panel, delete).await?;
+    text_with(&panel, "#vault-status", "Deleted.").await?;
+
+    // The password is nowhere but sealed in the vault.
+    let storage: String = panel
+        .run_js(
+            "const l = await chrome.storage.local.get(null); \
+             const s = await chrome.storage.session.get(null); \
+             return JSON.stringify([l, s]);",
+        )
+        .await?;
+    for secret in [PASSWORD, IMPORTED, PASSPHRASE, "JBSWY3DPEHPK3PXP"] {
+        assert!(
+            !storage.contains(secret),
+            "the extension's storage holds a secret"
+        );
+        assert!(
+            !h.chromium.host_log().contains(secret),
+            "the host log holds a secret"
+        );
+        let found = files_holding(h.chromium.profile_dir(), secret);
+        assert!(found.is_empty(), "a secret is readable in {found:?}");
+    }
+    Ok(())
+}
