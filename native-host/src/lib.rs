@@ -9,6 +9,7 @@ pub mod logging;
 pub mod origin;
 pub mod paths;
 pub mod session;
+pub mod sites;
 pub mod skills;
 pub mod store;
 pub mod url_pattern;
