@@ -1,4 +1,6 @@
 //! Signing in to known sites with the vault's credentials, without the model ever seeing a
-//! secret (DESIGN.md, auto-login). `rules.rs`: where a saved sign-in may be used.
+//! secret (DESIGN.md, auto-login). `login_form.rs`: finding a sign-in form (one step, two steps,
+//! a TOTP code) in an observation; `rules.rs`: where a saved sign-in may be used.
 
+pub mod login_form;
 pub mod rules;
