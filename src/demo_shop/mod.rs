@@ -24,6 +24,7 @@ mod records;
 mod routes;
 mod state;
 mod stock;
+pub mod totp;
 mod visitor;
 
 #[cfg(test)]
@@ -52,6 +53,8 @@ use stock::StockHub;
 pub struct Account {
     pub username: String,
     pub password: String,
+    /// Base32 TOTP seed: the two-step sign-in (`/shop/signin`) then asks for a code.
+    pub totp_seed: Option<String>,
 }
 
 impl Account {
@@ -59,7 +62,14 @@ impl Account {
         Self {
             username: username.into(),
             password: password.into(),
+            totp_seed: None,
         }
+    }
+
+    /// The same account, protected by a TOTP code after the password.
+    pub fn with_totp(mut self, seed: impl Into<String>) -> Self {
+        self.totp_seed = Some(seed.into());
+        self
     }
 }
 
@@ -76,6 +86,7 @@ impl fmt::Debug for Account {
         f.debug_struct("Account")
             .field("username", &self.username)
             .field("password", &"<hidden>")
+            .field("totp", &self.totp_seed.as_ref().map(|_| "<hidden>"))
             .finish()
     }
 }

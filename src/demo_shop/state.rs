@@ -23,6 +23,8 @@ struct Session {
     /// In the order the products were first added.
     cart: Vec<(&'static Product, u32)>,
     user: Option<String>,
+    /// Passed the password of the two-step sign-in; waits for the TOTP code.
+    awaiting_code: Option<String>,
     newsletter_dismissed: bool,
 }
 
@@ -196,9 +198,25 @@ impl Store {
         }
         let mut session = state.sessions.remove(sid).unwrap_or_default();
         session.user = Some(username.to_string());
+        session.awaiting_code = None;
         let fresh = new_session(&mut state, &self.salt);
         state.sessions.insert(fresh.clone(), session);
         Some(fresh)
+    }
+
+    /// The password was right; the session now waits for `username`'s code.
+    pub fn await_code(&self, sid: &str, username: &str) {
+        let mut state = self.lock();
+        state
+            .sessions
+            .entry(sid.to_string())
+            .or_default()
+            .awaiting_code = Some(username.to_string());
+    }
+
+    /// Whose code the session waits for.
+    pub fn awaiting_code(&self, sid: &str) -> Option<String> {
+        self.lock().sessions.get(sid)?.awaiting_code.clone()
     }
 
     pub fn sign_out(&self, sid: &str) {

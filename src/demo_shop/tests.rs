@@ -517,6 +517,74 @@ async fn signing_in_records_the_attempt_but_never_the_password() {
 }
 
 #[tokio::test]
+async fn the_two_step_sign_in_asks_the_username_then_the_password_then_a_totp_code() {
+    const SEED: &str = "JBSWY3DPEHPK3PXP";
+    let account = Account::new("alice", "s3cret-horse").with_totp(SEED);
+    let shop = DemoShop::new(ShopOptions::default().account(account));
+    let mut client = Client::new(&shop);
+    let first = client.get("/shop/signin").await;
+    at(&first.body, "Step 1 of 2");
+    at(&first.body, r#"<button type="submit">Next</button>"#);
+    let unknown = client
+        .post("/shop/signin", &[("username", "mallory")])
+        .await;
+    assert_eq!(unknown.status, StatusCode::UNAUTHORIZED);
+    at(&unknown.body, "There is no account for mallory.");
+
+    let second = client.post("/shop/signin", &[("username", "alice")]).await;
+    at(&second.body, "Welcome back, alice");
+    at(&second.body, r#"type="password" name="password""#);
+    let wrong = client
+        .post(
+            "/shop/signin/password",
+            &[("username", "alice"), ("password", "wrong")],
+        )
+        .await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    at(&wrong.body, "Wrong password.");
+
+    // The code page is only for a session that passed the password.
+    let early = client.get("/shop/signin/code").await;
+    assert_eq!(early.location.as_deref(), Some("/shop/signin"));
+    let right = client
+        .post(
+            "/shop/signin/password",
+            &[("username", "alice"), ("password", "s3cret-horse")],
+        )
+        .await;
+    assert_eq!(right.location.as_deref(), Some("/shop/signin/code"));
+    let code_page = client.get("/shop/signin/code").await;
+    at(&code_page.body, r#"autocomplete="one-time-code""#);
+    let bad = client
+        .post("/shop/signin/code", &[("code", "000000")])
+        .await;
+    assert_eq!(bad.status, StatusCode::UNAUTHORIZED);
+    at(&bad.body, "That code is not right.");
+    let code = crate::demo_shop::totp::current(SEED);
+    let done = client.post("/shop/signin/code", &[("code", &code)]).await;
+    assert_eq!(done.location.as_deref(), Some("/shop/"));
+    at(&client.get("/shop/").await.body, "Signed in as alice");
+    let successes: Vec<bool> = shop.sign_ins().iter().map(|s| s.success).collect();
+    assert_eq!(successes, [false, false, true]);
+    assert!(!format!("{:?}", shop.options()).contains(SEED));
+}
+
+#[tokio::test]
+async fn without_a_seed_the_two_step_sign_in_ends_at_the_password() {
+    let shop = DemoShop::new(ShopOptions::default());
+    let mut client = Client::new(&shop);
+    client.post("/shop/signin", &[("username", "alice")]).await;
+    let done = client
+        .post(
+            "/shop/signin/password",
+            &[("username", "alice"), ("password", "correct horse")],
+        )
+        .await;
+    assert_eq!(done.location.as_deref(), Some("/shop/"));
+    at(&client.get("/shop/").await.body, "Signed in as alice");
+}
+
+#[tokio::test]
 async fn the_newsletter_dialog_covers_the_home_page_until_dismissed() {
     assert!(
         !Client::new(&shop())

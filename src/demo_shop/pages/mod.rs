@@ -9,7 +9,7 @@ mod listing;
 mod newsletter;
 mod product;
 
-pub use account::{login, LoginForm};
+pub use account::{login, signin_code, signin_password, signin_username, LoginForm};
 pub use cart::{cart, order_placed};
 pub use contact::{contact, contact_sent, ContactErrors, ContactForm};
 pub use layout::{not_found, Chrome};

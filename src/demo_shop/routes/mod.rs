@@ -30,6 +30,15 @@ pub fn router(shop: DemoShop) -> Router {
         .route("/shop/orders/{number}", get(cart::order))
         .route("/shop/contact", get(contact::form).post(contact::send))
         .route("/shop/login", get(account::form).post(account::sign_in))
+        .route(
+            "/shop/signin",
+            get(account::signin_form).post(account::signin_username),
+        )
+        .route("/shop/signin/password", post(account::signin_password))
+        .route(
+            "/shop/signin/code",
+            get(account::signin_code_form).post(account::signin_code),
+        )
         .route("/shop/logout", post(account::sign_out))
         .route("/shop/newsletter", post(newsletter::choose))
         .route("/shop/api/stock-events", get(hooks::stock_events))
