@@ -6,7 +6,7 @@
 
 use anyhow::{bail, Context, Result};
 use itinero::demo_shop::{Layout, ShopOptions};
-use itinero::harness::panel::log;
+use itinero::harness::panel::{self, log};
 use itinero::harness::shop_session::{add_wool_socks, expect_done, step, Session, ADD_WOOL_SOCKS};
 use itinero::harness::{host_binary, PageExt, WAIT};
 use itinero_host::store::Store;
@@ -243,50 +243,6 @@ async fn goals_and_skills_run_from_the_command_line() -> Result<()> {
     Ok(())
 }
 
-/// Runs `body` in the panel (a DOM click or a typed value is what the test needs there; the
-/// controls themselves are the panel's own).
-async fn panel_js(s: &Session, body: &str) -> Result<serde_json::Value> {
-    s.panel.run_js(body).await
-}
-
-/// Sets a field of the panel as typing would (the value, then an `input` event).
-async fn fill(s: &Session, selector: &str, value: &str) -> Result<()> {
-    panel_js(
-        s,
-        &format!(
-            "const e = document.querySelector({selector:?}); e.value = {value:?}; \
-             e.dispatchEvent(new Event('input', {{bubbles: true}})); return null;"
-        ),
-    )
-    .await?;
-    Ok(())
-}
-
-async fn click(s: &Session, selector: &str) -> Result<()> {
-    panel_js(
-        s,
-        &format!("document.querySelector({selector:?}).click(); return null;"),
-    )
-    .await?;
-    Ok(())
-}
-
-/// Waits until the text of `selector` contains `want`; returns it.
-async fn text_with(s: &Session, selector: &str, want: &str) -> Result<String> {
-    let v = s
-        .panel
-        .wait_for(
-            &format!(
-                "(() => {{ const t = document.querySelector({selector:?})?.textContent ?? ''; \
-                 return t.includes({want:?}) && t; }})()"
-            ),
-            WAIT,
-        )
-        .await
-        .with_context(|| format!("{selector} never said {want:?}"))?;
-    Ok(v.as_str().unwrap_or_default().to_owned())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_panel_saves_a_run_as_a_skill_and_runs_edits_exports_deletes_and_imports_it(
 ) -> Result<()> {
@@ -299,56 +255,56 @@ async fn the_panel_saves_a_run_as_a_skill_and_runs_edits_exports_deletes_and_imp
     s.panel
         .wait_for("!document.querySelector('#save-skill-open').hidden", WAIT)
         .await?;
-    click(&s, "#save-skill-open").await?;
+    panel::click(&s.panel, "#save-skill-open").await?;
     let offered: String = s
         .panel
         .run_js("return document.querySelector('#save-skill-name').value;")
         .await?;
     assert_eq!(offered, "Add wool socks to my cart");
-    fill(&s, "#save-skill-name", NAME).await?;
-    click(&s, "#save-skill-save").await?;
-    let saved = text_with(&s, "#save-skill-status", "Saved as the skill").await?;
+    panel::fill(&s.panel, "#save-skill-name", NAME).await?;
+    panel::click(&s.panel, "#save-skill-save").await?;
+    let saved = panel::text_with(&s.panel, "#save-skill-status", "Saved as the skill").await?;
     assert!(
         saved.contains("“Add to cart” (parameters {search_products})"),
         "{saved}"
     );
 
     // The library lists it and searches it.
-    click(&s, "#nav-skills").await?;
-    let card = text_with(&s, "#skills-list", NAME).await?;
+    panel::click(&s.panel, "#nav-skills").await?;
+    let card = panel::text_with(&s.panel, "#skills-list", NAME).await?;
     assert!(
         card.contains("Add {search_products} to my cart") && card.contains("never run"),
         "{card}"
     );
-    fill(&s, "#skills-search", "umbrella").await?;
-    text_with(&s, "#skills-status", "No skill matches.").await?;
-    fill(&s, "#skills-search", "cart").await?;
-    text_with(&s, "#skills-list", NAME).await?;
+    panel::fill(&s.panel, "#skills-search", "umbrella").await?;
+    panel::text_with(&s.panel, "#skills-status", "No skill matches.").await?;
+    panel::fill(&s.panel, "#skills-search", "cart").await?;
+    panel::text_with(&s.panel, "#skills-list", NAME).await?;
 
     // Open it; the parameter gets a better name.
-    click(&s, "#skills-list li button").await?;
-    text_with(&s, "#skill-title", NAME).await?;
-    fill(
-        &s,
+    panel::click(&s.panel, "#skills-list li button").await?;
+    panel::text_with(&s.panel, "#skill-title", NAME).await?;
+    panel::fill(
+        &s.panel,
         "#skill-params li[data-param='search_products'] input",
         "product",
     )
     .await?;
-    click(
-        &s,
+    panel::click(
+        &s.panel,
         "#skill-params li[data-param='search_products'] button[data-edit='rename']",
     )
     .await?;
-    text_with(&s, "#skill-goal", "Goal: Add {product} to my cart").await?;
-    text_with(&s, "#skill-status", "Saved.").await?;
+    panel::text_with(&s.panel, "#skill-goal", "Goal: Add {product} to my cart").await?;
+    panel::text_with(&s.panel, "#skill-status", "Saved.").await?;
 
     // Run asks for the value first, then replays with no model on the Run page.
     s.script(vec![])?;
-    click(&s, "#skill-run").await?;
-    text_with(&s, "#skill-status", "Give a value for product.").await?;
-    fill(&s, "#skill-param-product", "cotton socks").await?;
+    panel::click(&s.panel, "#skill-run").await?;
+    panel::text_with(&s.panel, "#skill-status", "Give a value for product.").await?;
+    panel::fill(&s.panel, "#skill-param-product", "cotton socks").await?;
     let from = log(&s.panel).await?.len();
-    click(&s, "#skill-run").await?;
+    panel::click(&s.panel, "#skill-run").await?;
     let answer = expect_done(&s.h, &s.panel, "cotton socks are in your cart").await?;
     let goal: String = s
         .panel
@@ -369,27 +325,32 @@ async fn the_panel_saves_a_run_as_a_skill_and_runs_edits_exports_deletes_and_imp
     );
 
     // The statistics count the run.
-    click(&s, "#nav-skills").await?;
-    text_with(&s, "#skill-meta", "1 run · 100% succeeded · last").await?;
+    panel::click(&s.panel, "#nav-skills").await?;
+    panel::text_with(&s.panel, "#skill-meta", "1 run · 100% succeeded · last").await?;
 
     // Rename and describe it.
-    fill(&s, "#skill-name", "Add a product").await?;
-    fill(
-        &s,
+    panel::fill(&s.panel, "#skill-name", "Add a product").await?;
+    panel::fill(
+        &s.panel,
         "#skill-edit-description",
         "Puts one product in the cart",
     )
     .await?;
-    click(&s, "#skill-save").await?;
-    text_with(&s, "#skill-title", "Add a product").await?;
-    text_with(&s, "#skill-description", "Puts one product in the cart").await?;
+    panel::click(&s.panel, "#skill-save").await?;
+    panel::text_with(&s.panel, "#skill-title", "Add a product").await?;
+    panel::text_with(
+        &s.panel,
+        "#skill-description",
+        "Puts one product in the cart",
+    )
+    .await?;
 
     // Exports: the JSON (kept for the import below) and a Playwright script with the value in
     // the run form (the example, "wool socks", when it is empty).
-    fill(&s, "#skill-param-product", "cotton socks").await?;
-    click(&s, "#skill-export button[data-format='json']").await?;
-    text_with(
-        &s,
+    panel::fill(&s.panel, "#skill-param-product", "cotton socks").await?;
+    panel::click(&s.panel, "#skill-export button[data-format='json']").await?;
+    panel::text_with(
+        &s.panel,
         "#skill-export-download",
         "Download add-a-product.skill.json",
     )
@@ -399,8 +360,13 @@ async fn the_panel_saves_a_run_as_a_skill_and_runs_edits_exports_deletes_and_imp
         .run_js("return document.querySelector('#skill-export-text').value;")
         .await?;
     assert!(json.contains("\"name\": \"Add a product\""), "{json}");
-    click(&s, "#skill-export button[data-format='playwright']").await?;
-    text_with(&s, "#skill-export-download", "add-a-product.playwright.js").await?;
+    panel::click(&s.panel, "#skill-export button[data-format='playwright']").await?;
+    panel::text_with(
+        &s.panel,
+        "#skill-export-download",
+        "add-a-product.playwright.js",
+    )
+    .await?;
     let script: String = s
         .panel
         .run_js("return document.querySelector('#skill-export-text').value;")
@@ -408,25 +374,26 @@ async fn the_panel_saves_a_run_as_a_skill_and_runs_edits_exports_deletes_and_imp
     assert!(script.contains("cotton socks"), "{script}");
 
     // Delete takes two clicks; then the JSON comes back through the import box.
-    click(&s, "#skill-delete").await?;
-    text_with(&s, "#skill-delete", "Click again to delete").await?;
-    click(&s, "#skill-delete").await?;
-    text_with(&s, "#skills-status", "Skill deleted.").await?;
+    panel::click(&s.panel, "#skill-delete").await?;
+    panel::text_with(&s.panel, "#skill-delete", "Click again to delete").await?;
+    panel::click(&s.panel, "#skill-delete").await?;
+    panel::text_with(&s.panel, "#skills-status", "Skill deleted.").await?;
     let store = Store::open(&s.h.host_data_dir().join("itinero.sqlite3"))?;
     assert!(store.list_skills(None)?.is_empty());
-    panel_js(
-        &s,
-        "document.querySelector('#skills-import-box').open = true; return null;",
-    )
-    .await?;
-    fill(&s, "#skills-import-text", &json).await?;
-    click(&s, "#skills-import").await?;
-    let imported = text_with(&s, "#skills-import-status", "Imported the skill").await?;
+    s.panel
+        .run_js::<serde_json::Value>(
+            "document.querySelector('#skills-import-box').open = true; return null;",
+        )
+        .await?;
+    panel::fill(&s.panel, "#skills-import-text", &json).await?;
+    panel::click(&s.panel, "#skills-import").await?;
+    let imported =
+        panel::text_with(&s.panel, "#skills-import-status", "Imported the skill").await?;
     assert!(
         imported.contains("\"Add a product\" (4 steps on http://"),
         "{imported}"
     );
-    text_with(&s, "#skills-list", "Add a product").await?;
+    panel::text_with(&s.panel, "#skills-list", "Add a product").await?;
     let skill = store
         .skill_by_name("Add a product")?
         .context("not imported")?;

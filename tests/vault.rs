@@ -10,52 +10,12 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
 use chromiumoxide::Page;
+use itinero::harness::panel::{click, fill, text_with};
 use itinero::harness::{Harness, PageExt, WAIT};
 
 const PASSWORD: &str = "correct horse battery staple";
 const IMPORTED: &str = "hunter2-imported";
 const PASSPHRASE: &str = "tr0ub4dor&3 tr0ub4dor";
-
-async fn js(panel: &Page, body: &str) -> Result<serde_json::Value> {
-    panel.run_js(body).await
-}
-
-/// Sets a field as typing would.
-async fn fill(panel: &Page, selector: &str, value: &str) -> Result<()> {
-    js(
-        panel,
-        &format!(
-            "const e = document.querySelector({selector:?}); e.value = {value:?}; \
-             e.dispatchEvent(new Event('input', {{bubbles: true}})); return null;"
-        ),
-    )
-    .await?;
-    Ok(())
-}
-
-async fn click(panel: &Page, selector: &str) -> Result<()> {
-    js(
-        panel,
-        &format!("document.querySelector({selector:?}).click(); return null;"),
-    )
-    .await?;
-    Ok(())
-}
-
-/// Waits until the text of `selector` contains `want`; returns it.
-async fn text_with(panel: &Page, selector: &str, want: &str) -> Result<String> {
-    let v = panel
-        .wait_for(
-            &format!(
-                "(() => {{ const t = document.querySelector({selector:?})?.textContent ?? ''; \
-                 return t.includes({want:?}) && t; }})()"
-            ),
-            WAIT,
-        )
-        .await
-        .with_context(|| format!("{selector} never said {want:?}"))?;
-    Ok(v.as_str().unwrap_or_default().to_owned())
-}
 
 async fn state_is(panel: &Page, state: &str) -> Result<()> {
     panel
@@ -177,11 +137,7 @@ async fn the_panel_keeps_sign_ins_in_the_vault_and_the_password_nowhere_else() -
                 .map_err(anyhow::Error::msg)?,
         )
         .await?;
-    js(
-        &panel,
-        "document.querySelector('#vault-import-file').dispatchEvent(new Event('change')); return null;",
-    )
-    .await?;
+    // Choosing the file fires the input's `change`, as a person's choice does.
     let report = text_with(&panel, "#vault-import-status", "chrome export: 1 added").await?;
     assert!(
         report.contains("1 skipped") && !report.contains(IMPORTED),

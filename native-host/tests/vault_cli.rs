@@ -135,7 +135,7 @@ fn credentials_are_added_listed_imported_and_removed_without_a_secret_leaking() 
 
     let list = ok(data, &["list"], None, "");
     assert!(list.contains("https://shop.example"), "{list}");
-    assert!(list.contains("alice") && list.contains("totp"), "{list}");
+    assert!(list.contains("alice") && list.contains("TOTP"), "{list}");
     assert!(
         list.contains("https://bank.example") && !list.contains("hunter2"),
         "{list}"

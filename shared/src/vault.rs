@@ -58,6 +58,20 @@ pub struct CredentialSummary {
     pub updated_at: i64,
 }
 
+impl CredentialSummary {
+    /// What sets it apart, in words: `TOTP`, `whole site`, `http allowed`.
+    pub fn flags(&self) -> Vec<&'static str> {
+        [
+            (self.has_totp, "TOTP"),
+            (self.same_site, "whole site"),
+            (self.allow_http, "http allowed"),
+        ]
+        .into_iter()
+        .filter_map(|(on, word)| on.then_some(word))
+        .collect()
+    }
+}
+
 /// One line of the audit list: a fill, or a refusal and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditEntry {

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use chromiumoxide::Page;
 
 use super::{LaunchOptions, PageExt};
@@ -40,6 +40,43 @@ pub async fn result(panel: &Page, timeout: Duration) -> Result<(String, String)>
         .await?;
     let text = panel.text_of("#answer-text").await?;
     Ok((heading.as_str().unwrap_or_default().to_owned(), text))
+}
+
+/// Sets a field of the panel as typing would: the value, then an `input` event. (The panel is
+/// a tab behind the page's in the tests, so keystrokes would go to the page.)
+pub async fn fill(panel: &Page, selector: &str, value: &str) -> Result<()> {
+    panel
+        .run_js::<serde_json::Value>(&format!(
+            "const e = document.querySelector({selector:?}); e.value = {value:?}; \
+             e.dispatchEvent(new Event('input', {{bubbles: true}})); return null;"
+        ))
+        .await?;
+    Ok(())
+}
+
+/// Clicks a control of the panel (a DOM click: the panel is behind the page's tab).
+pub async fn click(panel: &Page, selector: &str) -> Result<()> {
+    panel
+        .run_js::<serde_json::Value>(&format!(
+            "document.querySelector({selector:?}).click(); return null;"
+        ))
+        .await?;
+    Ok(())
+}
+
+/// Waits until the text of `selector` contains `want`; returns the text.
+pub async fn text_with(panel: &Page, selector: &str, want: &str) -> Result<String> {
+    let v = panel
+        .wait_for(
+            &format!(
+                "(() => {{ const t = document.querySelector({selector:?})?.textContent ?? ''; \
+                 return t.includes({want:?}) && t; }})()"
+            ),
+            super::WAIT,
+        )
+        .await
+        .with_context(|| format!("{selector} never said {want:?}"))?;
+    Ok(v.as_str().unwrap_or_default().to_owned())
 }
 
 /// The activity log's lines.

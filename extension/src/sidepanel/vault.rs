@@ -207,14 +207,8 @@ impl VaultView {
             let _ = li.set_attribute("data-credential-id", &c.id.to_string());
             let text = el(&self.document, "span", "text", &c.username);
             let mut meta = c.origin.clone();
-            if c.has_totp {
-                meta.push_str(" · TOTP");
-            }
-            if c.same_site {
-                meta.push_str(" · whole site");
-            }
-            if c.allow_http {
-                meta.push_str(" · http allowed");
+            for flag in c.flags() {
+                meta.push_str(&format!(" · {flag}"));
             }
             let _ = text.append_child(&el(&self.document, "span", "meta", &meta));
             let _ = li.append_child(&text);

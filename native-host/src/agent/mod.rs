@@ -21,6 +21,6 @@ pub mod skill_run;
 pub mod strategy;
 pub mod tasks;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 pub mod validate;
 pub mod vote;

@@ -203,21 +203,11 @@ fn status(vault: &Vault) -> Result<()> {
 fn table(list: &[CredentialSummary]) -> String {
     let mut out = format!("{:<40} {:<24} {}\n", "ORIGIN", "USERNAME", "");
     for c in list {
-        let mut flags = Vec::new();
-        if c.has_totp {
-            flags.push("totp");
-        }
-        if c.same_site {
-            flags.push("same site");
-        }
-        if c.allow_http {
-            flags.push("http allowed");
-        }
         out.push_str(&format!(
             "{:<40} {:<24} {}\n",
             c.origin,
             c.username,
-            flags.join(", ")
+            c.flags().join(", ")
         ));
     }
     out

@@ -195,18 +195,7 @@ mod tests {
         }
     }
 
-    fn page(url: &str, title: &str, children: Vec<DomNode>) -> Observation {
-        Observation {
-            url: url.into(),
-            title: title.into(),
-            root: DomNode {
-                tag: "body".into(),
-                children,
-                ..Default::default()
-            },
-            ..Default::default()
-        }
-    }
+    use crate::agent::test_support::page_of as page;
 
     #[test]
     fn a_one_step_form_after_a_search_box() {

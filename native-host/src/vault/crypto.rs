@@ -52,6 +52,16 @@ pub struct KdfParams {
     pub p: u32,
 }
 
+impl KdfParams {
+    /// Cheap costs for tests, which check the plumbing, not Argon2's strength.
+    #[cfg(test)]
+    pub const FAST: KdfParams = KdfParams {
+        m_kib: 64,
+        t: 1,
+        p: 1,
+    };
+}
+
 impl Default for KdfParams {
     /// OWASP's recommendation for Argon2id: 19 MiB, 2 passes, 1 lane.
     fn default() -> Self {
@@ -132,12 +142,7 @@ pub fn open(key: &Key, blob: &[u8], context: &[u8]) -> Result<Zeroizing<Vec<u8>>
 mod tests {
     use super::*;
 
-    /// Cheap costs: the tests check the plumbing, not Argon2's strength.
-    const FAST: KdfParams = KdfParams {
-        m_kib: 64,
-        t: 1,
-        p: 1,
-    };
+    const FAST: KdfParams = KdfParams::FAST;
 
     #[test]
     fn sealed_data_opens_only_with_its_key_and_context() {

@@ -424,11 +424,7 @@ mod tests {
     use super::*;
     use key_store::{MemoryKeyring, NoKeyring};
 
-    const FAST: KdfParams = KdfParams {
-        m_kib: 64,
-        t: 1,
-        p: 1,
-    };
+    const FAST: KdfParams = KdfParams::FAST;
     const PASSWORD: &str = "correct horse battery staple";
 
     fn alice() -> NewCredential {

@@ -18,21 +18,32 @@ pub async fn form(visitor: Visitor) -> Response {
 
 pub async fn sign_in(
     State(shop): State<DemoShop>,
-    mut visitor: Visitor,
+    visitor: Visitor,
     Form(form): Form<LoginForm>,
 ) -> Response {
     let username = form.username.trim();
     let account = &shop.options().account;
     let success = username == account.username && form.password == account.password;
-    match shop.store().sign_in(&visitor.sid, username, success) {
+    finish(&shop, visitor, username, success, |v| {
+        pages::login(&v.chrome(""), username, true)
+    })
+}
+
+/// Records the attempt; signed in, the visit moves to a fresh session and the home page;
+/// refused, the `again` page says why (401).
+fn finish(
+    shop: &DemoShop,
+    mut visitor: Visitor,
+    username: &str,
+    right: bool,
+    again: impl FnOnce(&Visitor) -> maud::Markup,
+) -> Response {
+    match shop.store().sign_in(&visitor.sid, username, right) {
         Some(fresh) => {
-            visitor.switch_session(fresh, &shop);
+            visitor.switch_session(fresh, shop);
             visitor.see_other("/shop/")
         }
-        None => visitor.page(
-            StatusCode::UNAUTHORIZED,
-            pages::login(&visitor.chrome(""), username, true),
-        ),
+        None => visitor.page(StatusCode::UNAUTHORIZED, again(&visitor)),
     }
 }
 
@@ -80,7 +91,7 @@ pub async fn signin_username(
 
 pub async fn signin_password(
     State(shop): State<DemoShop>,
-    mut visitor: Visitor,
+    visitor: Visitor,
     Form(form): Form<LoginForm>,
 ) -> Response {
     let username = form.username.trim();
@@ -90,16 +101,9 @@ pub async fn signin_password(
         shop.store().await_code(&visitor.sid, username);
         return visitor.see_other("/shop/signin/code");
     }
-    match shop.store().sign_in(&visitor.sid, username, right) {
-        Some(fresh) => {
-            visitor.switch_session(fresh, &shop);
-            visitor.see_other("/shop/")
-        }
-        None => visitor.page(
-            StatusCode::UNAUTHORIZED,
-            pages::signin_password(&visitor.chrome(""), username, true),
-        ),
-    }
+    finish(&shop, visitor, username, right, |v| {
+        pages::signin_password(&v.chrome(""), username, true)
+    })
 }
 
 pub async fn signin_code_form(State(shop): State<DemoShop>, visitor: Visitor) -> Response {
@@ -114,7 +118,7 @@ pub async fn signin_code_form(State(shop): State<DemoShop>, visitor: Visitor) ->
 
 pub async fn signin_code(
     State(shop): State<DemoShop>,
-    mut visitor: Visitor,
+    visitor: Visitor,
     Form(form): Form<CodeForm>,
 ) -> Response {
     let Some(username) = shop.store().awaiting_code(&visitor.sid) else {
@@ -122,14 +126,7 @@ pub async fn signin_code(
     };
     let seed = shop.options().account.totp_seed.clone().unwrap_or_default();
     let right = crate::demo_shop::totp::accepts(&seed, form.code.trim());
-    match shop.store().sign_in(&visitor.sid, &username, right) {
-        Some(fresh) => {
-            visitor.switch_session(fresh, &shop);
-            visitor.see_other("/shop/")
-        }
-        None => visitor.page(
-            StatusCode::UNAUTHORIZED,
-            pages::signin_code(&visitor.chrome(""), true),
-        ),
-    }
+    finish(&shop, visitor, &username, right, |v| {
+        pages::signin_code(&v.chrome(""), true)
+    })
 }
