@@ -52,7 +52,11 @@ pub struct AttentionBuffers<'a> {
 impl Attention {
     pub fn new(gpu: &Gpu) -> Result<Self, GpuError> {
         Ok(Self {
-            kernel: Kernel::new(gpu, "attention", include_str!("../kernels/attention.wgsl"))?,
+            kernel: Kernel::new(
+                gpu,
+                "attention",
+                &super::shader::with_workgroup_reduce(include_str!("../kernels/attention.wgsl")),
+            )?,
         })
     }
 

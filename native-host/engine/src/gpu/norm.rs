@@ -19,7 +19,11 @@ pub struct RmsNorm {
 impl RmsNorm {
     pub fn new(gpu: &Gpu) -> Result<Self, GpuError> {
         Ok(Self {
-            kernel: Kernel::new(gpu, "rmsnorm", include_str!("../kernels/rmsnorm.wgsl"))?,
+            kernel: Kernel::new(
+                gpu,
+                "rmsnorm",
+                &super::shader::with_workgroup_reduce(include_str!("../kernels/rmsnorm.wgsl")),
+            )?,
         })
     }
 

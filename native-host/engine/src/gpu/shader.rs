@@ -13,6 +13,13 @@ const REDUCE_NONE: &str = include_str!("../kernels/reduce_none.wgsl");
 const REDUCE_WORKGROUP: &str = include_str!("../kernels/reduce_workgroup.wgsl");
 const REDUCE_SUBGROUP: &str = include_str!("../kernels/reduce_subgroup.wgsl");
 
+const WORKGROUP_REDUCE: &str = include_str!("../kernels/workgroup_reduce.wgsl");
+
+/// A kernel that reduces a row within one workgroup, joined to the shared `reduce`.
+pub(super) fn with_workgroup_reduce(kernel: &str) -> String {
+    format!("{kernel}\n{WORKGROUP_REDUCE}")
+}
+
 /// The `part_dot` of a weight type, and whether it needs the k-quant scale decoder.
 fn part_dot(ty: TensorType) -> (&'static str, bool) {
     match ty {

@@ -19,7 +19,11 @@ pub struct Softmax {
 impl Softmax {
     pub fn new(gpu: &Gpu) -> Result<Self, GpuError> {
         Ok(Self {
-            kernel: Kernel::new(gpu, "softmax", include_str!("../kernels/softmax.wgsl"))?,
+            kernel: Kernel::new(
+                gpu,
+                "softmax",
+                &super::shader::with_workgroup_reduce(include_str!("../kernels/softmax.wgsl")),
+            )?,
         })
     }
 

@@ -15,7 +15,6 @@ struct Params {
 @group(0) @binding(3) var<uniform> P: Params;
 
 const WG: u32 = 64u;
-var<workgroup> partial: array<f32, WG>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>) {
@@ -25,15 +24,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
         let v = X[base + i];
         s += v * v;
     }
-    partial[li] = s;
-    workgroupBarrier();
-    for (var k = WG / 2u; k > 0u; k >>= 1u) {
-        if (li < k) {
-            partial[li] += partial[li + k];
-        }
-        workgroupBarrier();
-    }
-    let scale = 1.0 / sqrt(partial[0] / f32(P.n) + P.eps);
+    let scale = 1.0 / sqrt(reduce(li, s, false) / f32(P.n) + P.eps);
     for (var i = li; i < P.n; i += WG) {
         Y[base + i] = X[base + i] * scale * G[i];
     }

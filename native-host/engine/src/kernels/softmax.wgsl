@@ -12,27 +12,6 @@ struct Params {
 @group(0) @binding(1) var<uniform> P: Params;
 
 const WG: u32 = 64u;
-var<workgroup> partial: array<f32, WG>;
-
-// The combination of the workgroup's values; `is_max` picks max over sum. Ends with a barrier
-// so that `partial` can be written again.
-fn reduce(li: u32, v: f32, is_max: bool) -> f32 {
-    partial[li] = v;
-    workgroupBarrier();
-    for (var k = WG / 2u; k > 0u; k >>= 1u) {
-        if (li < k) {
-            if (is_max) {
-                partial[li] = max(partial[li], partial[li + k]);
-            } else {
-                partial[li] += partial[li + k];
-            }
-        }
-        workgroupBarrier();
-    }
-    let r = partial[0];
-    workgroupBarrier();
-    return r;
-}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>) {
