@@ -179,11 +179,12 @@ pub fn on_reply(p: &mut Panel, what: VaultPending, msg: ToBrowser) {
         }
         (VaultPending::Add, VaultResponse::Saved { credential }) => {
             p.vault.saved(&credential);
-            after_change(p);
+            // The list, the state (a first save creates the vault) and the audit.
+            refresh(p);
         }
         (VaultPending::Remove, VaultResponse::Removed { .. }) => {
             p.vault.status("Deleted.", "ok");
-            after_change(p);
+            refresh(p);
         }
         (
             VaultPending::Reveal(id),
@@ -216,7 +217,7 @@ pub fn on_reply(p: &mut Panel, what: VaultPending, msg: ToBrowser) {
             }
             text.push_str(". Delete the CSV file now: it holds your passwords in the clear.");
             p.vault.import_status(&text, "ok");
-            after_change(p);
+            refresh(p);
         }
         (VaultPending::Audit, VaultResponse::Audit { entries }) => {
             p.vault.show_audit(&entries, now_ms())
@@ -239,11 +240,6 @@ fn kind_of(reply: &VaultResponse) -> &'static str {
         VaultResponse::Imported { .. } => "Imported",
         VaultResponse::Audit { .. } => "Audit",
     }
-}
-
-/// After a change: the list, the state (a first save creates the vault) and the audit.
-fn after_change(p: &mut Panel) {
-    refresh(p);
 }
 
 fn hide_later(p: &Panel, id: CredentialId) {
