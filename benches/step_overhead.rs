@@ -164,6 +164,7 @@ async fn one_task(pages: &[Observation], steps: usize, store: &Store) -> Result<
             attempts: 2,
         }),
         planner: None,
+        sign_in: None,
     };
     let browser = Replay {
         pages: pages.to_vec(),

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use itinero_shared::envelope::MessageSet;
 use itinero_shared::messages::{
-    ActionOutcomeReport, ListTabs, ObservationReport, Observe, Perform, TabInfo,
+    ActionOutcomeReport, ListTabs, ObservationReport, Observe, Perform, SecretField, TabInfo,
 };
 use itinero_shared::{Action, ErrorCode, ToBrowser, ToHost, HOST_REQUEST_ID_BASE};
 use thiserror::Error;
@@ -279,12 +279,14 @@ impl BrowserLink {
         tab_id: i64,
         frame_id: i64,
         action: Action,
+        secret: Option<SecretField>,
     ) -> Result<Timed<ActionOutcomeReport>, LinkError> {
         let msg = ToBrowser::Perform(Perform {
             task_id,
             tab_id,
             frame_id,
             action,
+            secret,
         });
         let reply = self.request(msg, PERFORM_TIMEOUT).await?;
         match reply.value {

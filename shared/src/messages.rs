@@ -222,6 +222,18 @@ pub struct Perform {
     /// 0 is the top frame, as in `chrome.webNavigation`.
     pub frame_id: i64,
     pub action: Action,
+    /// Set when the action types a saved secret: the page checks the field is what it must be
+    /// before typing, whatever the host believed when it sent it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<SecretField>,
+}
+
+/// Where a saved secret may be typed: the content script refuses the action (`ValueRejected`)
+/// unless the target's own document has this origin and the field is of this kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SecretField {
+    pub origin: String,
+    pub kind: crate::vault::SecretKind,
 }
 
 /// What happened when an action ran, reported precisely so recovery can act on it.
@@ -850,6 +862,7 @@ mod tests {
                     vote: VoteMode::Always,
                     vote_samples: 3,
                     vote_models: vec!["llama3.2:3b".into()],
+                    sign_in_names_user: true,
                 },
             }),
             ToHost::ListRuns(ListRuns { limit: 20 }),
@@ -917,6 +930,7 @@ mod tests {
                 action: Action::Click {
                     target: target.clone(),
                 },
+                secret: None,
             }),
             ToBrowser::ListTabs(ListTabs {}),
             ToBrowser::TaskEvent(TaskEvent {

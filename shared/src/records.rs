@@ -35,6 +35,9 @@ pub struct Settings {
     /// Other models of the same backend that vote alongside the task's model; empty: samples of
     /// the task's model vote.
     pub vote_models: Vec<String>,
+    /// Whether the model may learn the username auto-login signed in as ("signed in to … as
+    /// alice"); off, it learns only the site.
+    pub sign_in_names_user: bool,
 }
 
 impl Settings {
@@ -58,6 +61,7 @@ impl Default for Settings {
             vote: VoteMode::Off,
             vote_samples: Self::DEFAULT_VOTERS,
             vote_models: Vec::new(),
+            sign_in_names_user: false,
         }
     }
 }
@@ -306,7 +310,7 @@ mod tests {
             json,
             serde_json::json!({"backend": "auto", "model": null, "openai_url": null,
                 "max_steps": 30, "approval": "ask_risky", "plan": "auto", "vote": "off",
-                "vote_samples": 3, "vote_models": []})
+                "vote_samples": 3, "vote_models": [], "sign_in_names_user": false})
         );
     }
 

@@ -18,6 +18,44 @@ pub enum VaultState {
     Unlocked,
 }
 
+/// Which of a sign-in's values a field takes; also the `{{secret:…}}` placeholder's word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SecretKind {
+    Username,
+    Password,
+    /// The current TOTP code (the seed itself never leaves the host).
+    Totp,
+}
+
+impl SecretKind {
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Username => "username",
+            Self::Password => "password",
+            Self::Totp => "totp",
+        }
+    }
+
+    /// The `{{secret:…}}` placeholder a model writes for this value.
+    pub fn placeholder(self) -> String {
+        format!("{{{{secret:{}}}}}", self.word())
+    }
+
+    /// The kind a placeholder names, when `text` is exactly one placeholder.
+    pub fn from_placeholder(text: &str) -> Option<Self> {
+        let word = text.trim().strip_prefix("{{secret:")?.strip_suffix("}}")?;
+        [Self::Username, Self::Password, Self::Totp]
+            .into_iter()
+            .find(|k| k.word() == word.trim())
+    }
+}
+
+/// Whether `text` mentions a secret placeholder anywhere (then it must be exactly one).
+pub fn mentions_secret(text: &str) -> bool {
+    text.contains("{{secret:")
+}
+
 /// Where the vault key comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -98,4 +136,27 @@ pub struct ImportReport {
     /// One line per row left out, with its number and why (never its password).
     #[serde(default)]
     pub skipped: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_name_their_kind_and_nothing_else() {
+        for kind in [SecretKind::Username, SecretKind::Password, SecretKind::Totp] {
+            assert_eq!(
+                SecretKind::from_placeholder(&kind.placeholder()),
+                Some(kind)
+            );
+        }
+        assert_eq!(
+            SecretKind::from_placeholder(" {{secret: password }} "),
+            Some(SecretKind::Password)
+        );
+        assert_eq!(SecretKind::from_placeholder("{{secret:seed}}"), None);
+        assert_eq!(SecretKind::from_placeholder("my {{secret:password}}"), None);
+        assert!(mentions_secret("my {{secret:password}}"));
+        assert!(!mentions_secret("password"));
+    }
 }

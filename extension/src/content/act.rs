@@ -11,7 +11,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use itinero_shared::messages::Outcome;
+use itinero_shared::messages::{Outcome, SecretField};
 use itinero_shared::{matching, Action, Fingerprint, Modifier, ScrollDirection, Target};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -30,7 +30,11 @@ const SETTLE_MAX_MS: f64 = 3_000.0;
 const WAIT_MAX_MS: u64 = 30_000;
 
 /// Runs one action; `observer` holds the last observation the action's indices refer to.
-pub async fn perform(observer: &Rc<std::cell::RefCell<Observer>>, action: Action) -> Outcome {
+pub async fn perform(
+    observer: &Rc<std::cell::RefCell<Observer>>,
+    action: Action,
+    secret: Option<&SecretField>,
+) -> Outcome {
     let Some(win) = web_sys::window() else {
         return failed("no window");
     };
@@ -53,6 +57,11 @@ pub async fn perform(observer: &Rc<std::cell::RefCell<Observer>>, action: Action
         Action::Wait { ms } => {
             gloo_timers::future::TimeoutFuture::new((*ms).min(WAIT_MAX_MS) as u32).await;
             Ok(())
+        }
+        _ if secret.is_some() && !matches!(action, Action::Type { .. }) => {
+            return Outcome::ValueRejected {
+                reason: "a saved secret can only be typed into a field".into(),
+            }
         }
         Action::Done { .. } | Action::AskUser { .. } => {
             return failed("done and ask_user are handled by the host, not the page")
@@ -83,7 +92,15 @@ pub async fn perform(observer: &Rc<std::cell::RefCell<Observer>>, action: Action
                 .clone();
             match locate(observer, &win, &doc, &target) {
                 Err(outcome) => Err(outcome),
-                Ok(el) => act_on(&win, &doc, &el, other).await,
+                Ok(el) => match secret.and_then(|f| super::secret_field::refuse(&win, &el, f)) {
+                    Some(why) => Err(Outcome::ValueRejected {
+                        reason: format!(
+                            "refused to type the saved {}: {why}",
+                            secret.map_or("secret", |f| f.kind.word())
+                        ),
+                    }),
+                    None => act_on(&win, &doc, &el, other).await,
+                },
             }
         }
     };

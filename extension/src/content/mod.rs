@@ -10,6 +10,7 @@ mod navigation;
 mod observe;
 mod occlusion;
 mod paint;
+mod secret_field;
 mod semantics;
 
 use std::cell::RefCell;
@@ -88,6 +89,11 @@ fn on_message(msg: JsValue, respond: js_sys::Function, engine: &str, url: &str, 
             let action = js_sys::Reflect::get(&msg, &"action".into())
                 .ok()
                 .map(serde_wasm_bindgen::from_value::<itinero_shared::Action>);
+            // A saved secret's field check: unreadable means refuse, never type unchecked.
+            let secret = js_sys::Reflect::get(&msg, &"secret".into())
+                .ok()
+                .filter(|v| !v.is_undefined() && !v.is_null())
+                .map(serde_wasm_bindgen::from_value::<itinero_shared::messages::SecretField>);
             let observer = OBSERVER.with(Rc::clone);
             let Some(win) = web_sys::window() else {
                 return false;
@@ -96,7 +102,15 @@ fn on_message(msg: JsValue, respond: js_sys::Function, engine: &str, url: &str, 
             let left = watch.left();
             let acting = wasm_bindgen_futures::future_to_promise(async move {
                 let outcome = match action {
-                    Some(Ok(action)) => act::perform(&observer, action).await,
+                    Some(Ok(action)) => match secret {
+                        None => act::perform(&observer, action, None).await,
+                        Some(Ok(field)) => act::perform(&observer, action, Some(&field)).await,
+                        Some(Err(e)) => Outcome::ValueRejected {
+                            reason: format!(
+                                "the saved secret's field check could not be read: {e}"
+                            ),
+                        },
+                    },
                     Some(Err(e)) => Outcome::Failed {
                         reason: format!("the action could not be read: {e}"),
                     },

@@ -805,6 +805,13 @@ impl Walk<'_> {
                 node.attributes.push((a.to_owned(), v));
             }
         }
+        // What a field is for (`username`, `current-password`, `one-time-code`): the sign-in
+        // form finder reads it.
+        if tag == "input" {
+            if let Some(v) = non_empty(attrs.get("autocomplete")).filter(|v| v != "off") {
+                node.attributes.push(("autocomplete".to_owned(), v));
+            }
+        }
         let focused = ctx.doc.active().is_some_and(|a| a == el);
         node.states = semantics::states(el, attrs, tag, itype.as_deref(), focused);
         node.input_type = itype;

@@ -27,6 +27,7 @@ pub struct SettingsView {
     voting: Element,
     vote_samples: HtmlInputElement,
     vote_models: HtmlInputElement,
+    sign_in_names_user: HtmlInputElement,
     models: Element,
     model_help: Element,
     /// The settings as last loaded: a select showing a value this page does not know keeps it.
@@ -55,6 +56,7 @@ impl SettingsView {
             voting: by_id(document, "settings-voting")?,
             vote_samples: by_id(document, "settings-vote-samples")?.dyn_into()?,
             vote_models: by_id(document, "settings-vote-models")?.dyn_into()?,
+            sign_in_names_user: by_id(document, "settings-sign-in-names-user")?.dyn_into()?,
             models: by_id(document, "settings-models")?,
             model_help: by_id(document, "settings-model-help")?,
             loaded: Default::default(),
@@ -85,6 +87,7 @@ impl SettingsView {
         self.vote.set_value(&format::wire(s.vote));
         self.vote_samples.set_value(&s.vote_samples.to_string());
         self.vote_models.set_value(&s.vote_models.join(", "));
+        self.sign_in_names_user.set_checked(s.sign_in_names_user);
         *self.loaded.borrow_mut() = s.clone();
         self.update();
     }
@@ -138,6 +141,7 @@ impl SettingsView {
             vote: format::from_wire(&self.vote.value()).unwrap_or(loaded.vote),
             vote_samples: format::voters(&self.vote_samples.value())?,
             vote_models: format::names(&self.vote_models.value()),
+            sign_in_names_user: self.sign_in_names_user.checked(),
         })
     }
 

@@ -62,6 +62,7 @@ Rules:
 - To search or fill a form, type into the field; set \"submit\": true to press Enter after typing.
 - If what you need is not visible, scroll.
 - When the goal is reached, reply with done and the answer the user asked for.
+- Never guess or ask for a password: the host signs in to sites with saved sign-ins by itself. Where a field still needs one, type {{secret:username}}, {{secret:password}} or {{secret:totp}}.
 - If you cannot go on without the user (a choice only they can make, a login, a CAPTCHA), use ask_user.
 
 Reply with one JSON object and nothing else:

@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use async_trait::async_trait;
-use itinero_shared::messages::{Outcome, PlanMode, Subgoal, TaskEventKind, TaskStatus};
+use itinero_shared::messages::{
+    Outcome, PlanMode, SecretField, Subgoal, TaskEventKind, TaskStatus,
+};
 use itinero_shared::observation::Observation;
 use itinero_shared::records::{ApprovalPolicy, StepRecord};
 use itinero_shared::Action;
@@ -34,6 +36,59 @@ pub trait Browser: Send + Sync {
         frame: i64,
         action: &Action,
     ) -> Result<(Outcome, u64), String>;
+    /// Like `perform`, for a `type` whose text is a saved secret: the page checks the field
+    /// (`field`) at the moment of typing. A browser that cannot check must refuse.
+    async fn perform_secret(
+        &self,
+        tab: i64,
+        frame: i64,
+        action: &Action,
+        field: &SecretField,
+    ) -> Result<(Outcome, u64), String> {
+        let _ = (tab, frame, action, field);
+        Err("this browser cannot type saved secrets".into())
+    }
+}
+
+/// What a sign-in hook may use while it works: the task's tab and its browser and panel.
+pub struct SignInCtx<'a> {
+    pub tab: i64,
+    pub browser: &'a dyn Browser,
+    pub panel: &'a dyn Panel,
+    pub stop: &'a AtomicBool,
+}
+
+/// What the sign-in hook did on a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignInReport {
+    /// What the model (and the run's record) learns: never a secret.
+    pub text: String,
+    /// It acted on the page, which must be read again before anything is decided.
+    pub acted: bool,
+}
+
+/// Auto-login (DESIGN.md): signs in on sign-in pages of sites with saved credentials before the
+/// model sees them, and puts saved secrets into the model's `{{secret:…}}` placeholders at the
+/// moment they are sent. Never hands a secret back to the loop except inside the action it
+/// returns for sending.
+#[async_trait]
+pub trait SignIn: Send + Sync {
+    /// Looks at a fresh page before anything is decided on it.
+    async fn on_page(&self, obs: &Observation, ctx: &SignInCtx<'_>) -> Option<SignInReport>;
+    /// For an action with a `{{secret:…}}` placeholder: the action to send, with the secret in
+    /// it, and the field check for the page; `Ok(None)` when it has no placeholder; otherwise
+    /// why it may not be sent.
+    async fn resolve(
+        &self,
+        action: &Action,
+        obs: &Observation,
+        ctx: &SignInCtx<'_>,
+    ) -> Result<Option<(Action, SecretField)>, String>;
+    /// Puts placeholders back where a page shows a secret typed this task, before anything
+    /// (the model, the record) reads the page.
+    fn scrub(&self, obs: &mut Observation) {
+        let _ = obs;
+    }
 }
 
 /// What the user is asked.
@@ -103,6 +158,8 @@ pub struct Task {
 pub struct Deciders {
     pub strategy: Box<dyn Strategy>,
     pub planner: Option<Box<dyn Planner>>,
+    /// The auto-login hook, which runs on each page before the strategy.
+    pub sign_in: Option<Box<dyn SignIn>>,
 }
 
 /// Steps before the task gives up, unless the user sets another limit.
@@ -245,7 +302,7 @@ pub async fn run(
         if stop.load(Ordering::SeqCst) {
             return finish(TaskStatus::Stopped, None, step - 1);
         }
-        let obs = match browser.observe(tab).await {
+        let mut obs = match browser.observe(tab).await {
             Ok(o) => o,
             Err(e) => {
                 return finish(
@@ -255,6 +312,10 @@ pub async fn run(
                 )
             }
         };
+        if let Some(hook) = &deciders.sign_in {
+            hook.scrub(&mut obs);
+        }
+        let obs = obs;
         let started = Instant::now();
         let page_key = cache::page_key(&obs, last_worked.as_ref());
         if step == 1 {
@@ -310,6 +371,46 @@ pub async fn run(
                     failures = 0;
                 }
                 _ => return finish(TaskStatus::Stopped, None, step - 1),
+            }
+        }
+
+        let ctx = SignInCtx {
+            tab,
+            browser,
+            panel,
+            stop,
+        };
+        if let Some(report) = match &deciders.sign_in {
+            Some(hook) => hook.on_page(&obs, &ctx).await,
+            None => None,
+        } {
+            memory
+                .step(record(
+                    None,
+                    None,
+                    report.text.clone(),
+                    SIGN_IN,
+                    "",
+                    None,
+                    None,
+                ))
+                .await;
+            panel
+                .event(
+                    step,
+                    TaskEventKind::Note {
+                        text: report.text.clone(),
+                    },
+                )
+                .await;
+            history.push(PastStep {
+                action: "the host's auto-login".into(),
+                outcome: report.text,
+            });
+            if report.acted {
+                // The page changed under the form: read it again before deciding anything.
+                last_worked = None;
+                continue;
             }
         }
 
@@ -495,7 +596,26 @@ pub async fn run(
             _ => {}
         }
         let frame = frame_of(&action, &obs);
-        let (outcome, elapsed_ms) = match browser.perform(tab, frame, &action).await {
+        // A `{{secret:…}}` placeholder is filled only here, for sending; `action` keeps the
+        // placeholder for the history, the record and the panel.
+        let secret = match &deciders.sign_in {
+            Some(hook) => hook.resolve(&action, &obs, &ctx).await,
+            None if action_mentions_secret(&action) => {
+                Err("no saved sign-ins can be used in this task".into())
+            }
+            None => Ok(None),
+        };
+        let sent = match secret {
+            Ok(None) => browser.perform(tab, frame, &action).await,
+            Ok(Some((filled, field))) => browser.perform_secret(tab, frame, &filled, &field).await,
+            Err(why) => Ok((
+                Outcome::ValueRejected {
+                    reason: format!("refused to type a saved secret here: {why}"),
+                },
+                0,
+            )),
+        };
+        let (outcome, elapsed_ms) = match sent {
             Ok(r) => r,
             Err(e) => (Outcome::Failed { reason: e }, 0),
         };
@@ -563,6 +683,14 @@ pub async fn run(
         });
     }
     finish(TaskStatus::StepLimit, None, task.max_steps)
+}
+
+/// The strategy name of the steps the auto-login hook took (skills leave them out: a replay
+/// signs in through the vault again).
+pub const SIGN_IN: &str = "vault";
+
+fn action_mentions_secret(action: &Action) -> bool {
+    matches!(action, Action::Type { text, .. } if itinero_shared::vault::mentions_secret(text))
 }
 
 /// The sub-goals for a long goal, announced to the panel; none when the goal is short, no
@@ -778,6 +906,7 @@ mod tests {
                 attempts: 2,
             }),
             planner: None,
+            sign_in: None,
         }
     }
 
@@ -1137,6 +1266,7 @@ mod tests {
                 model: "qwen2.5:3b".into(),
                 family: crate::agent::prompt::family_of("qwen2.5:3b"),
             })),
+            sign_in: None,
         };
         let browser = Rerendering::default();
         let panel = FakePanel::default();

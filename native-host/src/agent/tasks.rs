@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use itinero_shared::messages::{
-    AskUser, Outcome, StartTask, TaskEvent, TaskEventKind, TaskFinished, TaskOptions, TaskStatus,
-    UserReply, VoteMode,
+    AskUser, Outcome, SecretField, StartTask, TaskEvent, TaskEventKind, TaskFinished, TaskOptions,
+    TaskStatus, UserReply, VoteMode,
 };
 use itinero_shared::observation::Observation;
 use itinero_shared::{Action, ErrorCode, ToBrowser};
@@ -34,6 +34,7 @@ use crate::llm::openai::OpenAi;
 use crate::llm::scripted::Scripted;
 use crate::llm::{Backend, Timeouts};
 use crate::session::{Outbox, WeakOutbox};
+use crate::sites::auto_login::AutoLogin;
 use crate::store::{NewRun, StoreSlot};
 use crate::vault::Vault;
 use itinero_shared::messages::ModelList;
@@ -210,6 +211,7 @@ pub fn deciders(
             model: choice.model.clone(),
             family: prompt::family_of(&choice.model),
         })),
+        sign_in: None,
     }
 }
 
@@ -378,6 +380,7 @@ impl Tasks {
                         Err(e) => Deciders {
                             strategy: Box::new(NoModel(format!("no model: {e}"))),
                             planner: None,
+                            sign_in: None,
                         },
                     };
                     match skill {
@@ -392,6 +395,7 @@ impl Tasks {
                                         diverged,
                                     )),
                                     planner: None,
+                                    sign_in: None,
                                 })
                             }
                             Err(e) => Err(format!("cannot run the skill: {e}")),
@@ -407,7 +411,11 @@ impl Tasks {
                 }
             };
             let mut finished = match prepared {
-                Ok(deciders) => {
+                Ok(mut deciders) => {
+                    deciders.sign_in = this.vault.clone().map(|v| {
+                        Box::new(AutoLogin::new(v, settings.sign_in_names_user))
+                            as Box<dyn run::SignIn>
+                    });
                     run::run(&task, &deciders, &browser, &panel, memory.as_ref(), &stop).await
                 }
                 Err(why) => run::Finished {
@@ -528,7 +536,27 @@ impl Browser for SessionBrowser {
         action: &Action,
     ) -> Result<(Outcome, u64), String> {
         self.link
-            .perform(self.task_id, tab, frame, action.clone())
+            .perform(self.task_id, tab, frame, action.clone(), None)
+            .await
+            .map(|r| (r.value.outcome, r.value.elapsed_ms))
+            .map_err(|e| task_error(tab, e))
+    }
+
+    async fn perform_secret(
+        &self,
+        tab: i64,
+        frame: i64,
+        action: &Action,
+        field: &SecretField,
+    ) -> Result<(Outcome, u64), String> {
+        self.link
+            .perform(
+                self.task_id,
+                tab,
+                frame,
+                action.clone(),
+                Some(field.clone()),
+            )
             .await
             .map(|r| (r.value.outcome, r.value.elapsed_ms))
             .map_err(|e| task_error(tab, e))

@@ -42,7 +42,7 @@ pub async fn handle(link: &BrowserLink, tasks: Option<&Tasks>, request: Request)
             frame_id,
             action,
         } => link
-            .perform(NO_TASK, tab_id, frame_id, action)
+            .perform(NO_TASK, tab_id, frame_id, action, None)
             .await
             .map(|t| Response::Outcome {
                 outcome: t.value.outcome,

@@ -2,5 +2,7 @@
 //! secret (DESIGN.md, auto-login). `login_form.rs`: finding a sign-in form (one step, two steps,
 //! a TOTP code) in an observation; `rules.rs`: where a saved sign-in may be used.
 
+pub mod auto_login;
 pub mod login_form;
 pub mod rules;
+pub mod signals;

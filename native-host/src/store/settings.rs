@@ -151,6 +151,7 @@ mod tests {
             vote: VoteMode::Unsure,
             vote_samples: 5,
             vote_models: vec!["gemma3:4b".into()],
+            sign_in_names_user: true,
         }
     }
 

@@ -395,6 +395,16 @@ impl Vault {
         Ok(report)
     }
 
+    /// Whether the user let itinero sign in on `origin` by itself ("always" to the first ask).
+    pub fn consented(&self, origin: &str) -> Result<bool> {
+        Ok(self.store.vault_consented(origin)?)
+    }
+
+    pub fn consent(&self, origin: &str) -> Result<()> {
+        self.store.vault_consent(origin)?;
+        self.audit(origin, "", "", "consented", "sign in without asking")
+    }
+
     /// Writes a line of the audit list (never a secret).
     pub fn audit(
         &self,

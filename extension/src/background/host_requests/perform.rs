@@ -133,6 +133,9 @@ pub async fn perform(req: &Perform) -> Result<(Outcome, u64), Failure> {
     let msg = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&msg, &"kind".into(), &"act".into());
     let _ = js_sys::Reflect::set(&msg, &"action".into(), &chrome::to_js(&req.action));
+    if let Some(secret) = &req.secret {
+        let _ = js_sys::Reflect::set(&msg, &"secret".into(), &chrome::to_js(secret));
+    }
     let outcome = match deliver::send_to_frame(req.tab_id, req.frame_id, &msg).await {
         Ok(reply) => read_outcome(reply)?,
         // The page went away without answering while it navigated: that is what happened.
