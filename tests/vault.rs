@@ -5,12 +5,11 @@
 //! browser profile, the host's data directory or its logs, and in none of the extension's
 //! storage.
 
-use std::path::Path;
-
 use anyhow::{Context, Result};
 use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
 use chromiumoxide::Page;
 use itinero::harness::panel::{click, fill, text_with};
+use itinero::harness::secrets::assert_nowhere;
 use itinero::harness::{Harness, PageExt, WAIT};
 
 const PASSWORD: &str = "correct horse battery staple";
@@ -26,25 +25,6 @@ async fn state_is(panel: &Page, state: &str) -> Result<()> {
         .await
         .with_context(|| format!("the vault never showed {state}"))?;
     Ok(())
-}
-
-/// Every file under `dir` holding `needle`.
-fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(files_holding(&path, needle));
-        } else if let Ok(bytes) = std::fs::read(&path) {
-            if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
-                found.push(path.display().to_string());
-            }
-        }
-    }
-    found
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -154,24 +134,11 @@ async fn the_panel_keeps_sign_ins_in_the_vault_and_the_password_nowhere_else() -
     text_with(&panel, "#vault-status", "Deleted.").await?;
 
     // The password is nowhere but sealed in the vault.
-    let storage: String = panel
-        .run_js(
-            "const l = await chrome.storage.local.get(null); \
-             const s = await chrome.storage.session.get(null); \
-             return JSON.stringify([l, s]);",
-        )
-        .await?;
-    for secret in [PASSWORD, IMPORTED, PASSPHRASE, "JBSWY3DPEHPK3PXP"] {
-        assert!(
-            !storage.contains(secret),
-            "the extension's storage holds a secret"
-        );
-        assert!(
-            !h.chromium.host_log().contains(secret),
-            "the host log holds a secret"
-        );
-        let found = files_holding(h.chromium.profile_dir(), secret);
-        assert!(found.is_empty(), "a secret is readable in {found:?}");
-    }
+    assert_nowhere(
+        &h,
+        &panel,
+        &[PASSWORD, IMPORTED, PASSPHRASE, "JBSWY3DPEHPK3PXP"],
+    )
+    .await?;
     Ok(())
 }

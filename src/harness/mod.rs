@@ -6,6 +6,7 @@ mod fixtures;
 mod locate;
 mod page;
 pub mod panel;
+pub mod secrets;
 pub mod shop_session;
 pub mod stats;
 pub mod tree;

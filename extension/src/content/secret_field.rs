@@ -55,7 +55,21 @@ pub fn refuse(win: &Window, el: &Element, field: &SecretField) -> Option<String>
         .and_then(|s| s.get_property_value("opacity").ok())
         .and_then(|v| v.trim().parse::<f64>().ok())
         .is_none_or(|o| o >= 0.1);
-    if r.width() < 2.0 || r.height() < 2.0 || !shown("visibility", "hidden") || !opaque {
+    // The target was scrolled into view before this check: outside the viewport now means
+    // parked where no scrolling brings it.
+    let (vw, vh) = (
+        win.inner_width()
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(f64::MAX),
+        win.inner_height()
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(f64::MAX),
+    );
+    let in_view = r.right() > 0.0 && r.bottom() > 0.0 && r.left() < vw && r.top() < vh;
+    if r.width() < 2.0 || r.height() < 2.0 || !in_view || !shown("visibility", "hidden") || !opaque
+    {
         return Some("the field cannot be seen".into());
     }
     None

@@ -608,12 +608,18 @@ pub async fn run(
         let sent = match secret {
             Ok(None) => browser.perform(tab, frame, &action).await,
             Ok(Some((filled, field))) => browser.perform_secret(tab, frame, &filled, &field).await,
-            Err(why) => Ok((
-                Outcome::ValueRejected {
-                    reason: format!("refused to type a saved secret here: {why}"),
-                },
-                0,
-            )),
+            Err(why) => {
+                let reason = format!("refused to type a saved secret here: {why}");
+                panel
+                    .event(
+                        step,
+                        TaskEventKind::Note {
+                            text: reason.clone(),
+                        },
+                    )
+                    .await;
+                Ok((Outcome::ValueRejected { reason }, 0))
+            }
         };
         let (outcome, elapsed_ms) = match sent {
             Ok(r) => r,

@@ -13,7 +13,7 @@ use itinero_shared::vault::{CredentialSummary, KeySource, VaultState};
 use zeroize::Zeroizing;
 
 use super::host::{self, HostArgs};
-use crate::control::protocol::{Request, Response};
+use crate::control::protocol::{Hidden, Request, Response};
 use crate::store::Store;
 use crate::vault::{self, NewCredential, Vault, VaultError};
 
@@ -299,7 +299,7 @@ fn unlock_host(args: &HostArgs) -> Result<bool> {
     host::block_on(async {
         let mut client = host::connect(args).await?;
         let request = Request::UnlockVault {
-            passphrase: passphrase.to_string(),
+            passphrase: Hidden(passphrase.to_string()),
         };
         match host::call(&mut client, &request).await? {
             Response::Vault { state } => {

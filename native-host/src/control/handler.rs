@@ -3,7 +3,6 @@
 use itinero_shared::ErrorCode;
 
 use itinero_shared::vault::VaultStatus;
-use zeroize::Zeroizing;
 
 use super::protocol::{Request, Response};
 use crate::agent::tasks::Tasks;
@@ -16,7 +15,7 @@ const NO_TASK: u64 = 0;
 pub async fn handle(link: &BrowserLink, tasks: Option<&Tasks>, request: Request) -> Response {
     let result = match request {
         Request::UnlockVault { passphrase } => {
-            return vault(tasks, move |v| v.unlock(&Zeroizing::new(passphrase))).await
+            return vault(tasks, move |v| v.unlock(&passphrase.0)).await
         }
         Request::LockVault => {
             return vault(tasks, |v| {

@@ -17,6 +17,24 @@ use itinero_shared::vault::VaultState;
 use itinero_shared::{Action, ErrorCode};
 use serde::{Deserialize, Serialize};
 
+/// Text that must not reach a log: the same on the wire, `<hidden>` in `Debug` (requests are
+/// logged at debug level).
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Hidden(pub String);
+
+impl std::fmt::Debug for Hidden {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<hidden>")
+    }
+}
+
+impl Drop for Hidden {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.0);
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 #[allow(clippy::large_enum_variant)] // one request per line, moved once: not worth a box
@@ -52,7 +70,7 @@ pub enum Request {
         tab_id: Option<i64>,
     },
     /// Unlocks the host's vault with its passphrase.
-    UnlockVault { passphrase: String },
+    UnlockVault { passphrase: Hidden },
     /// Makes the host forget the vault key.
     LockVault,
     /// Answers the question the running task asked (only during `run` or `run_skill`).
@@ -121,6 +139,14 @@ impl Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_passphrase_travels_but_never_shows_in_a_log() {
+        let req: Request =
+            serde_json::from_str(r#"{"op":"unlock_vault","passphrase":"tr0ub4dor&3"}"#).unwrap();
+        assert_eq!(format!("{req:?}"), "UnlockVault { passphrase: <hidden> }");
+        assert!(serde_json::to_string(&req).unwrap().contains("tr0ub4dor&3"));
+    }
 
     #[test]
     fn wire_form() {

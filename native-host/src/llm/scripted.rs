@@ -165,7 +165,8 @@ impl Backend for Scripted {
     }
 }
 
-/// `reply` with each `{{tag 'name'}}` replaced by that element's index in `prompt`.
+/// `reply` with each `{{tag 'name'}}` replaced by that element's index in `prompt`
+/// (`{{secret:…}}` placeholders stay).
 fn fill_indices(reply: &str, prompt: &str) -> Result<String, String> {
     let mut out = String::with_capacity(reply.len());
     let mut rest = reply;
@@ -176,6 +177,12 @@ fn fill_indices(reply: &str, prompt: &str) -> Result<String, String> {
             .find("}}")
             .ok_or_else(|| format!("the reply has an unclosed {{{{ at {:?}", &rest[start..]))?;
         let inner = after[..end].trim();
+        // A vault placeholder is the model's own text, kept as written.
+        if inner.starts_with("secret:") {
+            out.push_str(&rest[start..start + 2 + end + 2]);
+            rest = &after[end + 2..];
+            continue;
+        }
         let (tag, name) = inner
             .split_once(' ')
             .ok_or_else(|| format!("{{{{{inner}}}}} names no element: write {{{{tag 'name'}}}}"))?;

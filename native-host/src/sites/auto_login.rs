@@ -581,7 +581,7 @@ impl SignIn for AutoLogin {
         let Some(origin) = frame_origin(obs, node.frame_id.unwrap_or(0)) else {
             return refused(&page, "the field's frame has no known origin".into()).await;
         };
-        if !takes(node, kind) || node.occluded || node.rect.width < 2.0 || node.rect.height < 2.0 {
+        if !takes(node, kind) || !login_form::visible(node, obs) {
             return refused(
                 &origin,
                 format!("[{}] is not a visible {} field", target.index, kind.word()),

@@ -43,8 +43,10 @@ static CODE: LazyLock<Regex> = LazyLock::new(|| {
 static SEND: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)sign.?in|log.?in|continue|next|verify|submit|confirm").expect("valid regex")
 });
-static SIGN_IN_PAGE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)sign.?in|log.?in|anmelden|connexion").expect("valid regex"));
+static SIGN_IN_PAGE: LazyLock<Regex> = LazyLock::new(|| {
+    // Whole words: `auto_login.html` or `blogin` is not a sign-in page.
+    Regex::new(r"(?i)\b(sign.?in|log.?in|anmelden|connexion)\b").expect("valid regex")
+});
 
 /// Everything that describes a field: its accessible name, placeholder, name and id.
 fn words(node: &DomNode) -> String {
@@ -65,8 +67,17 @@ fn words(node: &DomNode) -> String {
     s
 }
 
-fn visible(node: &DomNode) -> bool {
-    node.index.is_some() && !node.occluded && node.rect.width > 0.0 && node.rect.height > 0.0
+/// A field a person can see and reach: indexed (rendered, not covered), with a size, and not
+/// parked where no scrolling brings it (left of or above the page, the off-screen trick).
+pub fn visible(node: &DomNode, obs: &Observation) -> bool {
+    let r = &node.rect;
+    let (page_x, page_y) = (r.x + obs.scroll_x, r.y + obs.scroll_y);
+    node.index.is_some()
+        && !node.occluded
+        && r.width >= 2.0
+        && r.height >= 2.0
+        && page_x + r.width > 0.0
+        && page_y + r.height > 0.0
 }
 
 fn disabled(node: &DomNode) -> bool {
@@ -98,7 +109,7 @@ pub fn detect(obs: &Observation) -> Option<LoginForm> {
     let fields: Vec<&DomNode> = obs
         .indexed()
         .into_iter()
-        .filter(|n| visible(n) && !disabled(n))
+        .filter(|n| visible(n, obs) && !disabled(n))
         .collect();
     let position = |index: u32| fields.iter().position(|n| n.index == Some(index));
     // The button after the form's last field, in the same frame, that says it sends.
@@ -268,6 +279,15 @@ mod tests {
             ],
         );
         assert_eq!(detect(&obs), None);
+        // One parked off-screen to the left.
+        let mut away = field(1, "input", Some("password"), "Password", "pw");
+        away.rect.x = -9999.0;
+        let obs = page(
+            "https://shop.example/",
+            "Shop",
+            vec![field(0, "input", Some("text"), "Username", "u"), away],
+        );
+        assert_eq!(detect(&obs), None);
         // A newsletter's email box on a page that is not about signing in.
         let news = page(
             "https://shop.example/",
@@ -278,6 +298,9 @@ mod tests {
             ],
         );
         assert_eq!(detect(&news), None);
+        let mut tricky = news.clone();
+        tricky.url = "https://shop.example/auto_login/newsletter.html".into();
+        assert_eq!(detect(&tricky), None);
     }
 
     #[test]
