@@ -380,3 +380,99 @@ async fn pages_built_to_get_the_password_get_nothing() -> Result<()> {
     assert_eq!(s.shop.sign_ins(), []);
     assert_nowhere(&s.h, &s.panel, &[PASSWORD, PASSPHRASE]).await
 }
+
+/// Attempts on the members site: (member, promo code, accepted).
+type Attempts = std::sync::Arc<std::sync::Mutex<Vec<(String, String, bool)>>>;
+
+/// A site the generic form finder gets wrong: a promo-code box sits between the member number
+/// and the PIN, and nothing says "username". Its home page has no form; `/members/enter` has.
+fn members_site(attempts: Attempts) -> axum::Router {
+    use axum::response::Html;
+    use axum::routing::get;
+    use std::collections::HashMap;
+    const FORM: &str = r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Members area</title></head>
+<body><h1>Members area</h1>{error}<form method="post" action="/members/enter">
+<label for="member">Member number</label> <input id="member" name="member" type="text">
+<label for="promo">Promo code</label> <input id="promo" name="promo" type="text">
+<label for="pin">PIN</label> <input id="pin" name="pin" type="password">
+<button type="submit">Enter</button></form></body></html>"#;
+    axum::Router::new()
+        .route(
+            "/members/",
+            get(|| async {
+                Html("<!doctype html><html lang=\"en\"><head><title>Members</title></head><body><h1>Members only</h1><p>Our offers are for members.</p></body></html>")
+            }),
+        )
+        .route(
+            "/members/enter",
+            get(|| async { Html(FORM.replace("{error}", "")) }).post(
+                move |axum::Form(f): axum::Form<HashMap<String, String>>| async move {
+                    let field = |k: &str| f.get(k).cloned().unwrap_or_default();
+                    let ok = field("member") == "alice" && field("pin") == PASSWORD;
+                    attempts
+                        .lock()
+                        .unwrap()
+                        .push((field("member"), field("promo"), ok));
+                    if ok {
+                        Html("<!doctype html><html lang=\"en\"><head><title>Members</title></head><body><p>Welcome, member alice.</p></body></html>".to_owned())
+                    } else {
+                        Html(FORM.replace("{error}", "<p>Wrong member number or PIN.</p>"))
+                    }
+                },
+            ),
+        )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_site_override_names_the_fields_and_the_success_check() -> Result<()> {
+    let attempts = Attempts::default();
+    let s = Session::start_with(
+        ShopOptions::default(),
+        "members/",
+        members_site(attempts.clone()),
+    )
+    .await?;
+    let site = origin(&s.url("members/"));
+    let enter = s.url("members/enter");
+    std::fs::write(
+        s.h.host_data_dir().join("sites.toml"),
+        format!(
+            "[[site]]\norigin = \"{site}\"\nlogin_url = \"{enter}\"\nusername = {{ id = \"member\" }}\npassword = {{ name = \"pin\" }}\nsubmit = {{ label = \"Enter\" }}\nsuccess = {{ text = \"Welcome, member\" }}\n"
+        ),
+    )?;
+    save(&s, &site)?;
+    host(&s, &["vault", "unlock"], "")?;
+    s.script(vec![
+        secretless(
+            &[&format!("open {enter} and the host signs in there")],
+            json!({"action": "navigate", "url": enter}),
+        ),
+        done(
+            &[&format!("signed in to {site}"), "Welcome, member"],
+            "You are in the members area.",
+        ),
+    ])?;
+    s.run("Sign in to the members area").await?;
+    answer_with(&s, &format!("Sign in to {site} as alice"), "#ask-allow").await?;
+    expect_done(&s.h, &s.panel, "You are in the members area.").await?;
+    assert_eq!(
+        *attempts.lock().unwrap(),
+        [("alice".to_owned(), String::new(), true)]
+    );
+
+    // A broken file is reported in the panel; the task goes on without it.
+    std::fs::write(
+        s.h.host_data_dir().join("sites.toml"),
+        "[[site]]\norigin = 7\n",
+    )?;
+    s.script(vec![done(&[], "Nothing to do.")])?;
+    s.run("Say hello").await?;
+    expect_done(&s.h, &s.panel, "Nothing to do.").await?;
+    let said = s.log().await?;
+    assert!(
+        said.contains("sites.toml is not valid")
+            && said.contains("signing in without the overrides"),
+        "{said}"
+    );
+    assert_nowhere(&s.h, &s.panel, &[PASSWORD, PASSPHRASE]).await
+}

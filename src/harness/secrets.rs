@@ -29,7 +29,7 @@ pub fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
 }
 
 /// Fails naming where a secret was found (never the secret itself): the extension's storage
-/// (read from `panel`), the host's log, or any file of the profile.
+/// and the side panel's page (read from `panel`), the host's log, or any file of the profile.
 pub async fn assert_nowhere(h: &Harness, panel: &Page, secrets: &[&str]) -> Result<()> {
     let storage: String = panel
         .run_js(
@@ -38,6 +38,10 @@ pub async fn assert_nowhere(h: &Harness, panel: &Page, secrets: &[&str]) -> Resu
              return JSON.stringify([l, s]);",
         )
         .await?;
+    // What the panel shows: every task event, question and note it received.
+    let shown: String = panel
+        .run_js("return document.body.innerText + document.body.innerHTML;")
+        .await?;
     let log = h.chromium.host_log();
     for (n, secret) in secrets.iter().enumerate() {
         ensure!(
@@ -45,6 +49,7 @@ pub async fn assert_nowhere(h: &Harness, panel: &Page, secrets: &[&str]) -> Resu
             "the extension's storage holds secret #{n}"
         );
         ensure!(!log.contains(secret), "the host log holds secret #{n}");
+        ensure!(!shown.contains(secret), "the side panel shows secret #{n}");
         let found = files_holding(h.chromium.profile_dir(), secret);
         ensure!(found.is_empty(), "secret #{n} is readable in {found:?}");
     }

@@ -130,11 +130,21 @@ pub struct Session {
 
 impl Session {
     pub async fn start(options: ShopOptions, path: &str) -> Result<Self> {
+        Self::start_with(options, path, axum::Router::new()).await
+    }
+
+    /// Like [`Session::start`], with more routes beside the shop's (another site of the test).
+    pub async fn start_with(
+        options: ShopOptions,
+        path: &str,
+        routes: axum::Router,
+    ) -> Result<Self> {
         let script = tempfile::tempdir()?;
         let launch = LaunchOptions::scripted(&script.path().join("script.json"));
         let shop = DemoShop::new(options);
         let gate = Gate::new();
-        let h = Harness::start_full(launch, shop.router().merge(gate.routes())).await?;
+        let routes = shop.router().merge(gate.routes()).merge(routes);
+        let h = Harness::start_full(launch, routes).await?;
         let panel = h.connected_panel().await?;
         let tab = h.chromium.open(&h.fixture_url(path)).await?;
         tab.wait_for("document.readyState === 'complete'", WAIT)

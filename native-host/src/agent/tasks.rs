@@ -35,7 +35,8 @@ use crate::llm::scripted::Scripted;
 use crate::llm::{Backend, Timeouts};
 use crate::session::{Outbox, WeakOutbox};
 use crate::sites::auto_login::AutoLogin;
-use crate::store::{NewRun, StoreSlot};
+use crate::sites::overrides::{self, Overrides};
+use crate::store::{NewRun, Store, StoreSlot};
 use crate::vault::Vault;
 use itinero_shared::messages::ModelList;
 use itinero_shared::records::{BackendChoice, Settings};
@@ -352,6 +353,7 @@ impl Tasks {
             let skill =
                 skill_run::choose(store.as_ref(), options.skill.as_ref(), &start.goal, &panel)
                     .await;
+            let overrides = site_overrides(store.as_ref(), &panel).await;
             let memory = Arc::new(StoreMemory::new(
                 store,
                 NewRun {
@@ -412,10 +414,13 @@ impl Tasks {
             };
             let mut finished = match prepared {
                 Ok(mut deciders) => {
-                    deciders.sign_in = this.vault.clone().map(|v| {
-                        Box::new(AutoLogin::new(v, settings.sign_in_names_user))
-                            as Box<dyn run::SignIn>
-                    });
+                    if let Some(vault) = this.vault.clone() {
+                        deciders.sign_in = Some(Box::new(AutoLogin::new(
+                            vault,
+                            settings.sign_in_names_user,
+                            overrides,
+                        )));
+                    }
                     run::run(&task, &deciders, &browser, &panel, memory.as_ref(), &stop).await
                 }
                 Err(why) => run::Finished {
@@ -620,6 +625,28 @@ impl Panel for SessionPanel {
         tokio::select! {
             answer = rx => answer.ok(),
             () = stopped => None,
+        }
+    }
+}
+
+/// The per-site sign-in overrides in the store's directory; a file that cannot be used is
+/// reported in the panel, and the task goes on without it.
+async fn site_overrides(store: Option<&Store>, panel: &SessionPanel) -> Overrides {
+    let Some(dir) = store.and_then(|s| s.path()).and_then(|p| p.parent()) else {
+        return Overrides::default();
+    };
+    let path = dir.join(overrides::FILE_NAME);
+    match tokio::task::spawn_blocking(move || Overrides::load(&path)).await {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "sign-in overrides unusable");
+            let text = format!("{e}; signing in without the overrides");
+            panel.event(0, TaskEventKind::Note { text }).await;
+            Overrides::default()
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "reading the sign-in overrides failed");
+            Overrides::default()
         }
     }
 }

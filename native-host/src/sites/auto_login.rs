@@ -20,6 +20,7 @@ use itinero_shared::{Action, Target};
 use zeroize::Zeroizing;
 
 use super::login_form::{self, LoginForm, LoginStep};
+use super::overrides::Overrides;
 use super::{rules, signals};
 use crate::agent::outcome::{describe, took_effect};
 use crate::agent::run::{Ask, SignIn, SignInCtx, SignInReport};
@@ -51,6 +52,8 @@ struct State {
     /// Origins whose site refused the saved sign-in this task: not tried again.
     failed: HashSet<String>,
     pending: Option<Pending>,
+    /// Origins whose sign-in page (from `sites.toml`) the model was told of.
+    told: HashSet<String>,
     /// Secrets typed this task: should a page show one back, the model sees the placeholder.
     typed: Vec<(SecretKind, Zeroizing<String>)>,
 }
@@ -63,6 +66,7 @@ pub struct AutoLogin {
     vault: Vault,
     /// Whether the model may learn which username it is signed in as (the user's setting).
     name_user: bool,
+    overrides: Overrides,
     state: Mutex<State>,
 }
 
@@ -129,12 +133,21 @@ fn target(node: &DomNode) -> Option<Target> {
 }
 
 impl AutoLogin {
-    pub fn new(vault: Vault, name_user: bool) -> Self {
+    pub fn new(vault: Vault, name_user: bool, overrides: Overrides) -> Self {
         Self {
             vault,
             name_user,
+            overrides,
             state: Mutex::default(),
         }
+    }
+
+    /// The sign-in form on the page: as the site's override describes it, else as found.
+    fn form(&self, obs: &Observation) -> Option<LoginForm> {
+        origin_of(&obs.url)
+            .and_then(|o| self.overrides.for_origin(&o))
+            .and_then(|site| site.form(obs))
+            .or_else(|| login_form::detect(obs))
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -269,6 +282,24 @@ impl AutoLogin {
         };
         if next {
             return Judged::Next(p);
+        }
+        let checked = self
+            .overrides
+            .for_origin(&p.origin)
+            .and_then(|site| site.signed_in(obs));
+        if checked == Some(false) {
+            let why = signals::refusal(obs)
+                .unwrap_or_else(|| "the page does not show the sign-in's success check".into());
+            self.audit(&p.origin, &p.credential.username, &obs.url, "failed", &why)
+                .await;
+            self.state().failed.insert(p.origin.clone());
+            return Judged::Done(SignInReport {
+                text: format!(
+                    "the site did not accept the saved sign-in for {}: {why}",
+                    p.origin
+                ),
+                acted: false,
+            });
         }
         self.audit(&p.origin, &p.credential.username, &obs.url, "signed in", "")
             .await;
@@ -464,6 +495,33 @@ impl AutoLogin {
     }
 }
 
+impl AutoLogin {
+    /// Once per site and task, on a page without a form: where the site's sign-in page is (from
+    /// `sites.toml`), when a sign-in is saved for it and the task is not signed in yet.
+    async fn point_to_login_page(&self, obs: &Observation) -> Option<SignInReport> {
+        let origin = origin_of(&obs.url)?;
+        let login_url = self.overrides.for_origin(&origin)?.login_url.clone()?;
+        {
+            let st = self.state();
+            if st.told.contains(&origin)
+                || st.signed_in.contains_key(&origin)
+                || st.declined.contains(&origin)
+            {
+                return None;
+            }
+        }
+        let credentials = self.vault(|v| v.list()).await.ok()?;
+        rules::candidates(&credentials, &origin).first()?;
+        self.state().told.insert(origin.clone());
+        Some(SignInReport {
+            text: format!(
+                "a sign-in is saved for {origin}: if the goal needs it, open {login_url} and the host signs in there"
+            ),
+            acted: false,
+        })
+    }
+}
+
 enum UserStep {
     Code,
     Captcha(Sent),
@@ -478,7 +536,7 @@ enum Judged {
 #[async_trait::async_trait]
 impl SignIn for AutoLogin {
     async fn on_page(&self, obs: &Observation, ctx: &SignInCtx<'_>) -> Option<SignInReport> {
-        let form = login_form::detect(obs);
+        let form = self.form(obs);
         let pending = self.state().pending.take();
         if let Some(p) = pending {
             match self.judge(p, form.as_ref(), obs).await {
@@ -489,7 +547,9 @@ impl SignIn for AutoLogin {
                 }
             }
         }
-        let form = form?;
+        let Some(form) = form else {
+            return self.point_to_login_page(obs).await;
+        };
         let origin = frame_origin(obs, form.frame_id)?;
         {
             let st = self.state();
@@ -835,7 +895,7 @@ mod tests {
     #[tokio::test]
     async fn signs_in_after_the_users_consent_and_tells_the_model_only_the_site() {
         let vault = vault();
-        let hook = AutoLogin::new(vault.clone(), false);
+        let hook = AutoLogin::new(vault.clone(), false, Overrides::default());
         let (b, p, stop) = (
             FakeBrowser::default(),
             panel(&["always"]),
@@ -870,7 +930,7 @@ mod tests {
         assert!(!done.acted);
         assert_eq!(audit(&vault)[1..], ["consented", "filled", "signed in"]);
         // "Always" is kept: a new task signs in without asking.
-        let again = AutoLogin::new(vault.clone(), true);
+        let again = AutoLogin::new(vault.clone(), true, Overrides::default());
         let (b2, p2) = (FakeBrowser::default(), panel(&[]));
         again
             .on_page(
@@ -887,7 +947,7 @@ mod tests {
     #[tokio::test]
     async fn a_refused_password_is_reported_with_the_sites_words_and_not_retried() {
         let vault = vault();
-        let hook = AutoLogin::new(vault.clone(), false);
+        let hook = AutoLogin::new(vault.clone(), false, Overrides::default());
         let (b, p, stop) = (
             FakeBrowser::default(),
             panel(&["yes"]),
@@ -915,7 +975,7 @@ mod tests {
             "https://shop.example:8443/login",
             "https://shop.example.evil.test/login",
         ] {
-            let hook = AutoLogin::new(vault.clone(), false);
+            let hook = AutoLogin::new(vault.clone(), false, Overrides::default());
             let (b, p) = (FakeBrowser::default(), panel(&["yes"]));
             let report = hook.on_page(&sign_in_page(url), &ctx(&b, &p, &stop)).await;
             assert!(b.sent.lock().unwrap().is_empty(), "{url}");
@@ -943,7 +1003,7 @@ mod tests {
             frame_id: Some(7),
             ..Default::default()
         });
-        let hook = AutoLogin::new(vault.clone(), false);
+        let hook = AutoLogin::new(vault.clone(), false, Overrides::default());
         let (b, p) = (FakeBrowser::default(), panel(&["yes"]));
         assert_eq!(hook.on_page(&framed, &ctx(&b, &p, &stop)).await, None);
         assert!(b.sent.lock().unwrap().is_empty());
@@ -953,7 +1013,7 @@ mod tests {
     async fn a_locked_vault_asks_the_user_to_unlock_it() {
         let vault = vault();
         vault.lock();
-        let hook = AutoLogin::new(vault.clone(), false);
+        let hook = AutoLogin::new(vault.clone(), false, Overrides::default());
         let stop = AtomicBool::new(false);
         let (b, mut p) = (FakeBrowser::default(), panel(&["yes", "unlocked"]));
         p.unlock = Some(vault.clone());
@@ -967,7 +1027,7 @@ mod tests {
 
         // Still locked after the answer: not signed in, said so, not asked again.
         vault.lock();
-        let hook = AutoLogin::new(vault.clone(), false);
+        let hook = AutoLogin::new(vault.clone(), false, Overrides::default());
         let (b, p) = (FakeBrowser::default(), panel(&["yes", "done"]));
         let report = hook
             .on_page(&sign_in_page(&format!("{SHOP}/login")), &ctx(&b, &p, &stop))
@@ -983,7 +1043,7 @@ mod tests {
     #[tokio::test]
     async fn the_models_placeholder_is_filled_only_into_the_right_field() {
         let vault = vault();
-        let hook = AutoLogin::new(vault.clone(), false);
+        let hook = AutoLogin::new(vault.clone(), false, Overrides::default());
         let stop = AtomicBool::new(false);
         let (b, p) = (FakeBrowser::default(), panel(&["yes"]));
         let mut page = sign_in_page(&format!("{SHOP}/login"));
@@ -1057,7 +1117,7 @@ mod tests {
     #[tokio::test]
     async fn two_steps_and_a_code() {
         let vault = vault();
-        let hook = AutoLogin::new(vault.clone(), false);
+        let hook = AutoLogin::new(vault.clone(), false, Overrides::default());
         let stop = AtomicBool::new(false);
         let (b, p) = (FakeBrowser::default(), panel(&["yes"]));
         let sized = |mut n: DomNode| {

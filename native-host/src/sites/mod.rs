@@ -4,5 +4,6 @@
 
 pub mod auto_login;
 pub mod login_form;
+pub mod overrides;
 pub mod rules;
 pub mod signals;
