@@ -152,6 +152,36 @@ async fn the_host_signs_in_on_one_and_two_step_forms_with_a_code_and_no_secret_g
     assert_eq!(successes(&s), 1);
     let one_step = last_run(&s)?;
 
+    // A CAPTCHA: the host fills the form, and the user solves it and sends the form.
+    sign_out(&s).await?;
+    s.open("auto_login/captcha.html").await?;
+    s.script(vec![done(
+        &[&format!("signed in to {shop}")],
+        "Signed in past the CAPTCHA.",
+    )])?;
+    s.run("Sign in").await?;
+    let q = s.question().await?;
+    assert!(q.contains("shows a CAPTCHA"), "{q}");
+    let filled: String = s
+        .tab
+        .run_js("return document.getElementById('username').value;")
+        .await?;
+    assert_eq!(filled, "alice");
+    let _: Value = s
+        .tab
+        .run_js("document.getElementById('not-robot').click(); document.querySelector('form').requestSubmit(); return null;")
+        .await?;
+    // The user answers once the shop has let them in.
+    s.tab
+        .wait_for(
+            "location.pathname === '/shop/' && document.readyState === 'complete'",
+            WAIT,
+        )
+        .await?;
+    answer_text(&s, "shows a CAPTCHA", "solved").await?;
+    expect_done(&s.h, &s.panel, "Signed in past the CAPTCHA.").await?;
+    assert_eq!(successes(&s), 2);
+
     // Two steps and a TOTP code, from the two-step page, without asking again.
     sign_out(&s).await?;
     s.open("shop/signin").await?;
@@ -161,7 +191,7 @@ async fn the_host_signs_in_on_one_and_two_step_forms_with_a_code_and_no_secret_g
     )])?;
     s.run("Sign in with the two-step form").await?;
     expect_done(&s.h, &s.panel, "Signed in with the code.").await?;
-    assert_eq!(successes(&s), 2);
+    assert_eq!(successes(&s), 3);
     let steps = s.log().await?;
     for said in [
         "the host filled in the saved username",
