@@ -395,14 +395,7 @@ pub async fn run(
                     None,
                 ))
                 .await;
-            panel
-                .event(
-                    step,
-                    TaskEventKind::Note {
-                        text: report.text.clone(),
-                    },
-                )
-                .await;
+            note(panel, step, report.text.clone()).await;
             history.push(PastStep {
                 action: "the host's auto-login".into(),
                 outcome: report.text,
@@ -487,14 +480,7 @@ pub async fn run(
                         None,
                     ))
                     .await;
-                panel
-                    .event(
-                        step,
-                        TaskEventKind::Note {
-                            text: reason.clone(),
-                        },
-                    )
-                    .await;
+                note(panel, step, reason.clone()).await;
                 feedback = Some(reason);
                 continue;
             }
@@ -610,14 +596,7 @@ pub async fn run(
             Ok(Some((filled, field))) => browser.perform_secret(tab, frame, &filled, &field).await,
             Err(why) => {
                 let reason = format!("refused to type a saved secret here: {why}");
-                panel
-                    .event(
-                        step,
-                        TaskEventKind::Note {
-                            text: reason.clone(),
-                        },
-                    )
-                    .await;
+                note(panel, step, reason.clone()).await;
                 Ok((Outcome::ValueRejected { reason }, 0))
             }
         };
@@ -689,6 +668,10 @@ pub async fn run(
         });
     }
     finish(TaskStatus::StepLimit, None, task.max_steps)
+}
+
+async fn note(panel: &dyn Panel, step: u32, text: String) {
+    panel.event(step, TaskEventKind::Note { text }).await;
 }
 
 /// The strategy name of the steps the auto-login hook took (skills leave them out: a replay

@@ -265,18 +265,7 @@ impl AutoLogin {
             (Some(LoginStep::Password { .. }), true) if p.sent == Sent::Username => true,
             (Some(LoginStep::Totp { .. }), true) if p.sent == Sent::Password => true,
             (Some(_), true) => {
-                let why = signals::refusal(obs)
-                    .unwrap_or_else(|| "the sign-in form came back".to_owned());
-                self.audit(&p.origin, &p.credential.username, &obs.url, "failed", &why)
-                    .await;
-                self.state().failed.insert(p.origin.clone());
-                return Judged::Done(SignInReport {
-                    text: format!(
-                        "the site did not accept the saved sign-in for {}: {why} (signing in there is now up to the user)",
-                        p.origin
-                    ),
-                    acted: false,
-                });
+                return self.refused(&p, obs, "the sign-in form came back").await;
             }
             _ => false,
         };
@@ -288,18 +277,13 @@ impl AutoLogin {
             .for_origin(&p.origin)
             .and_then(|site| site.signed_in(obs));
         if checked == Some(false) {
-            let why = signals::refusal(obs)
-                .unwrap_or_else(|| "the page does not show the sign-in's success check".into());
-            self.audit(&p.origin, &p.credential.username, &obs.url, "failed", &why)
+            return self
+                .refused(
+                    &p,
+                    obs,
+                    "the page does not show the sign-in's success check",
+                )
                 .await;
-            self.state().failed.insert(p.origin.clone());
-            return Judged::Done(SignInReport {
-                text: format!(
-                    "the site did not accept the saved sign-in for {}: {why}",
-                    p.origin
-                ),
-                acted: false,
-            });
         }
         self.audit(&p.origin, &p.credential.username, &obs.url, "signed in", "")
             .await;
@@ -308,6 +292,22 @@ impl AutoLogin {
             .insert(p.origin.clone(), p.credential.username.clone());
         Judged::Done(SignInReport {
             text: self.signed_in_text(&p.origin, &p.credential.username),
+            acted: false,
+        })
+    }
+
+    /// The site did not let the sign-in through: said in its words (else `otherwise`), audited,
+    /// and not tried again this task.
+    async fn refused(&self, p: &Pending, obs: &Observation, otherwise: &str) -> Judged {
+        let why = signals::refusal(obs).unwrap_or_else(|| otherwise.to_owned());
+        self.audit(&p.origin, &p.credential.username, &obs.url, "failed", &why)
+            .await;
+        self.state().failed.insert(p.origin.clone());
+        Judged::Done(SignInReport {
+            text: format!(
+                "the site did not accept the saved sign-in for {}: {why} (signing in there is now up to the user)",
+                p.origin
+            ),
             acted: false,
         })
     }
