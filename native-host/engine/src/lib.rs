@@ -26,5 +26,7 @@ pub mod gguf;
 pub mod gpu;
 pub mod model;
 pub mod models;
+pub mod ollama_store;
 pub mod quant;
+pub mod sample;
 pub mod tokenizer;
