@@ -18,10 +18,15 @@
 //! - [`model`]: forward passes on those kernels: the llama family, one token per step over a KV
 //!   cache, checked against llama.cpp's logits.
 //!
-//! Still to come: batched prefill, the gemma3 and qwen2 forward passes, sampling and constrained
-//! decoding.
+//! - [`sample`]: choosing tokens (greedy, temperature, top-k, top-p, seeded) and stop sequences.
+//! - [`constrain`]: constrained decoding to a JSON schema with llguidance.
+//! - [`ollama_store`]: models pulled with Ollama, found in its store without its server.
+//!
+//! Still to come: batched prefill, the gemma3 and qwen2 forward passes, and the generation loop
+//! that joins them.
 
 pub mod chat;
+pub mod constrain;
 pub mod gguf;
 pub mod gpu;
 pub mod model;
