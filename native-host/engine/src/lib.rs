@@ -22,11 +22,14 @@
 //! - [`constrain`]: constrained decoding to a JSON schema with llguidance.
 //! - [`ollama_store`]: models pulled with Ollama, found in its store without its server.
 //!
-//! Still to come: batched prefill, the gemma3 and qwen2 forward passes, and the generation loop
-//! that joins them.
+//! - [`generate`]: the generation loop joining a forward pass, sampling and the constraint, with
+//!   the KV cache kept across calls.
+//!
+//! Still to come: batched prefill, and the gemma3 and qwen2 forward passes.
 
 pub mod chat;
 pub mod constrain;
+pub mod generate;
 pub mod gguf;
 pub mod gpu;
 pub mod model;

@@ -1,0 +1,413 @@
+//! Generation: a prompt's tokens into the KV cache, then tokens one by one — sampled, masked by
+//! the constraint when there is one — until an end-of-generation token, a stop sequence, the
+//! constraint's end, the token limit, or cancellation. Text is streamed as it becomes certain
+//! (whole characters, and not what may still turn into a stop sequence).
+//!
+//! The KV cache is kept between calls: an agent's prompts share their start (rules, goal, the
+//! history so far), so only the tokens after the common prefix are fed again.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crate::constrain::{ConstrainError, Constrained, Next};
+use crate::gpu::Gpu;
+use crate::model::{Llama, ModelError};
+use crate::sample::{SampleError, Sampler, Sampling, Stops};
+use crate::tokenizer::{TokenId, Tokenizer};
+
+/// A forward pass over a KV cache, one token per call.
+pub trait Decoder {
+    /// Positions the KV cache holds.
+    fn capacity(&self) -> u32;
+    /// Puts `token` at `pos` in the cache (earlier positions must be there).
+    fn feed(&mut self, token: TokenId, pos: u32) -> Result<(), ModelError>;
+    /// Like `feed`, and returns the next token's logits.
+    fn step(&mut self, token: TokenId, pos: u32) -> Result<Vec<f32>, ModelError>;
+}
+
+/// The llama pass on a GPU (held as `&Gpu` or `Arc<Gpu>`).
+pub struct GpuLlama<G> {
+    pub gpu: G,
+    pub model: Llama,
+}
+
+impl<G: std::ops::Deref<Target = Gpu>> Decoder for GpuLlama<G> {
+    fn capacity(&self) -> u32 {
+        self.model.capacity()
+    }
+    fn feed(&mut self, token: TokenId, pos: u32) -> Result<(), ModelError> {
+        self.model.feed(&self.gpu, token, pos)
+    }
+    fn step(&mut self, token: TokenId, pos: u32) -> Result<Vec<f32>, ModelError> {
+        self.model.step(&self.gpu, token, pos)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    #[error("the prompt is empty")]
+    EmptyPrompt,
+    #[error("the prompt has {prompt} tokens; the context holds {capacity}")]
+    PromptTooLong { prompt: usize, capacity: u32 },
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Sample(#[from] SampleError),
+    #[error(transparent)]
+    Constrain(#[from] ConstrainError),
+}
+
+/// Why generation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finish {
+    /// The model ended its turn.
+    EndOfGeneration,
+    StopSequence,
+    /// The constrained output is complete.
+    Constraint,
+    MaxTokens,
+    ContextFull,
+    Cancelled,
+}
+
+/// What to generate.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub prompt: Vec<TokenId>,
+    pub max_tokens: u32,
+    pub sampling: Sampling,
+    pub stops: Stops,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generated {
+    /// The text, without a stop sequence that ended it.
+    pub text: String,
+    pub tokens: Vec<TokenId>,
+    pub finish: Finish,
+    /// Prompt tokens found in the cache from an earlier call (not fed again).
+    pub reused: usize,
+}
+
+/// Generation over one model; keeps its KV cache between calls.
+pub struct Generator<D> {
+    decoder: D,
+    tokenizer: Arc<Tokenizer>,
+    /// The tokens in the KV cache, position by position.
+    cached: Vec<TokenId>,
+}
+
+/// Bytes of `bytes` that form whole UTF-8 characters.
+fn whole_chars(bytes: &[u8]) -> &str {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).expect("valid prefix"),
+    }
+}
+
+impl<D: Decoder> Generator<D> {
+    pub fn new(decoder: D, tokenizer: Arc<Tokenizer>) -> Self {
+        Self {
+            decoder,
+            tokenizer,
+            cached: Vec::new(),
+        }
+    }
+
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    /// Generates for `req`, constrained by `constraint` when given; `on_text` receives the text
+    /// as it becomes certain; `cancel` is checked between tokens.
+    pub fn generate(
+        &mut self,
+        req: &Request,
+        mut constraint: Option<&mut Constrained>,
+        cancel: &AtomicBool,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Generated, GenerateError> {
+        let prompt = &req.prompt;
+        let Some((&last, before)) = prompt.split_last() else {
+            return Err(GenerateError::EmptyPrompt);
+        };
+        let capacity = self.decoder.capacity();
+        if prompt.len() as u64 >= u64::from(capacity) {
+            return Err(GenerateError::PromptTooLong {
+                prompt: prompt.len(),
+                capacity,
+            });
+        }
+        // The cache up to the first difference is kept; the last prompt token is always run
+        // again, for its logits.
+        let reused = self
+            .cached
+            .iter()
+            .zip(before)
+            .take_while(|(a, b)| a == b)
+            .count();
+        self.cached.truncate(reused);
+        let done = |finish, tokens, text: String, reused| Generated {
+            text,
+            tokens,
+            finish,
+            reused,
+        };
+        for (pos, &token) in before.iter().enumerate().skip(reused) {
+            if cancel.load(Ordering::SeqCst) {
+                return Ok(done(Finish::Cancelled, Vec::new(), String::new(), reused));
+            }
+            self.decoder.feed(token, pos as u32)?;
+            self.cached.push(token);
+        }
+        let mut logits = self.decoder.step(last, before.len() as u32)?;
+        self.cached.push(last);
+
+        let vocab = self.tokenizer.vocab();
+        let mut sampler = Sampler::new(req.sampling);
+        let mut tokens = Vec::new();
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut sent = 0usize;
+        let finish = loop {
+            if tokens.len() as u32 >= req.max_tokens {
+                break Finish::MaxTokens;
+            }
+            if cancel.load(Ordering::SeqCst) {
+                break Finish::Cancelled;
+            }
+            let next = match constraint.as_deref_mut() {
+                Some(c) => Some(c.allowed()?),
+                None => None,
+            };
+            if matches!(next, Some(Next::Stop)) {
+                break Finish::Constraint;
+            }
+            let token =
+                sampler.sample_allowed(&logits, |t| next.as_ref().is_none_or(|n| n.allows(t)))?;
+            if vocab.is_eog(token) {
+                break Finish::EndOfGeneration;
+            }
+            tokens.push(token);
+            bytes.extend(self.tokenizer.token_to_piece(token, false));
+            let complete = match constraint.as_deref_mut() {
+                Some(c) => c.commit(token)?,
+                None => false,
+            };
+            let text = whole_chars(&bytes);
+            if let Some(at) = req.stops.find(text) {
+                on_text(&text[sent.min(at)..at]);
+                bytes.truncate(at);
+                sent = at;
+                break Finish::StopSequence;
+            }
+            // Held back: what may still begin a stop sequence.
+            let certain = text.len() - req.stops.pending(text);
+            if certain > sent {
+                on_text(&text[sent..certain]);
+                sent = certain;
+            }
+            if complete {
+                break Finish::Constraint;
+            }
+            let pos = self.cached.len() as u32;
+            if pos >= capacity {
+                break Finish::ContextFull;
+            }
+            logits = self.decoder.step(token, pos)?;
+            self.cached.push(token);
+        };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if finish != Finish::StopSequence && text.len() > sent {
+            on_text(&text[sent..]);
+        }
+        Ok(done(finish, tokens, text, reused))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::constrain::Constrainer;
+    use crate::gguf::Gguf;
+    use crate::models::SMOLLM2_135M;
+
+    /// Stands in for a model: the next token is always `bias`'s favourite after the last one;
+    /// records what it was asked.
+    struct Fake {
+        vocab: usize,
+        capacity: u32,
+        /// (token, position, with logits)
+        calls: Vec<(TokenId, u32, bool)>,
+        favourite: Box<dyn Fn(TokenId) -> TokenId>,
+    }
+
+    impl Decoder for Fake {
+        fn capacity(&self) -> u32 {
+            self.capacity
+        }
+        fn feed(&mut self, token: TokenId, pos: u32) -> Result<(), ModelError> {
+            self.calls.push((token, pos, false));
+            Ok(())
+        }
+        fn step(&mut self, token: TokenId, pos: u32) -> Result<Vec<f32>, ModelError> {
+            self.calls.push((token, pos, true));
+            let mut logits = vec![0.0; self.vocab];
+            logits[(self.favourite)(token) as usize] = 10.0;
+            Ok(logits)
+        }
+    }
+
+    fn tokenizer() -> Arc<Tokenizer> {
+        let gguf = Gguf::open(SMOLLM2_135M.locate().expect("the test model")).unwrap();
+        Arc::new(Tokenizer::from_gguf(&gguf).unwrap())
+    }
+
+    /// A generator whose model spells `script` (token ids) whatever the prompt, then ends.
+    fn spelling(tok: &Arc<Tokenizer>, text: &str) -> Generator<Fake> {
+        let script = tok.encode(text, false, false).unwrap();
+        let end = tok.vocab().eos.unwrap();
+        let favourite = move |last: TokenId| {
+            script
+                .iter()
+                .position(|&t| t == last)
+                .and_then(|i| script.get(i + 1).copied())
+                .unwrap_or(if last == 0 { script[0] } else { end })
+        };
+        let fake = Fake {
+            vocab: tok.vocab().len(),
+            capacity: 64,
+            calls: Vec::new(),
+            favourite: Box::new(favourite),
+        };
+        Generator::new(fake, tok.clone())
+    }
+
+    fn collect(g: &mut Generator<Fake>, req: &Request) -> (Generated, String) {
+        let mut streamed = String::new();
+        let out = g
+            .generate(req, None, &AtomicBool::new(false), &mut |t| {
+                streamed.push_str(t)
+            })
+            .unwrap();
+        (out, streamed)
+    }
+
+    #[test]
+    fn the_cache_keeps_the_shared_start_of_the_prompts() {
+        let tok = tokenizer();
+        let mut g = spelling(&tok, " alpha beta gamma");
+        let req = Request {
+            prompt: vec![5, 6, 7, 0],
+            max_tokens: 10,
+            ..Default::default()
+        };
+        let (first, streamed) = collect(&mut g, &req);
+        assert_eq!(first.text, " alpha beta gamma");
+        assert_eq!(streamed, first.text, "streamed whole");
+        assert_eq!(first.finish, Finish::EndOfGeneration);
+        assert_eq!(first.reused, 0);
+        // The next prompt shares its first three tokens.
+        g.decoder.calls.clear();
+        let req = Request {
+            prompt: vec![5, 6, 7, 9, 0],
+            ..req
+        };
+        let (second, _) = collect(&mut g, &req);
+        assert_eq!(second.reused, 3);
+        assert_eq!(
+            g.decoder.calls[0],
+            (9, 3, false),
+            "fed from the first difference"
+        );
+        assert_eq!(g.decoder.calls[1], (0, 4, true));
+    }
+
+    #[test]
+    fn stop_sequences_limits_and_cancellation_end_it() {
+        let tok = tokenizer();
+        let mut g = spelling(&tok, " one two STOP three");
+        let prompt = vec![0];
+        let stops = Stops(vec![" STOP".into()]);
+        let (out, streamed) = collect(
+            &mut g,
+            &Request {
+                prompt: prompt.clone(),
+                max_tokens: 20,
+                stops: stops.clone(),
+                ..Default::default()
+            },
+        );
+        assert_eq!(out.finish, Finish::StopSequence);
+        assert_eq!(out.text, " one two");
+        assert_eq!(
+            streamed, " one two",
+            "nothing of the stop sequence was streamed"
+        );
+        let (out, _) = collect(
+            &mut g,
+            &Request {
+                prompt: prompt.clone(),
+                max_tokens: 2,
+                ..Default::default()
+            },
+        );
+        assert_eq!((out.finish, out.tokens.len()), (Finish::MaxTokens, 2));
+        let out = g
+            .generate(
+                &Request {
+                    prompt,
+                    max_tokens: 20,
+                    ..Default::default()
+                },
+                None,
+                &AtomicBool::new(true),
+                &mut |_| {},
+            )
+            .unwrap();
+        assert_eq!(out.finish, Finish::Cancelled);
+        let empty = g.generate(
+            &Request::default(),
+            None,
+            &AtomicBool::new(false),
+            &mut |_| {},
+        );
+        assert!(matches!(empty, Err(GenerateError::EmptyPrompt)));
+        let long = Request {
+            prompt: vec![1; 64],
+            ..Default::default()
+        };
+        let too_long = g.generate(&long, None, &AtomicBool::new(false), &mut |_| {});
+        assert!(matches!(too_long, Err(GenerateError::PromptTooLong { .. })));
+    }
+
+    #[test]
+    fn a_constraint_overrules_the_model() {
+        let tok = tokenizer();
+        // The model wants prose; the schema wants an action.
+        let mut g = spelling(&tok, " I would rather write a poem about the sea");
+        let constrainer = Constrainer::new(tok.clone()).unwrap();
+        let mut c = constrainer
+            .json_schema(serde_json::json!({
+                "type": "object",
+                "properties": {"action": {"enum": ["click"]}, "index": {"enum": [4]}},
+                "required": ["action", "index"],
+                "additionalProperties": false
+            }))
+            .unwrap();
+        let out = g
+            .generate(
+                &Request {
+                    prompt: vec![0],
+                    max_tokens: 40,
+                    ..Default::default()
+                },
+                Some(&mut c),
+                &AtomicBool::new(false),
+                &mut |_| {},
+            )
+            .unwrap();
+        assert_eq!(out.finish, Finish::Constraint);
+        let v: serde_json::Value = serde_json::from_str(&out.text).unwrap();
+        assert_eq!(v, serde_json::json!({"action": "click", "index": 4}));
+    }
+}
