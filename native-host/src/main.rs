@@ -1,14 +1,14 @@
 //! `itinero-host`: started by the browser it speaks native messaging on stdio (and serves
 //! the control socket); started by a person it is a CLI (`install`, `uninstall`, `doctor`,
 //! `tabs`, `observe`, `act` and `run`, which reach the browser through the running host, and
-//! `skills`, which works on the store and runs skills through the host).
+//! `skills`, which works on the store and runs skills through the host; `vault`; `models`).
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use itinero_host::cli::{act, doctor, install, observe, run, skills, tabs, vault};
+use itinero_host::cli::{act, doctor, install, models, observe, run, skills, tabs, vault};
 use itinero_host::control::ControlServer;
 use itinero_host::store::StoreSlot;
 use itinero_host::{logging, origin, paths, session};
@@ -49,6 +49,8 @@ enum Command {
     Skills(skills::SkillsArgs),
     /// The credentials itinero signs in with: add, list, remove, import, audit, unlock, lock.
     Vault(vault::VaultArgs),
+    /// The models the built-in engine can run (itinero's cache, Ollama's store), and what a GGUF holds.
+    Models(models::ModelsArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
         Command::Run(a) => run::run_goal(a),
         Command::Skills(a) => skills::run_skills(a),
         Command::Vault(a) => vault::run_vault(a),
+        Command::Models(a) => models::run_models(a),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -33,6 +33,7 @@ pub mod generate;
 pub mod gguf;
 pub mod gpu;
 pub mod model;
+pub mod model_info;
 pub mod models;
 pub mod ollama_store;
 pub mod quant;

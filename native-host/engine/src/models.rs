@@ -72,6 +72,70 @@ impl KnownModel {
     }
 }
 
+/// The models the project knows, by id.
+pub const KNOWN: [KnownModel; 2] = [SMOLLM2_135M, GEMMA3_270M];
+
+/// Where a model named by the user comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A GGUF file named by its path.
+    File,
+    /// One of [`KNOWN`], in the model cache.
+    Cache(KnownModel),
+    /// Pulled with Ollama, under this name.
+    Ollama(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub path: PathBuf,
+    pub source: Source,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LocateError {
+    #[error(transparent)]
+    Missing(#[from] ModelMissing),
+    #[error("{spec:?} is neither a GGUF file, a model of the cache ({known}), nor a model pulled with Ollama: {ollama}")]
+    Unknown {
+        spec: String,
+        known: String,
+        ollama: Box<crate::ollama_store::OllamaStoreError>,
+    },
+}
+
+/// The model `spec` names: a path to a GGUF file, a known model's id (or file name) in the
+/// cache, or a model pulled with Ollama (`qwen2.5:3b`), looked up in `ollama`.
+pub fn locate(
+    spec: &str,
+    ollama: &crate::ollama_store::OllamaStore,
+) -> Result<Located, LocateError> {
+    let as_path = Path::new(spec);
+    if as_path.is_file() {
+        return Ok(Located {
+            path: as_path.to_owned(),
+            source: Source::File,
+        });
+    }
+    if let Some(known) = KNOWN.iter().find(|k| k.id == spec || k.file == spec) {
+        return Ok(Located {
+            path: known.locate()?,
+            source: Source::Cache(*known),
+        });
+    }
+    match ollama.resolve(spec) {
+        Ok(m) => Ok(Located {
+            path: m.gguf,
+            source: Source::Ollama(m.name),
+        }),
+        Err(e) => Err(LocateError::Unknown {
+            spec: spec.to_owned(),
+            known: KNOWN.map(|k| k.id).join(", "),
+            ollama: Box::new(e),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +152,21 @@ mod tests {
         assert!(msg.contains("scripts/models"), "{msg}");
         assert!(msg.contains("ITINERO_MODELS"), "{msg}");
         assert!(!SMOLLM2_135M.path_in(dir.path()).exists());
+    }
+
+    #[test]
+    fn a_spec_is_a_file_a_known_model_or_an_ollama_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("x.gguf");
+        std::fs::write(&file, b"GGUF").unwrap();
+        let store = crate::ollama_store::OllamaStore::at(dir.path().join("ollama"));
+        let found = locate(file.to_str().unwrap(), &store).unwrap();
+        assert_eq!(found.source, Source::File);
+        let unknown = locate("mystery:7b", &store).unwrap_err().to_string();
+        assert!(
+            unknown.contains("smollm2-135m-instruct-q4_1")
+                && unknown.contains("mystery:7b is not in Ollama's store"),
+            "{unknown}"
+        );
     }
 }

@@ -4,6 +4,7 @@ pub mod act;
 pub mod doctor;
 pub mod host;
 pub mod install;
+pub mod models;
 pub mod observe;
 pub mod run;
 pub mod skills;
