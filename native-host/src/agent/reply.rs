@@ -63,6 +63,10 @@ pub struct ModelReply {
     pub subgoal_done: Option<u32>,
 }
 
+/// The longest thought a constrained model may write (characters): one short sentence, as the
+/// prompt asks, so a small model cannot spend its reply on it.
+pub const THOUGHT_MAX: u32 = 160;
+
 /// The JSON schema of a reply, for backends that constrain output (Ollama's `format`, OpenAI's
 /// `response_format`). `indices` are those of the current observation: with it the model
 /// cannot name an element that is not there.
@@ -74,7 +78,7 @@ pub fn schema(indices: &[u32]) -> serde_json::Value {
     serde_json::json!({
         "type": "object",
         "properties": {
-            "thought": {"type": "string"},
+            "thought": {"type": "string", "maxLength": THOUGHT_MAX},
             "action": {"type": "string", "enum": VERBS},
             "index": index,
             "text": {"type": "string"},
@@ -93,6 +97,7 @@ pub fn schema(indices: &[u32]) -> serde_json::Value {
             "subgoal_done": {"type": "integer"},
         },
         "required": ["thought", "action"],
+        "additionalProperties": false,
     })
 }
 

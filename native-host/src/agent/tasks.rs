@@ -67,7 +67,8 @@ fn openai_backend(url: Option<&str>) -> Result<OpenAi, String> {
 
 /// Picks the backend and model for a task from its options and the environment:
 /// `ITINERO_BACKEND` (`ollama`, the default; `openai`, with `ITINERO_OPENAI_URL` and
-/// `ITINERO_OPENAI_KEY`; or `scripted:PATH`, for tests) and `ITINERO_MODEL`. With Ollama and no
+/// `ITINERO_OPENAI_KEY`; `wgpu`, the built-in engine, with a GGUF path, a cache model or an Ollama
+/// name as the model; or `scripted:PATH`, for tests) and `ITINERO_MODEL`. With Ollama and no
 /// model named, the first model Ollama lists is used.
 pub async fn choose_model(
     backend: Option<&str>,
@@ -112,8 +113,16 @@ pub async fn choose_model(
                 model,
             })
         }
+        "wgpu" => {
+            // The built-in engine: the model in process, shared by every task of the host.
+            let model = model.unwrap_or_else(|| crate::llm::wgpu::DEFAULT_MODEL.to_owned());
+            Ok(ModelChoice {
+                backend: crate::llm::wgpu::shared(&model),
+                model,
+            })
+        }
         other => Err(format!(
-            "unknown backend {other:?}: use ollama, openai or scripted:PATH"
+            "unknown backend {other:?}: use ollama, openai, wgpu or scripted:PATH"
         )),
     }
 }

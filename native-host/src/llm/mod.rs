@@ -12,6 +12,7 @@ pub mod lines;
 pub mod ollama;
 pub mod openai;
 pub mod scripted;
+pub mod wgpu;
 
 use std::time::Duration;
 
