@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use itinero_engine::constrain::Constrainer;
 use itinero_engine::generate::{Finish, Generator, GpuLlama, Request};
+use itinero_engine::gpu::Gpu;
 use itinero_engine::model::Llama;
 use itinero_engine::models::SMOLLM2_135M;
 use itinero_engine::tokenizer::Tokenizer;
@@ -16,29 +17,24 @@ use itinero_engine::tokenizer::Tokenizer;
 const NEAR_TIE: f64 = 0.5;
 const STEPS: usize = 12;
 
-fn ids(v: &serde_json::Value) -> Vec<u32> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap() as u32)
-        .collect()
+/// A generator over SmolLM2 on the GPU, and its tokenizer.
+fn smollm2() -> (Generator<GpuLlama<&'static Gpu>>, Arc<Tokenizer>) {
+    let gguf = common::open(SMOLLM2_135M);
+    let tokenizer = Arc::new(Tokenizer::from_gguf(&gguf).unwrap());
+    let model = Llama::load(common::gpu(), gguf, 256).unwrap();
+    let gpu = common::gpu();
+    (
+        Generator::new(GpuLlama { gpu, model }, tokenizer.clone()),
+        tokenizer,
+    )
 }
 
 #[test]
 fn greedy_generation_matches_llama_cpp_and_the_kept_cache_gives_the_same() {
-    let gguf = common::open(SMOLLM2_135M);
-    let tokenizer = Arc::new(Tokenizer::from_gguf(&gguf).unwrap());
-    let model = Llama::load(common::gpu(), gguf, 256).unwrap();
-    let mut g = Generator::new(
-        GpuLlama {
-            gpu: common::gpu(),
-            model,
-        },
-        tokenizer.clone(),
-    );
+    let (mut g, _) = smollm2();
     let reference = common::reference("smollm2-135m-instruct-q4_1.json");
     let case = &reference["greedy"][0];
-    let want = ids(&case["tokens"]);
+    let want = common::ids(&case["tokens"]);
     let gaps: Vec<f64> = case["top2_gaps"]
         .as_array()
         .unwrap()
@@ -46,7 +42,7 @@ fn greedy_generation_matches_llama_cpp_and_the_kept_cache_gives_the_same() {
         .map(|g| g.as_f64().unwrap())
         .collect();
     let req = Request {
-        prompt: ids(&case["prompt_ids"]),
+        prompt: common::ids(&case["prompt_ids"]),
         max_tokens: STEPS as u32,
         ..Default::default()
     };
@@ -76,16 +72,7 @@ fn greedy_generation_matches_llama_cpp_and_the_kept_cache_gives_the_same() {
 
 #[test]
 fn a_constrained_reply_parses() {
-    let gguf = common::open(SMOLLM2_135M);
-    let tokenizer = Arc::new(Tokenizer::from_gguf(&gguf).unwrap());
-    let model = Llama::load(common::gpu(), gguf, 256).unwrap();
-    let mut g = Generator::new(
-        GpuLlama {
-            gpu: common::gpu(),
-            model,
-        },
-        tokenizer.clone(),
-    );
+    let (mut g, tokenizer) = smollm2();
     let prompt = tokenizer
         .encode(
             "<|im_start|>user\nWrite a haiku about the sea.<|im_end|>\n<|im_start|>assistant\n",

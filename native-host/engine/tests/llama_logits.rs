@@ -18,14 +18,6 @@ use itinero_engine::models::SMOLLM2_135M;
 const LOGIT_TOLERANCE: f32 = 0.75;
 const NEAR_TIE: f64 = 0.5;
 
-fn ids(v: &serde_json::Value) -> Vec<u32> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap() as u32)
-        .collect()
-}
-
 fn argmax(v: &[f32]) -> u32 {
     v.iter()
         .enumerate()
@@ -116,7 +108,7 @@ fn smollm2_top_logits_match_llama_cpp() {
     let gpu = common::gpu();
     let reference = common::reference("smollm2-135m-instruct-q4_1.json");
     let model = load();
-    let prompt = ids(&reference["logits"]["ids"]);
+    let prompt = common::ids(&reference["logits"]["ids"]);
     let mut worst = 0.0f32;
     for p in reference["logits"]["positions"].as_array().unwrap() {
         let pos = p["position"].as_u64().unwrap() as u32;
@@ -163,8 +155,8 @@ fn smollm2_greedy_tokens_match_llama_cpp() {
     let model = load();
     for case in reference["greedy"].as_array().unwrap() {
         let name = case["name"].as_str().unwrap();
-        let prompt = ids(&case["prompt_ids"]);
-        let want = ids(&case["tokens"]);
+        let prompt = common::ids(&case["prompt_ids"]);
+        let want = common::ids(&case["tokens"]);
         let gaps: Vec<f64> = case["top2_gaps"]
             .as_array()
             .unwrap()

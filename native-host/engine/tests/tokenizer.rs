@@ -8,14 +8,6 @@ use itinero_engine::models::{KnownModel, GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::tokenizer::{TokenId, Tokenizer};
 use serde_json::Value;
 
-fn ids(v: &Value) -> Vec<TokenId> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap() as TokenId)
-        .collect()
-}
-
 fn load(model: KnownModel) -> (itinero_engine::gguf::Gguf, Tokenizer, Value) {
     let gguf = common::open(model);
     let tokenizer = Tokenizer::from_gguf(&gguf).unwrap();
@@ -36,7 +28,7 @@ fn check_tokenization(model: KnownModel) {
             ("ids", false, false, "detok_hex"),
             ("ids_special", true, true, "detok_special_hex"),
         ] {
-            let want = ids(&case[key]);
+            let want = common::ids(&case[key]);
             let got = tok.encode(text, add_special, parse_special).unwrap();
             if got != want {
                 failures.push(format!(
@@ -78,10 +70,10 @@ fn check_fuzz(model: KnownModel) {
         for (want, add_special, parse_special) in [(&case[1], false, false), (&case[2], true, true)]
         {
             let got = tok.encode(text, add_special, parse_special).unwrap();
-            if got != ids(want) {
+            if got != common::ids(want) {
                 failures.push(format!(
                     "{text:?} (special: {parse_special}):\n  ours      {got:?}\n  llama.cpp {:?}",
-                    ids(want)
+                    common::ids(want)
                 ));
             }
         }
@@ -136,7 +128,7 @@ fn check_chat(model: KnownModel, expect_source: TemplateSource, llama_cpp_lacks_
         );
         assert_eq!(
             tok.encode(&rendered, false, true).unwrap(),
-            ids(&conv["ids"]),
+            common::ids(&conv["ids"]),
             "{} {name}: ids of the rendered prompt",
             model.id
         );
