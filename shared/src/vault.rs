@@ -37,6 +37,16 @@ impl SecretKind {
         }
     }
 
+    /// Whether an `<input type=…>` (lower case; empty for none) takes this value. The host
+    /// checks it on the observation, the content script again on the element as it types.
+    pub fn fits_input_type(self, input_type: &str) -> bool {
+        match self {
+            Self::Password => input_type == "password",
+            Self::Username => matches!(input_type, "text" | "email" | "tel" | ""),
+            Self::Totp => matches!(input_type, "text" | "number" | "tel" | ""),
+        }
+    }
+
     /// The `{{secret:…}}` placeholder a model writes for this value.
     pub fn placeholder(self) -> String {
         format!("{{{{secret:{}}}}}", self.word())

@@ -4,7 +4,6 @@
 //! the observation gets nothing.
 
 use itinero_shared::messages::SecretField;
-use itinero_shared::vault::SecretKind;
 use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlInputElement, Window};
 
@@ -28,12 +27,7 @@ pub fn refuse(win: &Window, el: &Element, field: &SecretField) -> Option<String>
         ));
     };
     let kind = input.type_().to_lowercase();
-    let fits = match field.kind {
-        SecretKind::Password => kind == "password",
-        SecretKind::Username => matches!(kind.as_str(), "text" | "email" | "tel" | ""),
-        SecretKind::Totp => matches!(kind.as_str(), "text" | "number" | "tel" | ""),
-    };
-    if !fits {
+    if !field.kind.fits_input_type(&kind) {
         return Some(format!(
             "a field of type {kind:?} does not take a {}",
             field.kind.word()

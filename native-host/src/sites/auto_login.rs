@@ -90,13 +90,7 @@ pub fn frame_origin(obs: &Observation, frame_id: i64) -> Option<String> {
 
 /// Whether `node` is a field that takes `kind`.
 fn takes(node: &DomNode, kind: SecretKind) -> bool {
-    let t = node.input_type.as_deref().unwrap_or("text");
-    node.tag == "input"
-        && match kind {
-            SecretKind::Password => t == "password",
-            SecretKind::Username => matches!(t, "text" | "email" | "tel" | ""),
-            SecretKind::Totp => matches!(t, "text" | "number" | "tel" | ""),
-        }
+    node.tag == "input" && kind.fits_input_type(node.input_type.as_deref().unwrap_or("text"))
 }
 
 fn host_of(origin: &str) -> Option<String> {
