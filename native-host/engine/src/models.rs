@@ -104,6 +104,37 @@ pub enum LocateError {
     },
 }
 
+/// A model the engine could be given, by the name a user would write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    pub name: String,
+    pub source: Source,
+    /// For a cache model not fetched yet, where it would be (no file there).
+    pub path: PathBuf,
+}
+
+/// Every model on offer: the cache's known models (fetched or not) and those pulled into
+/// `ollama`'s store.
+pub fn listed(
+    ollama: &crate::ollama_store::OllamaStore,
+) -> Result<Vec<Listed>, crate::ollama_store::OllamaStoreError> {
+    let dir = cache_dir();
+    let mut out: Vec<Listed> = KNOWN
+        .iter()
+        .map(|k| Listed {
+            name: k.id.to_owned(),
+            source: Source::Cache(*k),
+            path: k.path_in(&dir),
+        })
+        .collect();
+    out.extend(ollama.list()?.into_iter().map(|m| Listed {
+        source: Source::Ollama(m.name.clone()),
+        name: m.name,
+        path: m.gguf,
+    }));
+    Ok(out)
+}
+
 /// The model `spec` names: a path to a GGUF file, a known model's id (or file name) in the
 /// cache, or a model pulled with Ollama (`qwen2.5:3b`), looked up in `ollama`.
 pub fn locate(

@@ -69,35 +69,29 @@ pub fn run_models(args: &ModelsArgs) -> Result<bool> {
     let store = OllamaStore::default_location();
     match &args.command {
         ModelsCommand::List { json } => {
-            let mut listed = Vec::new();
-            for known in models::KNOWN {
-                let path = known.path_in(&models::cache_dir());
-                let (info, error) = if path.is_file() {
-                    read(&path)
-                } else {
-                    (None, None)
-                };
-                listed.push(Listed {
-                    name: known.id.to_owned(),
-                    source: "cache",
-                    path: path.display().to_string(),
-                    info,
-                    error,
-                });
-            }
-            let pulled = store.list().with_context(|| {
+            let all = models::listed(&store).with_context(|| {
                 format!("cannot list Ollama's store at {}", store.root().display())
             })?;
-            for m in pulled {
-                let (info, error) = read(&m.gguf);
-                listed.push(Listed {
-                    name: m.name,
-                    source: "ollama",
-                    path: m.gguf.display().to_string(),
-                    info,
-                    error,
-                });
-            }
+            let listed: Vec<Listed> = all
+                .into_iter()
+                .map(|m| {
+                    let (info, error) = if m.path.is_file() {
+                        read(&m.path)
+                    } else {
+                        (None, None)
+                    };
+                    Listed {
+                        name: m.name,
+                        source: match m.source {
+                            Source::Ollama(_) => "ollama",
+                            _ => "cache",
+                        },
+                        path: m.path.display().to_string(),
+                        info,
+                        error,
+                    }
+                })
+                .collect();
             if *json {
                 println!("{}", serde_json::to_string_pretty(&listed)?);
                 return Ok(true);

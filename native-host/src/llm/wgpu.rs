@@ -120,43 +120,34 @@ impl Backend for Wgpu {
     async fn models(&self) -> Result<Vec<ModelInfo>, LlmError> {
         tokio::task::spawn_blocking(runnable_models)
             .await
-            .map_err(|e| LlmError::Protocol {
-                backend: "wgpu",
-                detail: e.to_string(),
-            })
+            .map_err(engine_error)
+    }
+}
+
+/// An engine failure (GPU, template, tokenizer, constraint), as the backend reports it.
+fn engine_error(e: impl std::fmt::Display) -> LlmError {
+    LlmError::Protocol {
+        backend: "wgpu",
+        detail: e.to_string(),
     }
 }
 
 fn engine_gone(spec: &str) -> LlmError {
-    LlmError::Protocol {
-        backend: "wgpu",
-        detail: format!("the engine thread for {spec} has stopped"),
-    }
+    engine_error(format!("the engine thread for {spec} has stopped"))
 }
 
 /// The models of the cache and of Ollama's store that the engine can run.
 fn runnable_models() -> Vec<ModelInfo> {
-    let mut out = Vec::new();
-    let mut add = |name: String, path: &std::path::Path| {
-        if let Ok(g) = Gguf::open(path) {
-            let info = EngineInfo::read(&g);
-            if info.unsupported.is_none() {
-                out.push(ModelInfo {
-                    name,
-                    size: Some(info.file_bytes),
-                });
-            }
-        }
-    };
-    for known in models::KNOWN {
-        if let Ok(path) = known.locate() {
-            add(known.id.to_owned(), &path);
-        }
-    }
-    for m in OllamaStore::default_location().list().unwrap_or_default() {
-        add(m.name, &m.gguf);
-    }
-    out
+    let all = models::listed(&OllamaStore::default_location()).unwrap_or_default();
+    all.into_iter()
+        .filter_map(|m| {
+            let info = EngineInfo::read(&Gguf::open(&m.path).ok()?);
+            info.unsupported.is_none().then_some(ModelInfo {
+                name: m.name,
+                size: Some(info.file_bytes),
+            })
+        })
+        .collect()
 }
 
 /// What the engine thread keeps between requests.
@@ -191,10 +182,7 @@ fn load(spec: &str) -> Result<Loaded, LlmError> {
         Arc::new(Tokenizer::from_gguf(&gguf).map_err(|e| not_found(spec, e.to_string()))?);
     let template =
         ChatTemplate::from_gguf(&gguf, &tokenizer).map_err(|e| not_found(spec, e.to_string()))?;
-    let gpu = Arc::new(Gpu::new().map_err(|e| LlmError::Protocol {
-        backend: "wgpu",
-        detail: e.to_string(),
-    })?);
+    let gpu = Arc::new(Gpu::new().map_err(engine_error)?);
     let model = Llama::load(&gpu, gguf, MAX_CONTEXT).map_err(|e| not_found(spec, e.to_string()))?;
     let capacity = model.capacity();
     tracing::info!(model = spec, path = %located.path.display(), adapter = %gpu.info().name, "built-in engine loaded");
@@ -259,13 +247,7 @@ fn answer(spec: &str, l: &mut Loaded, job: &Job) -> Result<ChatReply, LlmError> 
             ChatMessage::new(role, defused(&m.content, &l.controls))
         })
         .collect();
-    let rendered = l
-        .template
-        .render(&messages, true)
-        .map_err(|e| LlmError::Protocol {
-            backend: "wgpu",
-            detail: e.to_string(),
-        })?;
+    let rendered = l.template.render(&messages, true).map_err(engine_error)?;
     let has_bos = l
         .bos_text
         .as_deref()
@@ -273,10 +255,7 @@ fn answer(spec: &str, l: &mut Loaded, job: &Job) -> Result<ChatReply, LlmError> 
     let prompt = l
         .tokenizer
         .encode(&rendered, !has_bos, true)
-        .map_err(|e| LlmError::Protocol {
-            backend: "wgpu",
-            detail: e.to_string(),
-        })?;
+        .map_err(engine_error)?;
     let max_tokens = req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     if prompt.len() as u64 + u64::from(max_tokens) > u64::from(l.capacity) {
         return Err(LlmError::ContextOverflow(format!(
@@ -288,21 +267,10 @@ fn answer(spec: &str, l: &mut Loaded, job: &Job) -> Result<ChatReply, LlmError> 
     let mut constrained = match &req.schema {
         Some(schema) => {
             if l.constrainer.is_none() {
-                l.constrainer = Some(Constrainer::new(l.tokenizer.clone()).map_err(|e| {
-                    LlmError::Protocol {
-                        backend: "wgpu",
-                        detail: e.to_string(),
-                    }
-                })?);
+                l.constrainer = Some(Constrainer::new(l.tokenizer.clone()).map_err(engine_error)?);
             }
             let c = l.constrainer.as_ref().expect("just built");
-            Some(
-                c.json_schema(schema.clone())
-                    .map_err(|e| LlmError::Protocol {
-                        backend: "wgpu",
-                        detail: e.to_string(),
-                    })?,
-            )
+            Some(c.json_schema(schema.clone()).map_err(engine_error)?)
         }
         None => None,
     };
@@ -322,10 +290,7 @@ fn answer(spec: &str, l: &mut Loaded, job: &Job) -> Result<ChatReply, LlmError> 
         .generate(&request, constrained.as_mut(), &job.cancel, &mut |piece| {
             let _ = job.text.send(piece.to_owned());
         })
-        .map_err(|e| LlmError::Protocol {
-            backend: "wgpu",
-            detail: e.to_string(),
-        })?;
+        .map_err(engine_error)?;
     Ok(ChatReply {
         content: out.text,
         finish: match out.finish {
