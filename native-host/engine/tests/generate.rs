@@ -35,12 +35,7 @@ fn greedy_generation_matches_llama_cpp_and_the_kept_cache_gives_the_same() {
     let reference = common::reference("smollm2-135m-instruct-q4_1.json");
     let case = &reference["greedy"][0];
     let want = common::ids(&case["tokens"]);
-    let gaps: Vec<f64> = case["top2_gaps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g.as_f64().unwrap())
-        .collect();
+    let gaps: Vec<f64> = common::floats(&case["top2_gaps"]);
     let req = Request {
         prompt: common::ids(&case["prompt_ids"]),
         max_tokens: STEPS as u32,

@@ -157,12 +157,7 @@ fn smollm2_greedy_tokens_match_llama_cpp() {
         let name = case["name"].as_str().unwrap();
         let prompt = common::ids(&case["prompt_ids"]);
         let want = common::ids(&case["tokens"]);
-        let gaps: Vec<f64> = case["top2_gaps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|g| g.as_f64().unwrap())
-            .collect();
+        let gaps: Vec<f64> = common::floats(&case["top2_gaps"]);
         let (&last, head) = prompt.split_last().unwrap();
         for (pos, &t) in head.iter().enumerate() {
             model.feed(gpu, t, pos as u32).unwrap();

@@ -30,6 +30,15 @@ pub fn ids(v: &serde_json::Value) -> Vec<u32> {
         .collect()
 }
 
+/// Numbers from a reference file's JSON array (e.g. the top-2 logit gaps).
+pub fn floats(v: &serde_json::Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
 pub fn hex(s: &str) -> Vec<u8> {
     assert!(s.len().is_multiple_of(2), "odd hex length");
     (0..s.len())
