@@ -59,6 +59,14 @@ fn models_lists_the_cache_and_ollamas_store_and_describes_a_model() {
         tiny.contains("llama, runs in the built-in engine"),
         "{stdout}"
     );
+    let gemma = stdout
+        .lines()
+        .find(|l| l.contains("gemma-3-270m"))
+        .unwrap_or_default();
+    assert!(
+        gemma.contains("gemma3, runs in the built-in engine"),
+        "{stdout}"
+    );
 
     let out = models(dir.path(), &["info", "tiny:1b", "--json"]);
     let (stdout, stderr) = text(&out);

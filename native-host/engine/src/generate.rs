@@ -11,37 +11,40 @@ use std::sync::Arc;
 
 use crate::constrain::{ConstrainError, Constrained, Next};
 use crate::gpu::Gpu;
-use crate::model::{Llama, ModelError};
+use crate::model::{ModelError, Transformer, PREFILL_BATCH};
 use crate::sample::{SampleError, Sampler, Sampling, Stops};
 use crate::tokenizer::{TokenId, Tokenizer};
 
-/// A forward pass over a KV cache, one token per call.
+/// A forward pass over a KV cache.
 pub trait Decoder {
     /// Positions the KV cache holds.
     fn capacity(&self) -> u32;
-    /// Puts `token` at `pos` in the cache (earlier positions must be there).
-    fn feed(&mut self, token: TokenId, pos: u32) -> Result<(), ModelError>;
-    /// Like `feed`, and returns the next token's logits.
+    /// Puts `tokens` at `pos..` in the cache (earlier positions must be there).
+    fn feed(&mut self, tokens: &[TokenId], pos: u32) -> Result<(), ModelError>;
+    /// Puts `token` at `pos` and returns the next token's logits.
     fn step(&mut self, token: TokenId, pos: u32) -> Result<Vec<f32>, ModelError>;
 }
 
-/// The llama pass on a GPU (held as `&Gpu` or `Arc<Gpu>`).
-pub struct GpuLlama<G> {
+/// A model on a GPU (held as `&Gpu` or `Arc<Gpu>`).
+pub struct GpuModel<G> {
     pub gpu: G,
-    pub model: Llama,
+    pub model: Transformer,
 }
 
-impl<G: std::ops::Deref<Target = Gpu>> Decoder for GpuLlama<G> {
+impl<G: std::ops::Deref<Target = Gpu>> Decoder for GpuModel<G> {
     fn capacity(&self) -> u32 {
         self.model.capacity()
     }
-    fn feed(&mut self, token: TokenId, pos: u32) -> Result<(), ModelError> {
-        self.model.feed(&self.gpu, token, pos)
+    fn feed(&mut self, tokens: &[TokenId], pos: u32) -> Result<(), ModelError> {
+        self.model.feed(&self.gpu, tokens, pos)
     }
     fn step(&mut self, token: TokenId, pos: u32) -> Result<Vec<f32>, ModelError> {
         self.model.step(&self.gpu, token, pos)
     }
 }
+
+/// Prompt tokens fed between checks for cancellation.
+const FEED_CHUNK: usize = 4 * PREFILL_BATCH as usize;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GenerateError {
@@ -153,12 +156,12 @@ impl<D: Decoder> Generator<D> {
             finish,
             reused,
         };
-        for (pos, &token) in before.iter().enumerate().skip(reused) {
+        for chunk in before[reused..].chunks(FEED_CHUNK) {
             if cancel.load(Ordering::SeqCst) {
                 return Ok(done(Finish::Cancelled, Vec::new(), String::new(), reused));
             }
-            self.decoder.feed(token, pos as u32)?;
-            self.cached.push(token);
+            self.decoder.feed(chunk, self.cached.len() as u32)?;
+            self.cached.extend_from_slice(chunk);
         }
         let mut logits = self.decoder.step(last, before.len() as u32)?;
         self.cached.push(last);
@@ -245,8 +248,10 @@ mod tests {
         fn capacity(&self) -> u32 {
             self.capacity
         }
-        fn feed(&mut self, token: TokenId, pos: u32) -> Result<(), ModelError> {
-            self.calls.push((token, pos, false));
+        fn feed(&mut self, tokens: &[TokenId], pos: u32) -> Result<(), ModelError> {
+            let at = (pos..).zip(tokens);
+            self.calls
+                .extend(at.map(|(pos, &token)| (token, pos, false)));
             Ok(())
         }
         fn step(&mut self, token: TokenId, pos: u32) -> Result<Vec<f32>, ModelError> {

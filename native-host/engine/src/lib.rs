@@ -13,10 +13,12 @@
 //! - [`chat`]: the GGUF's chat template rendered with minijinja the way Hugging Face renders it.
 //! - [`models`]: where the small test models live on disk.
 //! - [`gpu`]: the wgpu device, weight matrices uploaded in their GGUF encoding (split to fit the
-//!   device's storage bindings), and the dequantising matrix-vector kernels (`src/kernels/*.wgsl`),
-//!   tested against [`quant`], and the other kernels of a transformer block.
-//! - [`model`]: forward passes on those kernels: the llama family, one token per step over a KV
-//!   cache, checked against llama.cpp's logits.
+//!   device's storage bindings), the dequantising matrix-vector (decode) and matrix-matrix
+//!   (prefill) kernels (`src/kernels/*.wgsl`), tested against [`quant`], and the other kernels of a
+//!   transformer block.
+//! - [`model`]: the forward pass of the llama family and Gemma 3 on those kernels over a KV cache,
+//!   prompts in batches and then one token per step, checked against an f64 CPU pass and
+//!   llama.cpp's logits.
 //!
 //! - [`sample`]: choosing tokens (greedy, temperature, top-k, top-p, seeded) and stop sequences.
 //! - [`constrain`]: constrained decoding to a JSON schema with llguidance.
@@ -24,9 +26,11 @@
 //!
 //! - [`generate`]: the generation loop joining a forward pass, sampling and the constraint, with
 //!   the KV cache kept across calls.
+//! - [`bench`]: prefill and decode speed, time to first token and memory on a model.
 //!
-//! Still to come: batched prefill, and the gemma3 and qwen2 forward passes.
+//! Still to come: the qwen2 forward pass (biases on q/k/v).
 
+pub mod bench;
 pub mod chat;
 pub mod constrain;
 pub mod generate;

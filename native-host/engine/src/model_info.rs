@@ -39,10 +39,10 @@ impl ModelInfo {
             (Err(e), _) => Some(e.to_string()),
             (Ok(_), Err(e)) => Some(e.to_string()),
             // Read, but its forward pass is not built yet.
-            (Ok(a), Ok(_)) if *a != Architecture::Llama => Some(format!(
-                "the engine's {} forward pass is not built yet (only llama so far)",
-                a.name()
-            )),
+            (Ok(Architecture::Qwen2), Ok(_)) => Some(
+                "the engine's qwen2 forward pass is not built yet (it runs llama and gemma3)"
+                    .to_owned(),
+            ),
             (Ok(_), Ok(_)) => None,
         };
         let hp = hp.ok();

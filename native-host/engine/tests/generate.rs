@@ -8,9 +8,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use itinero_engine::constrain::Constrainer;
-use itinero_engine::generate::{Finish, Generator, GpuLlama, Request};
+use itinero_engine::generate::{Finish, Generator, GpuModel, Request};
 use itinero_engine::gpu::Gpu;
-use itinero_engine::model::Llama;
+use itinero_engine::model::Transformer;
 use itinero_engine::models::SMOLLM2_135M;
 use itinero_engine::tokenizer::Tokenizer;
 
@@ -18,13 +18,13 @@ const NEAR_TIE: f64 = 0.5;
 const STEPS: usize = 12;
 
 /// A generator over SmolLM2 on the GPU, and its tokenizer.
-fn smollm2() -> (Generator<GpuLlama<&'static Gpu>>, Arc<Tokenizer>) {
+fn smollm2() -> (Generator<GpuModel<&'static Gpu>>, Arc<Tokenizer>) {
     let gguf = common::open(SMOLLM2_135M);
     let tokenizer = Arc::new(Tokenizer::from_gguf(&gguf).unwrap());
-    let model = Llama::load(common::gpu(), gguf, 256).unwrap();
+    let model = Transformer::load(common::gpu(), gguf, 256).unwrap();
     let gpu = common::gpu();
     (
-        Generator::new(GpuLlama { gpu, model }, tokenizer.clone()),
+        Generator::new(GpuModel { gpu, model }, tokenizer.clone()),
         tokenizer,
     )
 }

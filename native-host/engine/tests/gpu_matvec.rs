@@ -10,7 +10,7 @@ mod common;
 
 use half::{bf16, f16};
 use itinero_engine::gguf::TensorType;
-use itinero_engine::gpu::{GpuMatrix, MatVec, MatVecConfig, Reduction};
+use itinero_engine::gpu::{GpuMatrix, MatMul, MatVec, MatVecConfig, Reduction, BATCH_TILE};
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
 
@@ -142,6 +142,67 @@ fn every_type_matches_the_cpu_reference_in_every_kernel_shape() {
             }
         }
     }
+}
+
+/// The prefill kernel: every type, a batch that is not whole tiles (the last tile's surplus rows
+/// must not be written), and a matrix split across bindings; each token's row of `Y` against the
+/// reference for that token alone.
+#[test]
+fn the_matrix_matrix_kernel_matches_the_cpu_reference_per_token() {
+    let gpu = common::gpu();
+    let mut rng = Rng(0x5eed_0004);
+    let mut variants = Vec::new();
+    for tile in [BATCH_TILE, 1] {
+        variants.push(MatMul::with_subgroup_x(gpu, &TYPES, tile, false).unwrap());
+        if MatMul::can_share_x(gpu) {
+            variants.push(MatMul::with_subgroup_x(gpu, &TYPES, tile, true).unwrap());
+        }
+    }
+    for (kernels, ty) in variants
+        .iter()
+        .flat_map(|k| TYPES.iter().map(move |&ty| (k, ty)))
+    {
+        let cols = if ty.block_elements() == 256 { 512 } else { 96 };
+        let rows = 67;
+        let tokens = 11u32;
+        let data = random_rows(ty, rows, cols, &mut rng);
+        let xs: Vec<Vec<f32>> = (0..tokens).map(|_| random_x(cols, &mut rng)).collect();
+        let row_bytes = (data.len() / rows) as u64;
+        for limit in [gpu.max_binding_bytes(), 5 * row_bytes] {
+            let m = GpuMatrix::upload_with_limit(
+                gpu,
+                "random",
+                ty,
+                rows as u64,
+                cols as u64,
+                &data,
+                limit,
+            )
+            .unwrap();
+            let got = kernels.run(gpu, &m, &xs.concat(), tokens).unwrap();
+            assert_eq!(got.len(), rows * tokens as usize);
+            let mut worst = 0.0f64;
+            for (t, x) in xs.iter().enumerate() {
+                let (want, scale) = reference(ty, &data, rows, x);
+                let what = format!(
+                    "{ty} matmul ({kernels:?}), token {t}, {} bindings",
+                    m.chunk_count()
+                );
+                worst = worst.max(check(&what, &got[t * rows..(t + 1) * rows], &want, &scale));
+            }
+            eprintln!(
+                "{ty} matmul ({} bindings): worst error {worst:.1e} of Σ|w·x|",
+                m.chunk_count()
+            );
+        }
+    }
+    let m = GpuMatrix::upload(gpu, "q8", TensorType::Q8_0, 1, 32, &[0; 34]).unwrap();
+    let only_q4 = MatMul::new(gpu, &[TensorType::Q4_0], BATCH_TILE).unwrap();
+    let err = only_q4.run(gpu, &m, &[0.0; 32], 1).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "no matrix-matrix kernel was built for Q8_0 (built: Q4_0)"
+    );
 }
 
 #[test]

@@ -13,8 +13,8 @@ mod common;
 
 use itinero_engine::gguf::Architecture;
 use itinero_engine::gpu::{
-    Attention, AttentionBuffers, AttentionShape, Gate, GatedActivation, Gpu, RmsNorm, Rope,
-    RopeOrder, RopeParams, Softmax,
+    Attention, AttentionBuffers, AttentionForm, AttentionShape, Gate, GatedActivation, Gpu,
+    RmsNorm, Rope, RopeOrder, RopeParams, Softmax,
 };
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 
@@ -300,77 +300,94 @@ fn rope_settings_come_from_the_gguf() {
     );
 }
 
+/// Decode (one token), a prefill batch (each token seeing only the positions up to its own) and a
+/// sliding window, against an f64 softmax of the scaled dot products.
 #[test]
 fn attention_matches_softmax_of_scaled_dot_products_with_grouped_heads() {
     let gpu = common::gpu();
     let mut rng = Rng(15);
     let (heads, kv_heads, head_dim, capacity) = (6usize, 2usize, 64usize, 300usize);
     let kv = kv_heads * head_dim;
-    let q = random(heads * head_dim, -1.0, 1.0, &mut rng);
+    let max_tokens = 40usize;
+    let q = random(max_tokens * heads * head_dim, -1.0, 1.0, &mut rng);
     let k = random(capacity * kv, -1.0, 1.0, &mut rng);
     let v = random(capacity * kv, -1.0, 1.0, &mut rng);
-    let attention = Attention::new(gpu).unwrap();
     let (qb, kb, vb) = (
         gpu.upload_f32("q", &q),
         gpu.upload_f32("k", &k),
         gpu.upload_f32("v", &v),
     );
-    let scratch = gpu.storage_f32("scores", heads * capacity);
-    let out = gpu.storage_f32("out", heads * head_dim);
+    let out = gpu.storage_f32("out", max_tokens * heads * head_dim);
     let scale = 1.0 / (head_dim as f32).sqrt();
-    // One position, a run shorter than the workgroup, and most of the cache.
-    for n_kv in [1usize, 37, 257] {
+    // (first position, tokens, window): decode at the start, within the first block and past a
+    // few blocks; a batch; a batch under a sliding window, starting inside and past it.
+    let forms = [AttentionForm::Workgroup, AttentionForm::Lane];
+    for (form, (pos, tokens, window)) in forms.into_iter().flat_map(|f| {
+        [
+            (0usize, 1usize, None),
+            (36, 1, None),
+            (256, 1, None),
+            (30, 40, None),
+            (0, 40, Some(16usize)),
+            (100, 40, Some(70)),
+        ]
+        .map(move |case| (f, case))
+    }) {
+        let attention = Attention::with_form(gpu, form).unwrap();
+        let shape = AttentionShape {
+            heads: heads as u32,
+            kv_heads: kv_heads as u32,
+            head_dim: head_dim as u32,
+            capacity: capacity as u32,
+            window: window.map(|w| w as u32),
+            scale,
+        };
+        let buffers = AttentionBuffers {
+            q: &qb,
+            k_cache: &kb,
+            v_cache: &vb,
+            out: &out,
+        };
         let mut enc = encoder(gpu);
         attention
-            .encode(
-                gpu,
-                &mut enc,
-                AttentionBuffers {
-                    q: &qb,
-                    k_cache: &kb,
-                    v_cache: &vb,
-                    scratch: &scratch,
-                    out: &out,
-                },
-                AttentionShape {
-                    heads: heads as u32,
-                    kv_heads: kv_heads as u32,
-                    head_dim: head_dim as u32,
-                    n_kv: n_kv as u32,
-                    scratch_stride: capacity as u32,
-                    scale,
-                },
-            )
+            .encode(gpu, &mut enc, buffers, shape, pos as u32, tokens as u32)
             .unwrap();
         gpu.queue().submit([enc.finish()]);
-        let got = gpu.read_f32(&out, heads * head_dim).unwrap();
-        let mut want = vec![0.0f64; heads * head_dim];
-        for h in 0..heads {
-            let kvh = h / (heads / kv_heads);
-            let scores: Vec<f64> = (0..n_kv)
-                .map(|t| {
-                    (0..head_dim)
-                        .map(|d| {
-                            f64::from(q[h * head_dim + d])
-                                * f64::from(k[t * kv + kvh * head_dim + d])
-                        })
-                        .sum::<f64>()
-                        * f64::from(scale)
-                })
-                .collect();
-            let m = scores.iter().cloned().fold(f64::MIN, f64::max);
-            let sum: f64 = scores.iter().map(|s| (s - m).exp()).sum();
-            for d in 0..head_dim {
-                want[h * head_dim + d] = (0..n_kv)
+        let got = gpu.read_f32(&out, tokens * heads * head_dim).unwrap();
+        let mut want = vec![0.0f64; tokens * heads * head_dim];
+        for r in 0..tokens {
+            let end = pos + r + 1;
+            let start = window.map_or(0, |w| end.saturating_sub(w));
+            for h in 0..heads {
+                let kvh = h / (heads / kv_heads);
+                let q0 = (r * heads + h) * head_dim;
+                let scores: Vec<f64> = (start..end)
                     .map(|t| {
-                        (scores[t] - m).exp() / sum * f64::from(v[t * kv + kvh * head_dim + d])
+                        (0..head_dim)
+                            .map(|d| {
+                                f64::from(q[q0 + d]) * f64::from(k[t * kv + kvh * head_dim + d])
+                            })
+                            .sum::<f64>()
+                            * f64::from(scale)
                     })
-                    .sum();
+                    .collect();
+                let m = scores.iter().cloned().fold(f64::MIN, f64::max);
+                let sum: f64 = scores.iter().map(|s| (s - m).exp()).sum();
+                for d in 0..head_dim {
+                    want[q0 + d] = (start..end)
+                        .zip(&scores)
+                        .map(|(t, s)| {
+                            (s - m).exp() / sum * f64::from(v[t * kv + kvh * head_dim + d])
+                        })
+                        .sum();
+                }
             }
         }
         let largest = want.iter().fold(0.0f64, |a, b| a.max(b.abs()));
         assert_close(
-            &format!("attention over {n_kv}"),
+            &format!(
+                "{form:?} attention of {tokens} tokens from position {pos}, window {window:?}"
+            ),
             &got,
             &want,
             0.0,

@@ -5,6 +5,7 @@ pub mod doctor;
 pub mod host;
 pub mod install;
 pub mod models;
+pub mod models_bench;
 pub mod observe;
 pub mod run;
 pub mod skills;

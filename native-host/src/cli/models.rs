@@ -1,6 +1,6 @@
 //! `itinero-host models …`: the models the built-in engine can run — the small models of
 //! itinero's model cache and those already pulled with Ollama (used without its server) — and
-//! what a GGUF holds.
+//! what a GGUF holds; `bench` is in `models_bench`.
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -30,6 +30,9 @@ pub enum ModelsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The built-in engine's speed on a model (prefill, decode, time to first token, memory),
+    /// beside llama.cpp's llama-bench on the same model when it is installed (`scripts/llama-cpp`).
+    Bench(super::models_bench::BenchArgs),
 }
 
 #[derive(Serialize)]
@@ -108,6 +111,7 @@ pub fn run_models(args: &ModelsArgs) -> Result<bool> {
             );
             Ok(true)
         }
+        ModelsCommand::Bench(args) => super::models_bench::run_bench(args),
         ModelsCommand::Info { model, json } => {
             let located = models::locate(model, &store)?;
             let g = Gguf::open(&located.path)

@@ -15,10 +15,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use async_trait::async_trait;
 use itinero_engine::chat::{ChatTemplate, Message as ChatMessage};
 use itinero_engine::constrain::Constrainer;
-use itinero_engine::generate::{Finish as GenFinish, Generator, GpuLlama, Request};
+use itinero_engine::generate::{Finish as GenFinish, Generator, GpuModel, Request};
 use itinero_engine::gguf::Gguf;
 use itinero_engine::gpu::Gpu;
-use itinero_engine::model::Llama;
+use itinero_engine::model::Transformer;
 use itinero_engine::model_info::ModelInfo as EngineInfo;
 use itinero_engine::models::{self, SMOLLM2_135M};
 use itinero_engine::ollama_store::OllamaStore;
@@ -154,7 +154,7 @@ fn runnable_models() -> Vec<ModelInfo> {
 struct Loaded {
     /// Positions the KV cache holds.
     capacity: u32,
-    generator: Generator<GpuLlama<Arc<Gpu>>>,
+    generator: Generator<GpuModel<Arc<Gpu>>>,
     template: ChatTemplate,
     tokenizer: Arc<Tokenizer>,
     /// Built on the first request with a schema (the vocabulary's trie takes a moment).
@@ -183,7 +183,8 @@ fn load(spec: &str) -> Result<Loaded, LlmError> {
     let template =
         ChatTemplate::from_gguf(&gguf, &tokenizer).map_err(|e| not_found(spec, e.to_string()))?;
     let gpu = Arc::new(Gpu::new().map_err(engine_error)?);
-    let model = Llama::load(&gpu, gguf, MAX_CONTEXT).map_err(|e| not_found(spec, e.to_string()))?;
+    let model =
+        Transformer::load(&gpu, gguf, MAX_CONTEXT).map_err(|e| not_found(spec, e.to_string()))?;
     let capacity = model.capacity();
     tracing::info!(model = spec, path = %located.path.display(), adapter = %gpu.info().name, "built-in engine loaded");
     let vocab = tokenizer.vocab();
@@ -198,7 +199,7 @@ fn load(spec: &str) -> Result<Loaded, LlmError> {
         .map(|t| t.text.clone());
     Ok(Loaded {
         capacity,
-        generator: Generator::new(GpuLlama { gpu, model }, tokenizer.clone()),
+        generator: Generator::new(GpuModel { gpu, model }, tokenizer.clone()),
         template,
         tokenizer,
         constrainer: None,

@@ -1,7 +1,10 @@
-//! Decode attention: one new token's queries over the KV cache.
+//! Causal attention of new tokens over the KV cache: a prefill batch, or decode's one token.
 
 use super::kernel::{record_pass, Bound, Kernel, StepUniform};
 use super::{Gpu, GpuError};
+
+/// The largest head the kernel's workgroup memory holds (Gemma 3's 256).
+pub const MAX_HEAD_DIM: u32 = 256;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -9,99 +12,147 @@ struct Params {
     head_dim: u32,
     heads: u32,
     kv_heads: u32,
-    _unused: u32,
-    scratch_stride: u32,
+    window: u32,
+    capacity: u32,
     scale: f32,
-    _pad: [u32; 2],
+    /// The lane form's tokens per head in the dispatch (the workgroup form ignores it).
+    max_tokens: u32,
+    _pad: u32,
 }
 
-/// The shape of one attention call.
+/// How the work of one attention call is spread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttentionForm {
+    /// A workgroup per (head, token), sharing the keys among its invocations: for GPUs.
+    Workgroup,
+    /// An invocation per (head, token), with no barrier: for CPU drivers, where barriers cost
+    /// more than the arithmetic.
+    Lane,
+}
+
+impl AttentionForm {
+    pub fn for_gpu(gpu: &Gpu) -> Self {
+        if gpu.is_cpu() {
+            Self::Lane
+        } else {
+            Self::Workgroup
+        }
+    }
+}
+
+/// The shape of one attention layer.
 #[derive(Debug, Clone, Copy)]
 pub struct AttentionShape {
     pub heads: u32,
     pub kv_heads: u32,
     pub head_dim: u32,
-    /// Positions attended to: 0..n_kv. [`Attention::bind`] ignores it: there the step uniform
-    /// says.
-    pub n_kv: u32,
-    /// Floats per head in the scratch buffer (at least `n_kv`; the cache's capacity).
-    pub scratch_stride: u32,
+    /// Positions the cache holds.
+    pub capacity: u32,
+    /// A sliding window: each token attends to at most this many positions, itself included.
+    pub window: Option<u32>,
     /// Multiplies q·k: 1/sqrt(head_dim) in llama, Gemma's query_pre_attn_scalar^-½.
     pub scale: f32,
 }
 
 #[derive(Debug)]
 pub struct Attention {
+    form: AttentionForm,
     kernel: Kernel,
 }
 
 /// The buffers of one attention call.
 #[derive(Debug, Clone, Copy)]
 pub struct AttentionBuffers<'a> {
-    /// heads × head_dim
+    /// tokens × heads × head_dim
     pub q: &'a wgpu::Buffer,
-    /// capacity × kv_heads × head_dim, positions 0..n_kv filled
+    /// capacity × kv_heads × head_dim, filled up to the last new token
     pub k_cache: &'a wgpu::Buffer,
     pub v_cache: &'a wgpu::Buffer,
-    /// heads × scratch_stride
-    pub scratch: &'a wgpu::Buffer,
-    /// heads × head_dim
+    /// tokens × heads × head_dim
     pub out: &'a wgpu::Buffer,
 }
 
 impl Attention {
+    /// The form that suits `gpu`.
     pub fn new(gpu: &Gpu) -> Result<Self, GpuError> {
-        Ok(Self {
-            kernel: Kernel::new(
+        Self::with_form(gpu, AttentionForm::for_gpu(gpu))
+    }
+
+    pub fn with_form(gpu: &Gpu, form: AttentionForm) -> Result<Self, GpuError> {
+        let kernel = match form {
+            AttentionForm::Workgroup => Kernel::new(
                 gpu,
                 "attention",
                 &super::shader::with_workgroup_reduce(include_str!("../kernels/attention.wgsl")),
             )?,
-        })
+            AttentionForm::Lane => Kernel::new(
+                gpu,
+                "attention (lane)",
+                include_str!("../kernels/attention_lane.wgsl"),
+            )?,
+        };
+        Ok(Self { form, kernel })
     }
 
+    /// Records attention for `tokens` new tokens at positions `pos..pos + tokens` (one-off use
+    /// and tests).
+    #[allow(clippy::too_many_arguments)]
     pub fn encode(
         &self,
         gpu: &Gpu,
         encoder: &mut wgpu::CommandEncoder,
         b: AttentionBuffers<'_>,
         s: AttentionShape,
+        pos: u32,
+        tokens: u32,
     ) -> Result<(), GpuError> {
-        let step = StepUniform::new(s.n_kv.saturating_sub(1), s.n_kv).buffer(gpu);
-        let bound = self.bind(gpu, b, s, &step)?;
+        let step = StepUniform::batch(pos, tokens).buffer(gpu);
+        let bound = self.bind(gpu, b, s, &step, tokens)?;
         record_pass(encoder, "attention", &[bound]);
         Ok(())
     }
 
-    /// The same dispatch, bound once, the positions read from `step` (a [`StepUniform`] whose
-    /// `n_kv` must not exceed `s.scratch_stride`).
+    /// The dispatch for up to `max_tokens` new tokens, bound once; the batch's first position and
+    /// length are read from `step` (a [`StepUniform`]).
     pub fn bind(
         &self,
         gpu: &Gpu,
         b: AttentionBuffers<'_>,
         s: AttentionShape,
         step: &wgpu::Buffer,
+        max_tokens: u32,
     ) -> Result<Bound, GpuError> {
-        if s.kv_heads == 0 || !s.heads.is_multiple_of(s.kv_heads) || s.n_kv > s.scratch_stride {
+        if s.kv_heads == 0
+            || !s.heads.is_multiple_of(s.kv_heads)
+            || s.head_dim > MAX_HEAD_DIM
+            || !s.head_dim.is_multiple_of(4)
+            || s.window == Some(0)
+        {
             return Err(GpuError::Shape {
                 name: "attention".into(),
-                reason: format!("{s:?}"),
+                reason: format!("{s:?} (heads of at most {MAX_HEAD_DIM}, a multiple of 4)"),
             });
         }
+        super::kernel::check_rows(gpu, "attention", max_tokens)?;
         let params = Params {
             head_dim: s.head_dim,
             heads: s.heads,
             kv_heads: s.kv_heads,
-            _unused: 0,
-            scratch_stride: s.scratch_stride,
+            window: s.window.unwrap_or(0),
+            capacity: s.capacity,
             scale: s.scale,
-            _pad: [0; 2],
+            max_tokens,
+            _pad: 0,
+        };
+        let groups = match self.form {
+            AttentionForm::Workgroup => (s.heads, max_tokens, 1),
+            AttentionForm::Lane => super::kernel::grid_for(gpu, s.heads * max_tokens, 64),
         };
         Ok(self.kernel.bind(
             gpu,
-            &[b.q, b.k_cache, b.v_cache, b.scratch, b.out, step],
+            &[b.q, b.k_cache, b.v_cache, b.out, step],
             &params,
-            (s.heads, 1, 1),
+            groups,
         ))
     }
 }

@@ -24,8 +24,12 @@ pub enum GpuError {
         row_bytes: u64,
         limit: u64,
     },
-    #[error("no matrix-vector kernel was built for {ty} (built: {built})")]
-    NoKernel { ty: TensorType, built: String },
+    #[error("no {what} kernel was built for {ty} (built: {built})")]
+    NoKernel {
+        what: &'static str,
+        ty: TensorType,
+        built: String,
+    },
     #[error("compiling the {what} kernel: {message}")]
     Compile { what: String, message: String },
 }

@@ -123,23 +123,36 @@ pub fn record_pass(encoder: &mut wgpu::CommandEncoder, label: &str, dispatches: 
     }
 }
 
-/// The per-token values of a forward pass, in a uniform buffer written once per step so that
-/// the dispatches bound at load never change: the new token's position and how many positions
-/// attention reads.
+/// The per-step values of a forward pass, in a uniform buffer written once per step so that
+/// the dispatches bound at load never change: the (first) new token's position, how many
+/// positions decode attention reads, and how many tokens a prefill batch holds.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct StepUniform {
     pub pos: u32,
     pub n_kv: u32,
-    pub _pad: [u32; 2],
+    pub tokens: u32,
+    pub _pad: u32,
 }
 
 impl StepUniform {
+    /// One token at `pos`, attending to positions `0..n_kv`.
     pub fn new(pos: u32, n_kv: u32) -> Self {
         Self {
             pos,
             n_kv,
-            _pad: [0; 2],
+            tokens: 1,
+            _pad: 0,
+        }
+    }
+
+    /// `tokens` tokens at `pos..pos + tokens`.
+    pub fn batch(pos: u32, tokens: u32) -> Self {
+        Self {
+            pos,
+            n_kv: pos + tokens,
+            tokens,
+            _pad: 0,
         }
     }
 

@@ -163,6 +163,11 @@ impl GpuMatrix {
         self.cols
     }
 
+    /// Bytes on the device.
+    pub fn bytes(&self) -> u64 {
+        self.chunks.iter().map(|c| c.weights.size()).sum()
+    }
+
     /// How many bindings (and dispatches) the matrix takes.
     pub fn chunk_count(&self) -> usize {
         self.chunks.len()

@@ -233,6 +233,7 @@ impl MatVec {
             .get(&ty.ggml_id())
             .map(|(_, p)| p)
             .ok_or_else(|| GpuError::NoKernel {
+                what: "matrix-vector",
                 ty,
                 built: self
                     .pipelines

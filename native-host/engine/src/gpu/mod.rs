@@ -9,6 +9,7 @@
 //! - [`matrix`]: a GGUF weight matrix on the device, cut into whole-row chunks no larger than one
 //!   storage binding.
 //! - [`matvec`]: the dequantising matrix-vector kernels, one pipeline per tensor type.
+//! - [`matmul`]: the same for a batch of tokens (prompt prefill), each part decoded once per tile.
 //! - [`norm`], [`rope`], [`softmax`], [`activation`], [`attention`], [`add`]: the other kernels of
 //!   a transformer block, each with the ggml semantics the reference logits were computed with.
 
@@ -19,6 +20,7 @@ pub mod buffer;
 pub mod device;
 mod error;
 pub mod kernel;
+pub mod matmul;
 pub mod matrix;
 pub mod matvec;
 pub mod norm;
@@ -28,10 +30,11 @@ pub mod softmax;
 
 pub use activation::{Gate, GatedActivation};
 pub use add::Add;
-pub use attention::{Attention, AttentionBuffers, AttentionShape};
+pub use attention::{Attention, AttentionBuffers, AttentionForm, AttentionShape};
 pub use device::{Gpu, GpuOptions};
 pub use error::GpuError;
 pub use kernel::{record_pass, Bound, StepUniform};
+pub use matmul::{MatMul, BATCH_TILE};
 pub use matrix::GpuMatrix;
 pub use matvec::{MatVec, MatVecConfig, Reduction};
 pub use norm::RmsNorm;

@@ -8,6 +8,10 @@ use crate::gguf::TensorType;
 use super::matvec::{MatVecConfig, Reduction};
 
 const MATVEC: &str = include_str!("../kernels/matvec.wgsl");
+const MATMUL: &str = include_str!("../kernels/matmul.wgsl");
+const MATMUL_X_PLAIN: &str = include_str!("../kernels/matmul_x_plain.wgsl");
+const MATMUL_X_SUBGROUP: &str = include_str!("../kernels/matmul_x_subgroup.wgsl");
+const WEIGHT_WORDS: &str = include_str!("../kernels/weight_words.wgsl");
 const KSCALES: &str = include_str!("../kernels/kscales.wgsl");
 const REDUCE_NONE: &str = include_str!("../kernels/reduce_none.wgsl");
 const REDUCE_WORKGROUP: &str = include_str!("../kernels/reduce_workgroup.wgsl");
@@ -20,7 +24,8 @@ pub(super) fn with_workgroup_reduce(kernel: &str) -> String {
     format!("{kernel}\n{WORKGROUP_REDUCE}")
 }
 
-/// The `part_dot` of a weight type, and whether it needs the k-quant scale decoder.
+/// The `part_dot` and `part_load` of a weight type, and whether they need the k-quant scale
+/// decoder.
 fn part_dot(ty: TensorType) -> (&'static str, bool) {
     match ty {
         TensorType::F32 => (include_str!("../kernels/mv_f32.wgsl"), false),
@@ -49,7 +54,41 @@ pub(super) fn matvec(ty: TensorType, config: &MatVecConfig) -> String {
         "// {ty} matrix-vector, {config:?}\nconst WG: u32 = {}u;\nconst TPR: u32 = {}u;\n\n",
         config.workgroup_size, config.threads_per_row
     );
-    for piece in [MATVEC, if kscales { KSCALES } else { "" }, part, reduce] {
+    for piece in [
+        MATVEC,
+        WEIGHT_WORDS,
+        if kscales { KSCALES } else { "" },
+        part,
+        reduce,
+    ] {
+        src.push_str(piece);
+        src.push('\n');
+    }
+    src
+}
+
+/// The matrix-matrix kernel for weights of type `ty`, in workgroups of `workgroup_size` rows,
+/// tiles of `tile` (8 or 1) tokens; `subgroup_x` shares the loads of X across subgroup lanes.
+pub(super) fn matmul(ty: TensorType, workgroup_size: u32, tile: u32, subgroup_x: bool) -> String {
+    let (part, kscales) = part_dot(ty);
+    let (main, x) = if subgroup_x {
+        (
+            MATMUL.replace("// LANE", "@builtin(subgroup_invocation_id) lane: u32,"),
+            MATMUL_X_SUBGROUP,
+        )
+    } else {
+        (MATMUL.to_owned(), MATMUL_X_PLAIN)
+    };
+    let mut src = format!(
+        "// {ty} matrix-matrix\nconst WG: u32 = {workgroup_size}u;\nconst TT: u32 = {tile}u;\n\n"
+    );
+    for piece in [
+        &main[..],
+        x,
+        WEIGHT_WORDS,
+        if kscales { KSCALES } else { "" },
+        part,
+    ] {
         src.push_str(piece);
         src.push('\n');
     }

@@ -1,69 +1,111 @@
-// Attention of one new token over the KV cache (decode), one workgroup per query head: scores
-// q·k_t * scale for t < n_kv, their softmax, and the weighted sum of v_t. Grouped-query
-// attention: query head h reads KV head h / (heads / kv_heads). The cache holds, per position,
-// kv_heads × head_dim floats. Scores go through a storage scratch row per head, since the
-// context is longer than workgroup memory.
+// Causal attention of new tokens over the KV cache: one workgroup per (query head, new token).
+// Token r of the batch sits at position pos + r and attends to the positions before it and
+// itself — the last `window` of them when the layer has a sliding window (Gemma 3's local
+// layers), all of them otherwise. Decode is a batch of one.
+//
+// The scores are never stored: keys are taken WG at a time with a running maximum and sum
+// (online softmax), so memory does not grow with the context and the kernel needs no scratch.
+// Grouped-query attention: query head h reads KV head h / (heads / kv_heads). The cache holds,
+// per position, kv_heads × head_dim floats; Q and O hold, per token, heads × head_dim.
 
 struct Params {
     head_dim: u32,
     heads: u32,
     kv_heads: u32,
-    _unused: u32,
-    scratch_stride: u32,
+    window: u32,      // 0: none
+    capacity: u32,    // positions the cache holds
     scale: f32,
-    _pad0: u32,
-    _pad1: u32,
+    _max_tokens: u32,
+    _pad: u32,
+}
+
+// The forward pass's per-step values: the batch's first position and its length.
+struct Step {
+    pos: u32,
+    n_kv: u32,
+    tokens: u32,
+    _pad: u32,
 }
 
 @group(0) @binding(0) var<storage, read> Q: array<f32>;
 @group(0) @binding(1) var<storage, read> K: array<f32>;
 @group(0) @binding(2) var<storage, read> V: array<f32>;
-@group(0) @binding(3) var<storage, read_write> S: array<f32>;
-@group(0) @binding(4) var<storage, read_write> O: array<f32>;
-// The forward pass's per-token values: attention reads positions 0..n_kv.
-struct Step {
-    pos: u32,
-    n_kv: u32,
-    _pad0: u32,
-    _pad1: u32,
-}
-@group(0) @binding(5) var<uniform> STEP: Step;
-@group(0) @binding(6) var<uniform> P: Params;
+@group(0) @binding(3) var<storage, read_write> O: array<f32>;
+@group(0) @binding(4) var<uniform> STEP: Step;
+@group(0) @binding(5) var<uniform> P: Params;
 
 const WG: u32 = 64u;
+const MAX_HEAD_DIM: u32 = 256u;
+const DIMS_PER_INVOCATION: u32 = MAX_HEAD_DIM / WG;
+
+var<workgroup> qs: array<f32, MAX_HEAD_DIM>;
+var<workgroup> probs: array<f32, WG>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>) {
     let h = wg.x;
-    let kv_stride = P.kv_heads * P.head_dim;
-    let q0 = h * P.head_dim;
-    let k0 = (h / (P.heads / P.kv_heads)) * P.head_dim;
-    let s0 = h * P.scratch_stride;
-    var m = -3.4028235e38;
-    for (var t = li; t < STEP.n_kv; t += WG) {
-        var dot = 0.0;
-        for (var d = 0u; d < P.head_dim; d++) {
-            dot += Q[q0 + d] * K[t * kv_stride + k0 + d];
-        }
-        let s = dot * P.scale;
-        S[s0 + t] = s;
-        m = max(m, s);
+    let r = wg.y;
+    if (r >= STEP.tokens) {
+        return;
     }
-    m = reduce(li, m, true);
-    var sum = 0.0;
-    for (var t = li; t < STEP.n_kv; t += WG) {
-        let e = exp(S[s0 + t] - m);
-        S[s0 + t] = e;
-        sum += e;
+    let end = min(STEP.pos + r + 1u, P.capacity);
+    var start = 0u;
+    if (P.window > 0u && end > P.window) {
+        start = end - P.window;
     }
-    sum = reduce(li, sum, false);
-    // Every invocation reads every score below, written by others.
-    storageBarrier();
+    let q0 = (r * P.heads + h) * P.head_dim;
     for (var d = li; d < P.head_dim; d += WG) {
-        var acc = 0.0;
-        for (var t = 0u; t < STEP.n_kv; t++) {
-            acc += S[s0 + t] * V[t * kv_stride + k0 + d];
+        qs[d] = Q[q0 + d] * P.scale;
+    }
+    workgroupBarrier();
+    let kv_stride = P.kv_heads * P.head_dim;
+    let k0 = (h / (P.heads / P.kv_heads)) * P.head_dim;
+    var m = -3.4028235e38;
+    var l = 0.0;
+    var acc: array<f32, DIMS_PER_INVOCATION>;
+    for (var i = 0u; i < DIMS_PER_INVOCATION; i++) {
+        acc[i] = 0.0;
+    }
+    for (var b = start; b < end; b += WG) {
+        let t = b + li;
+        var s = -3.4028235e38;
+        if (t < end) {
+            let k = t * kv_stride + k0;
+            var dot = 0.0;
+            for (var d = 0u; d < P.head_dim; d++) {
+                dot += qs[d] * K[k + d];
+            }
+            s = dot;
         }
-        O[q0 + d] = acc / sum;
+        let m_new = max(m, reduce(li, s, true));
+        var p = 0.0;
+        if (t < end) {
+            p = exp(s - m_new);
+        }
+        probs[li] = p;
+        // `reduce` ends with a barrier, so every `probs` entry is visible after it.
+        let block_sum = reduce(li, p, false);
+        let c = exp(m - m_new);
+        l = l * c + block_sum;
+        let n = min(WG, end - b);
+        for (var i = 0u; i < DIMS_PER_INVOCATION; i++) {
+            let d = li + i * WG;
+            if (d < P.head_dim) {
+                var a = acc[i] * c;
+                for (var j = 0u; j < n; j++) {
+                    a += probs[j] * V[(b + j) * kv_stride + k0 + d];
+                }
+                acc[i] = a;
+            }
+        }
+        m = m_new;
+        // Every invocation is done with `probs` before the next block writes it.
+        workgroupBarrier();
+    }
+    for (var i = 0u; i < DIMS_PER_INVOCATION; i++) {
+        let d = li + i * WG;
+        if (d < P.head_dim) {
+            O[q0 + d] = acc[i] / l;
+        }
     }
 }

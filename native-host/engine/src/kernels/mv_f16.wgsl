@@ -10,3 +10,13 @@ fn part_dot(o: u32, p: u32) -> f32 {
     }
     return s;
 }
+
+// The part's 32 values, for the matrix-matrix kernel.
+fn part_load(o: u32, p: u32) -> array<vec4<f32>, 8> {
+    let w = (o >> 2u) + p * 16u;
+    var r: array<vec4<f32>, 8>;
+    for (var i = 0u; i < 8u; i++) {
+        r[i] = vec4<f32>(unpack2x16float(W[w + 2u * i]), unpack2x16float(W[w + 2u * i + 1u]));
+    }
+    return r;
+}

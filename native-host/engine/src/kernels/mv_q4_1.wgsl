@@ -15,3 +15,16 @@ fn part_dot(o: u32, p: u32) -> f32 {
     }
     return dm.x * sq + dm.y * sx;
 }
+
+// The part's 32 values, for the matrix-matrix kernel.
+fn part_load(o: u32, p: u32) -> array<vec4<f32>, 8> {
+    let w = (o >> 2u) + p * 5u;
+    let dm = unpack2x16float(W[w]);
+    var r: array<vec4<f32>, 8>;
+    for (var i = 0u; i < 4u; i++) {
+        let q = W[w + 1u + i];
+        r[i] = dm.x * nibbles(q) + dm.y;
+        r[4u + i] = dm.x * nibbles(q >> 4u) + dm.y;
+    }
+    return r;
+}

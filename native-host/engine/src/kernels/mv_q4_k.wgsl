@@ -18,3 +18,20 @@ fn part_dot(o: u32, p: u32) -> f32 {
     }
     return dm.x * sm.x * sq - dm.y * sm.y * sx;
 }
+
+// The part's 32 values, for the matrix-matrix kernel.
+fn part_load(o: u32, p: u32) -> array<vec4<f32>, 8> {
+    let w = (o >> 2u) + (p / 8u) * 36u;
+    let s = p % 8u;
+    let dm = unpack2x16float(W[w]);
+    let sm = scale_min_k4(w, s);
+    let qs = w + 4u + 8u * (s / 2u);
+    let shift = 4u * (s & 1u);
+    let a = dm.x * sm.x;
+    let m = dm.y * sm.y;
+    var r: array<vec4<f32>, 8>;
+    for (var i = 0u; i < 8u; i++) {
+        r[i] = a * nibbles(W[qs + i] >> shift) - m;
+    }
+    return r;
+}

@@ -1,14 +1,16 @@
 //! Forward passes of the supported architectures on the GPU kernels.
 //!
 //! - [`hparams`]: the shape of a model, read from its GGUF metadata.
-//! - [`llama`]: the llama family (SmolLM2, Llama 3.x): RMSNorm, RoPE, grouped-query attention over
-//!   a KV cache, SwiGLU, tied or separate output matrix. Decode only so far: one token per step.
+//! - [`transformer`]: the llama family (SmolLM2, Llama 3.x: RMSNorm, RoPE, grouped-query attention
+//!   over a KV cache, SwiGLU, tied or separate output matrix) and Gemma 3 (q/k norms, post-norms,
+//!   GELU, sliding-window layers with their own RoPE, a scaled embedding); decode one token per
+//!   step, prompts in batches.
 
 pub mod hparams;
-pub mod llama;
+pub mod transformer;
 
 pub use hparams::HParams;
-pub use llama::Llama;
+pub use transformer::{Transformer, PREFILL_BATCH};
 
 use crate::gguf::GgufError;
 use crate::gpu::rope::RopeError;

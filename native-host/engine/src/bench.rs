@@ -1,0 +1,153 @@
+//! The engine's speed on a model, as `itinero-host models bench` and `cargo bench --bench decode`
+//! report it: prompt prefill and decode in tokens per second (the shapes llama.cpp's
+//! `llama-bench` measures as pp512 and tg64, so the two compare), the time to the first token of
+//! an agent-sized prompt with and without its start cached, and memory.
+//!
+//! Token ids are a fixed run of ordinary ids: what they are does not change the cost.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::gguf::Gguf;
+use crate::gpu::Gpu;
+use crate::model::{ModelError, Transformer};
+
+/// What to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BenchOptions {
+    /// Tokens of the prefill prompt.
+    pub prompt: u32,
+    /// Decode steps timed.
+    pub decode: u32,
+    /// Runs of the prefill (the median is reported).
+    pub runs: u32,
+    /// Tokens of the agent-sized prompt, and how many of them are cached for the second time
+    /// to first token (a later step of a task, whose prompt shares its start with the last).
+    pub agent_prompt: u32,
+    pub agent_cached: u32,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        Self {
+            prompt: 512,
+            decode: 64,
+            runs: 3,
+            agent_prompt: 1500,
+            agent_cached: 1200,
+        }
+    }
+}
+
+/// The figures of one run of [`run`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BenchReport {
+    pub device: String,
+    pub load_ms: f64,
+    /// Weights as uploaded (in their GGUF encoding).
+    pub weights_bytes: u64,
+    pub kv_cache_bytes: u64,
+    pub kv_positions: u32,
+    /// Median prompt tokens per second over the runs.
+    pub prefill_tokens_per_s: f64,
+    /// One over the median decode step (logits read back each step).
+    pub decode_tokens_per_s: f64,
+    /// A fresh agent-sized prompt to its first token's logits.
+    pub agent_first_token_ms: f64,
+    /// The same with `agent_cached` of its tokens already in the cache.
+    pub agent_first_token_cached_ms: f64,
+    /// The process's peak resident memory, where the OS says (Linux).
+    pub peak_rss_bytes: Option<u64>,
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ids(n: u32, from: u32) -> Vec<u32> {
+    (0..n).map(|i| 1000 + (from + i) % 5000).collect()
+}
+
+/// Measures the model at `path` on `gpu`; `progress` hears what is being measured.
+pub fn run(
+    gpu: &Gpu,
+    path: &Path,
+    opts: BenchOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<BenchReport, ModelError> {
+    let gguf = Gguf::open(path)?;
+    let capacity = (opts.prompt + opts.decode + 1).max(opts.agent_prompt + 1);
+    progress("loading the model");
+    let start = Instant::now();
+    let model = Transformer::load(gpu, gguf, capacity)?;
+    let load = start.elapsed();
+    let positions = model.capacity();
+    if positions < capacity {
+        return Err(ModelError::Unsupported(format!(
+            "the model's context holds {positions} positions; these settings need {capacity}"
+        )));
+    }
+    // The first use of each kernel compiles it on some drivers: not part of any figure.
+    progress("warming up");
+    model.feed(gpu, &ids(16, 0), 0)?;
+    model.step(gpu, 1000, 16)?;
+
+    progress(&format!(
+        "prefill: {} runs of a {}-token prompt",
+        opts.runs, opts.prompt
+    ));
+    let prompt = ids(opts.prompt, 0);
+    let mut prefill = Vec::new();
+    for _ in 0..opts.runs.max(1) {
+        let t = Instant::now();
+        model.feed(gpu, &prompt, 0)?;
+        prefill.push(t.elapsed());
+    }
+    progress(&format!("decode: {} steps", opts.decode));
+    let mut steps = Vec::new();
+    for (pos, token) in (opts.prompt..).zip(ids(opts.decode.max(1), opts.prompt)) {
+        let t = Instant::now();
+        model.step(gpu, token, pos)?;
+        steps.push(t.elapsed());
+    }
+    progress(&format!(
+        "time to first token: a {}-token prompt, then with {} of it cached",
+        opts.agent_prompt, opts.agent_cached
+    ));
+    let agent = ids(opts.agent_prompt, 7);
+    let (&last, head) = agent
+        .split_last()
+        .expect("agent prompt of at least one token");
+    let t = Instant::now();
+    model.feed(gpu, head, 0)?;
+    model.step(gpu, last, head.len() as u32)?;
+    let fresh = t.elapsed();
+    let cached = (opts.agent_cached as usize).min(head.len());
+    let t = Instant::now();
+    model.feed(gpu, &head[cached..], cached as u32)?;
+    model.step(gpu, last, head.len() as u32)?;
+    let warm = t.elapsed();
+
+    let per_s = |d: Duration, n: u32| f64::from(n) / d.as_secs_f64();
+    Ok(BenchReport {
+        device: gpu.describe(),
+        load_ms: load.as_secs_f64() * 1e3,
+        weights_bytes: model.weights_bytes(),
+        kv_cache_bytes: model.kv_cache_bytes(),
+        kv_positions: positions,
+        prefill_tokens_per_s: per_s(median(prefill), opts.prompt),
+        decode_tokens_per_s: per_s(median(steps), 1),
+        agent_first_token_ms: fresh.as_secs_f64() * 1e3,
+        agent_first_token_cached_ms: warm.as_secs_f64() * 1e3,
+        peak_rss_bytes: peak_rss(),
+    })
+}
+
+/// VmHWM from /proc/self/status.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}

@@ -1,0 +1,218 @@
+//! The dequantising matrix-matrix product `Y = X·Wᵀ`: prompt prefill's every weight matrix.
+//!
+//! Decode runs a prompt one token at a time and so decodes every weight once per token; a batch
+//! of tokens decodes each 32-element part once per tile of [`BATCH_TILE`] tokens and reuses it
+//! from registers. On CPU drivers the same kernel with a tile of one token is also the fastest
+//! decode product there is, because it shares the loads of `x` across subgroup lanes (see
+//! `matmul.wgsl`).
+//!
+//! The dispatches are bound once for a largest batch and read how many tokens there are from the
+//! forward pass's [`StepUniform`](super::StepUniform), so a short batch costs only its own tiles.
+
+use std::collections::BTreeMap;
+
+use wgpu::util::DeviceExt;
+
+use super::kernel::{self, grid, Bound};
+use super::matrix::GpuMatrix;
+use super::{shader, Gpu, GpuError};
+use crate::gguf::TensorType;
+
+/// Tokens per invocation in prefill: each dequantised part is used this many times.
+pub const BATCH_TILE: u32 = 8;
+/// Weight rows per workgroup, one per invocation.
+const WORKGROUP: u32 = 64;
+
+/// Matrix-matrix pipelines for a set of weight types.
+pub struct MatMul {
+    /// Tokens per invocation (the kernel's `TT`): [`BATCH_TILE`] or 1.
+    tile: u32,
+    /// Loads of X shared across subgroup lanes.
+    subgroup_x: bool,
+    layout: wgpu::BindGroupLayout,
+    pipelines: BTreeMap<u32, (TensorType, wgpu::ComputePipeline)>,
+}
+
+impl std::fmt::Debug for MatMul {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MatMul")
+            .field("tile", &self.tile)
+            .field("subgroup_x", &self.subgroup_x)
+            .finish()
+    }
+}
+
+impl MatMul {
+    /// Kernels for `types` with tiles of `tile` tokens ([`BATCH_TILE`] or 1); loads of X are
+    /// shared across subgroups where the adapter has them with at least 8 lanes.
+    pub fn new(gpu: &Gpu, types: &[TensorType], tile: u32) -> Result<Self, GpuError> {
+        Self::with_subgroup_x(gpu, types, tile, Self::can_share_x(gpu))
+    }
+
+    /// Whether `gpu` can share loads of X across subgroup lanes.
+    pub fn can_share_x(gpu: &Gpu) -> bool {
+        gpu.has_subgroups() && gpu.info().subgroup_min_size >= 8
+    }
+
+    /// As [`new`](Self::new), choosing how X is loaded (tests run both).
+    pub fn with_subgroup_x(
+        gpu: &Gpu,
+        types: &[TensorType],
+        tile: u32,
+        subgroup_x: bool,
+    ) -> Result<Self, GpuError> {
+        if tile != 1 && tile != BATCH_TILE {
+            return Err(GpuError::Compile {
+                what: "matrix-matrix".into(),
+                message: format!("tiles of {tile} tokens: the kernel has 1 or {BATCH_TILE}"),
+            });
+        }
+        let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let storage = |read_only| wgpu::BufferBindingType::Storage { read_only };
+        let uniform = wgpu::BufferBindingType::Uniform;
+        let layout = gpu
+            .device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("matmul"),
+                entries: &[
+                    entry(0, storage(true)),
+                    entry(1, storage(true)),
+                    entry(2, storage(false)),
+                    entry(3, uniform),
+                    entry(4, uniform),
+                    entry(5, uniform),
+                ],
+            });
+        let pipeline_layout = gpu
+            .device
+            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("matmul"),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+        let mut pipelines = BTreeMap::new();
+        for &ty in types {
+            let name = format!("{ty} matrix-matrix");
+            let source = shader::matmul(ty, WORKGROUP, tile, subgroup_x);
+            let pipeline = kernel::compile(gpu, &name, &source, Some(&pipeline_layout))?;
+            pipelines.insert(ty.ggml_id(), (ty, pipeline));
+        }
+        Ok(Self {
+            tile,
+            subgroup_x,
+            layout,
+            pipelines,
+        })
+    }
+
+    /// The dispatches of `y = x·Wᵀ` for up to `max_tokens` tokens (whole tiles): `x`
+    /// holds `max_tokens` rows of `matrix.cols()` floats, `y` as many rows of `matrix.rows()`;
+    /// `step` (a [`StepUniform`](super::StepUniform)) says how many rows are tokens.
+    pub fn bind(
+        &self,
+        gpu: &Gpu,
+        matrix: &GpuMatrix,
+        x: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        step: &wgpu::Buffer,
+        max_tokens: u32,
+    ) -> Result<Vec<Bound>, GpuError> {
+        if max_tokens == 0 || !max_tokens.is_multiple_of(self.tile) {
+            return Err(GpuError::Shape {
+                name: matrix.name().to_owned(),
+                reason: format!(
+                    "a batch of {max_tokens} tokens is not whole tiles of {}",
+                    self.tile
+                ),
+            });
+        }
+        let pipeline = self
+            .pipelines
+            .get(&matrix.ty().ggml_id())
+            .map(|(_, p)| p)
+            .ok_or_else(|| GpuError::NoKernel {
+                what: "matrix-matrix",
+                ty: matrix.ty(),
+                built: self
+                    .pipelines
+                    .values()
+                    .map(|(t, _)| t.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+        let shape: [u32; 4] = [matrix.rows(), 0, 0, 0];
+        let shape = gpu
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("matmul shape"),
+                contents: bytemuck::cast_slice(&shape),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+        let max_dim = gpu.limits().max_compute_workgroups_per_dimension;
+        Ok(matrix
+            .chunks
+            .iter()
+            .map(|chunk| {
+                let entries: Vec<wgpu::BindGroupEntry<'_>> =
+                    [&chunk.weights, x, y, &chunk.params, step, &shape]
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, b)| wgpu::BindGroupEntry {
+                            binding: i as u32,
+                            resource: b.as_entire_binding(),
+                        })
+                        .collect();
+                let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(matrix.name()),
+                    layout: &self.layout,
+                    entries: &entries,
+                });
+                let groups = (chunk.rows.end - chunk.rows.start).div_ceil(WORKGROUP);
+                let (gx, gz) = grid(groups, max_dim);
+                Bound::new(pipeline.clone(), bind, (gx, max_tokens / self.tile, gz))
+            })
+            .collect())
+    }
+
+    /// `X·Wᵀ` for the `tokens` rows of `x`, computed and read back: for tests and one-off use.
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        matrix: &GpuMatrix,
+        x: &[f32],
+        tokens: u32,
+    ) -> Result<Vec<f32>, GpuError> {
+        if x.len() != (tokens * matrix.cols()) as usize {
+            return Err(GpuError::Shape {
+                name: matrix.name().to_owned(),
+                reason: format!(
+                    "x has {} elements, not {tokens} rows of {}",
+                    x.len(),
+                    matrix.cols()
+                ),
+            });
+        }
+        let max = tokens.div_ceil(self.tile).max(1) * self.tile;
+        let mut padded = x.to_vec();
+        padded.resize((max * matrix.cols()) as usize, 0.0);
+        let xb = gpu.upload_f32("x", &padded);
+        let yb = gpu.storage_f32("y", (tokens * matrix.rows()) as usize);
+        let step = super::StepUniform::batch(0, tokens).buffer(gpu);
+        let bound = self.bind(gpu, matrix, &xb, &yb, &step, max)?;
+        let mut encoder = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+        kernel::record_pass(&mut encoder, matrix.name(), &bound);
+        gpu.queue.submit([encoder.finish()]);
+        gpu.read_f32(&yb, (tokens * matrix.rows()) as usize)
+    }
+}

@@ -1,0 +1,84 @@
+// Dequantising matrix-matrix product Y = X·Wᵀ for a batch of tokens (prompt prefill): row t of X
+// is token t's activations, row t of Y its outputs.
+//
+// Each invocation owns one weight row and a tile of TT tokens (8, or 1 for decode on CPU
+// drivers): it dequantises a 32-element part of its row once (`part_load`, from the type's
+// mv_<type>.wgsl) and multiplies it into all TT tokens, so the weights are decoded once per tile
+// instead of once per token. How a
+// token's part of X is read is `part_sum`'s choice (matmul_x_*.wgsl): on CPU drivers every load
+// of X is a gather across the SIMD lanes, which is what bounds the kernel, so with subgroups
+// each lane loads one eighth of the part and the others take it by broadcast.
+// The Rust side prepends `const WG: u32` and `const TT: u32`.
+//
+// The dispatch is sized for the largest batch; `STEP.tokens` says how many rows of X hold tokens
+// this time, and tiles past it return at once. Rows of X between `tokens` and the end of the last
+// tile are read (the buffer holds whole tiles) and their sums dropped.
+
+struct Params {
+    rows: u32,        // rows in this binding
+    cols: u32,        // elements per row (a multiple of 32)
+    row_offset: u32,  // index in a row of Y of this binding's first row
+    row_bytes: u32,   // bytes per row in W
+}
+
+struct Step {
+    pos: u32,
+    n_kv: u32,
+    tokens: u32,
+    _pad: u32,
+}
+
+struct Shape {
+    y_stride: u32,    // floats per row of Y: the matrix's rows
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> W: array<u32>;
+@group(0) @binding(1) var<storage, read> X: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(3) var<uniform> P: Params;
+@group(0) @binding(4) var<uniform> STEP: Step;
+@group(0) @binding(5) var<uniform> S: Shape;
+
+@compute @workgroup_size(WG)
+fn main(
+    @builtin(local_invocation_index) li: u32,
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    // LANE
+) {
+    // Row groups run along x, folded into z when wider than the per-dimension limit.
+    let row = (wg.x + wg.z * nwg.x) * WG + li;
+    let t0 = wg.y * TT;
+    if (t0 >= STEP.tokens) {
+        return;
+    }
+    // Rows past the end compute on the last row and store nothing: every lane stays active for
+    // the subgroup broadcasts.
+    let base = min(row, P.rows - 1u) * P.row_bytes;
+    let r = P.cols / 4u;
+    // Tokens t0..t0+4 in `lo`, t0+4..t0+8 in `hi` (a tile of one: `lo.x`).
+    var lo = vec4<f32>(0.0);
+    var hi = vec4<f32>(0.0);
+    for (var p = 0u; p < P.cols / 32u; p++) {
+        let w = part_load(base, p);
+        let x = t0 * r + p * 8u;
+        if (TT == 1u) {
+            lo.x += part_sum(w, x, lane);
+        } else {
+            lo += vec4<f32>(part_sum(w, x, lane), part_sum(w, x + r, lane), part_sum(w, x + 2u * r, lane), part_sum(w, x + 3u * r, lane));
+            hi += vec4<f32>(part_sum(w, x + 4u * r, lane), part_sum(w, x + 5u * r, lane), part_sum(w, x + 6u * r, lane), part_sum(w, x + 7u * r, lane));
+        }
+    }
+    if (row >= P.rows) {
+        return;
+    }
+    let sums = array<f32, 8>(lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
+    for (var t = 0u; t < TT; t++) {
+        if (t0 + t < STEP.tokens) {
+            Y[(t0 + t) * S.y_stride + P.row_offset + row] = sums[t];
+        }
+    }
+}

@@ -1,0 +1,563 @@
+//! The forward pass of the llama family (SmolLM2, Llama 3.x) and Gemma 3 over a KV cache: decode
+//! one token at a time, or a prompt in batches (prefill).
+//!
+//! Weights stay in their GGUF encoding on the device and are dequantised by the kernels as they
+//! are read. The token embedding stays in the memory-mapped file: a step needs one row of it,
+//! which the CPU dequantises and uploads (Gemma's embedding alone is 170 MB).
+//!
+//! Every dispatch is bound once at load, twice over: with the matrix-vector kernels for decode
+//! and with the matrix-matrix kernels for batches of up to [`PREFILL_BATCH`] tokens. A step then
+//! only writes the token embeddings and the step uniform, and records what was bound.
+
+use crate::gguf::{Architecture, Gguf, TensorType};
+use crate::gpu::{
+    record_pass, Add, Attention, AttentionBuffers, AttentionShape, Bound, Gate, GatedActivation,
+    Gpu, GpuError, GpuMatrix, MatMul, MatVec, RmsNorm, Rope, RopeParams, StepUniform, BATCH_TILE,
+};
+use crate::quant;
+
+use super::{HParams, ModelError};
+
+/// Tokens per prefill batch: enough that the weights' decoding is spread over many tokens, small
+/// enough that the batch's activations are a few megabytes even for an 8B model.
+pub const PREFILL_BATCH: u32 = 128;
+
+/// What sets an architecture's block apart from the llama block.
+#[derive(Debug, Clone, PartialEq)]
+struct Variant {
+    /// Multiplies the token embedding (Gemma: √dim).
+    embedding_scale: f32,
+    /// Multiplies q·k.
+    attention_scale: f32,
+    gate: Gate,
+    /// Gemma 3: five sliding-window layers (local RoPE) to each global one.
+    sliding_window: Option<u32>,
+}
+
+impl Variant {
+    fn of(gguf: &Gguf, hp: &HParams) -> Result<Self, ModelError> {
+        let head_scale = 1.0 / (hp.head_dim as f32).sqrt();
+        match hp.arch {
+            Architecture::Llama => Ok(Self {
+                embedding_scale: 1.0,
+                attention_scale: head_scale,
+                gate: Gate::SwiGlu,
+                sliding_window: None,
+            }),
+            Architecture::Gemma3 => Ok(Self {
+                embedding_scale: (hp.dim as f32).sqrt(),
+                // llama.cpp's choice: Gemma 3 27B scales by its query_pre_attn_scalar (dim /
+                // heads), the others by the head size.
+                attention_scale: if hp.layers == 62 {
+                    1.0 / ((hp.dim / hp.heads) as f32).sqrt()
+                } else {
+                    head_scale
+                },
+                gate: Gate::GeGlu,
+                sliding_window: Some(gguf.metadata().u32("gemma3.attention.sliding_window")?),
+            }),
+            other => Err(ModelError::Unsupported(format!(
+                "the engine cannot run {} models yet (it runs llama and gemma3)",
+                other.name()
+            ))),
+        }
+    }
+
+    /// Gemma 3's pattern (llama.cpp's `set_swa_pattern(6)`): every sixth layer is global.
+    fn is_local(&self, layer: u32) -> bool {
+        self.sliding_window.is_some() && layer % 6 < 5
+    }
+}
+
+struct Layer {
+    attn_norm: wgpu::Buffer,
+    wq: GpuMatrix,
+    wk: GpuMatrix,
+    wv: GpuMatrix,
+    wo: GpuMatrix,
+    /// Gemma: RMSNorm of each query and key head before RoPE.
+    q_norm: Option<wgpu::Buffer>,
+    k_norm: Option<wgpu::Buffer>,
+    /// Gemma: RMSNorm of the attention and feed-forward outputs before the residual add.
+    post_attn_norm: Option<wgpu::Buffer>,
+    post_ffn_norm: Option<wgpu::Buffer>,
+    ffn_norm: wgpu::Buffer,
+    gate: GpuMatrix,
+    up: GpuMatrix,
+    down: GpuMatrix,
+    local: bool,
+    /// capacity × kv_dim floats each.
+    k_cache: wgpu::Buffer,
+    v_cache: wgpu::Buffer,
+}
+
+/// The activations of `tokens` tokens, reused by every layer.
+struct Scratch {
+    tokens: u32,
+    x: wgpu::Buffer,
+    h: wgpu::Buffer,
+    q: wgpu::Buffer,
+    k: wgpu::Buffer,
+    v: wgpu::Buffer,
+    /// The projections before Gemma's q/k norms.
+    q_raw: wgpu::Buffer,
+    k_raw: wgpu::Buffer,
+    att: wgpu::Buffer,
+    o: wgpu::Buffer,
+    g: wgpu::Buffer,
+    u: wgpu::Buffer,
+    m: wgpu::Buffer,
+}
+
+impl Scratch {
+    fn new(gpu: &Gpu, hp: &HParams, tokens: u32) -> Self {
+        let f = |label: &str, n: u32| gpu.storage_f32(label, (n * tokens) as usize);
+        let q_dim = hp.heads * hp.head_dim;
+        Self {
+            tokens,
+            x: f("x", hp.dim),
+            h: f("h", hp.dim),
+            q: f("q", q_dim),
+            k: f("k", hp.kv_dim()),
+            v: f("v", hp.kv_dim()),
+            q_raw: f("q raw", q_dim),
+            k_raw: f("k raw", hp.kv_dim()),
+            att: f("att", q_dim),
+            o: f("o", hp.dim),
+            g: f("g", hp.ffn),
+            u: f("u", hp.ffn),
+            m: f("m", hp.ffn),
+        }
+    }
+}
+
+/// A stage of the bound work: compute passes, and between them the copies of the new tokens'
+/// keys and values into layer `l`'s cache (a copy cannot sit inside a pass).
+enum Stage {
+    Pass(Vec<Bound>),
+    CopyKv(usize),
+}
+
+/// One way of running the layers (decode or prefill): its activations, its step uniform and its
+/// bound stages.
+struct Plan {
+    s: Scratch,
+    step: wgpu::Buffer,
+    stages: Vec<Stage>,
+}
+
+/// The kernels a plan binds.
+struct Kernels {
+    norm: RmsNorm,
+    rope_global: Rope,
+    rope_local: Rope,
+    attention: Attention,
+    act: GatedActivation,
+    add: Add,
+}
+
+/// A loaded model with its KV cache.
+pub struct Transformer {
+    gguf: Gguf,
+    hp: HParams,
+    variant: Variant,
+    capacity: u32,
+    embd_ty: TensorType,
+    layers: Vec<Layer>,
+    decode: Plan,
+    prefill: Plan,
+    /// The final norm and the output matrix on the decode activations.
+    logits_pass: Vec<Bound>,
+    logits: wgpu::Buffer,
+    weights_bytes: u64,
+}
+
+impl std::fmt::Debug for Transformer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transformer")
+            .field("hparams", &self.hp)
+            .field("capacity", &self.capacity)
+            .finish()
+    }
+}
+
+impl Transformer {
+    /// Uploads the model's weights and a KV cache for `capacity` positions (at most the model's
+    /// context length).
+    pub fn load(gpu: &Gpu, gguf: Gguf, capacity: u32) -> Result<Self, ModelError> {
+        let hp = HParams::from_gguf(&gguf)?;
+        let variant = Variant::of(&gguf, &hp)?;
+        let capacity = capacity.min(hp.context).max(1);
+        let matrix = |name: &str| -> Result<GpuMatrix, ModelError> {
+            Ok(GpuMatrix::from_tensor(gpu, &gguf.tensor(name)?)?)
+        };
+        let vector = |name: &str| -> Result<wgpu::Buffer, ModelError> {
+            Ok(gpu.upload_f32(name, &gguf.tensor(name)?.to_f32()?))
+        };
+        let gemma = hp.arch == Architecture::Gemma3;
+        let extra = |name: &str| gemma.then(|| vector(name)).transpose();
+        let kv_bytes = u64::from(capacity) * u64::from(hp.kv_dim()) * 4;
+        let cache = |label: &str| {
+            gpu.device().create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: kv_bytes,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let mut layers = Vec::with_capacity(hp.layers as usize);
+        for l in 0..hp.layers {
+            let t = |s: &str| format!("blk.{l}.{s}");
+            layers.push(Layer {
+                attn_norm: vector(&t("attn_norm.weight"))?,
+                wq: matrix(&t("attn_q.weight"))?,
+                wk: matrix(&t("attn_k.weight"))?,
+                wv: matrix(&t("attn_v.weight"))?,
+                wo: matrix(&t("attn_output.weight"))?,
+                q_norm: extra(&t("attn_q_norm.weight"))?,
+                k_norm: extra(&t("attn_k_norm.weight"))?,
+                post_attn_norm: extra(&t("post_attention_norm.weight"))?,
+                post_ffn_norm: extra(&t("post_ffw_norm.weight"))?,
+                ffn_norm: vector(&t("ffn_norm.weight"))?,
+                gate: matrix(&t("ffn_gate.weight"))?,
+                up: matrix(&t("ffn_up.weight"))?,
+                down: matrix(&t("ffn_down.weight"))?,
+                local: variant.is_local(l),
+                k_cache: cache("k cache"),
+                v_cache: cache("v cache"),
+            });
+        }
+        // Tied embeddings (SmolLM2, Gemma) reuse the embedding matrix as the output.
+        let output = match gguf.tensor("output.weight") {
+            Ok(_) => matrix("output.weight")?,
+            Err(_) => matrix("token_embd.weight")?,
+        };
+        let mut types: Vec<TensorType> = layers
+            .iter()
+            .flat_map(|l| [&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down])
+            .chain([&output])
+            .map(|m| m.ty())
+            .collect();
+        types.sort_by_key(|t| t.ggml_id());
+        types.dedup();
+        let matvec = MatVec::new(gpu, &types)?;
+        let matmul = MatMul::new(gpu, &types, BATCH_TILE)?;
+        // On CPU drivers with subgroups, decode's products are the matrix-matrix kernel with a
+        // tile of one token, which shares the loads of x across lanes; elsewhere matrix-vector.
+        let decode_matmul = (gpu.is_cpu() && MatMul::can_share_x(gpu))
+            .then(|| MatMul::new(gpu, &types, 1))
+            .transpose()?;
+        let decode_mat =
+            |m: &GpuMatrix, x: &wgpu::Buffer, y: &wgpu::Buffer, step: &wgpu::Buffer| {
+                match &decode_matmul {
+                    Some(mm) => mm.bind(gpu, m, x, y, step, 1),
+                    None => matvec.bind(gpu, m, x, y),
+                }
+            };
+        let rope = RopeParams::from_gguf(&gguf)?;
+        let k = Kernels {
+            norm: RmsNorm::new(gpu)?,
+            rope_local: Rope::new(gpu, rope.gemma3_sliding_window())?,
+            rope_global: Rope::new(gpu, rope)?,
+            attention: Attention::new(gpu)?,
+            act: GatedActivation::new(gpu, variant.gate)?,
+            add: Add::new(gpu)?,
+        };
+        let shape = Shape {
+            hp: &hp,
+            variant: &variant,
+            capacity,
+        };
+        let decode = {
+            let s = Scratch::new(gpu, &hp, 1);
+            let step = StepUniform::new(0, 1).buffer(gpu);
+            let stages = bind_layers(gpu, &k, shape, &layers, &s, &step, |m, x, y| {
+                decode_mat(m, x, y, &step)
+            })?;
+            Plan { s, step, stages }
+        };
+        let prefill = {
+            let s = Scratch::new(gpu, &hp, PREFILL_BATCH);
+            let step = StepUniform::batch(0, PREFILL_BATCH).buffer(gpu);
+            let stages = bind_layers(gpu, &k, shape, &layers, &s, &step, |m, x, y| {
+                matmul.bind(gpu, m, x, y, &step, PREFILL_BATCH)
+            })?;
+            Plan { s, step, stages }
+        };
+        let output_norm = vector("output_norm.weight")?;
+        let logits = gpu.storage_f32("logits", hp.vocab as usize);
+        let d = &decode.s;
+        let mut logits_pass =
+            vec![k
+                .norm
+                .bind(gpu, &d.x, &output_norm, &d.h, 1, hp.dim, hp.rms_eps)?];
+        logits_pass.extend(decode_mat(&output, &d.h, &logits, &decode.step)?);
+        let embd_ty = gguf.tensor("token_embd.weight")?.info.ty;
+        let weights_bytes = layers
+            .iter()
+            .flat_map(|l| {
+                let matrices = [&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down];
+                let vectors = [Some(&l.attn_norm), Some(&l.ffn_norm)]
+                    .into_iter()
+                    .chain(
+                        [&l.q_norm, &l.k_norm, &l.post_attn_norm, &l.post_ffn_norm]
+                            .map(Option::as_ref),
+                    )
+                    .flatten()
+                    .map(wgpu::Buffer::size);
+                matrices.map(GpuMatrix::bytes).into_iter().chain(vectors)
+            })
+            .sum::<u64>()
+            + output.bytes()
+            + output_norm.size();
+        tracing::info!(?hp, capacity, ?types, "model loaded");
+        Ok(Self {
+            gguf,
+            hp,
+            variant,
+            capacity,
+            embd_ty,
+            layers,
+            decode,
+            prefill,
+            logits_pass,
+            logits,
+            weights_bytes,
+        })
+    }
+
+    pub fn hparams(&self) -> &HParams {
+        &self.hp
+    }
+
+    /// Positions the KV cache holds.
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Bytes of weights on the device, in their GGUF encoding.
+    pub fn weights_bytes(&self) -> u64 {
+        self.weights_bytes
+    }
+
+    /// Bytes of the KV cache (f32 keys and values of every layer).
+    pub fn kv_cache_bytes(&self) -> u64 {
+        self.layers
+            .iter()
+            .map(|l| l.k_cache.size() + l.v_cache.size())
+            .sum()
+    }
+
+    /// Runs `token` at position `pos` (positions before it must already be in the cache) and
+    /// returns the logits of the next token.
+    pub fn step(&self, gpu: &Gpu, token: u32, pos: u32) -> Result<Vec<f32>, ModelError> {
+        self.check_room(pos, 1)?;
+        let mut enc = self.start(gpu, &self.decode, &[token], pos)?;
+        record_pass(&mut enc, "logits", &self.logits_pass);
+        gpu.queue().submit([enc.finish()]);
+        Ok(gpu.read_f32(&self.logits, self.hp.vocab as usize)?)
+    }
+
+    /// Adds `tokens` at positions `pos..` to the KV cache without computing logits, in batches of
+    /// [`PREFILL_BATCH`]. Returns once the device has finished.
+    pub fn feed(&self, gpu: &Gpu, tokens: &[u32], pos: u32) -> Result<(), ModelError> {
+        self.check_room(pos, tokens.len())?;
+        let mut at = pos;
+        for batch in tokens.chunks(PREFILL_BATCH as usize) {
+            let enc = self.start(gpu, &self.prefill, batch, at)?;
+            gpu.queue().submit([enc.finish()]);
+            at += batch.len() as u32;
+        }
+        gpu.wait()?;
+        Ok(())
+    }
+
+    fn check_room(&self, pos: u32, tokens: usize) -> Result<(), ModelError> {
+        if pos as usize + tokens > self.capacity as usize {
+            return Err(ModelError::ContextFull {
+                pos: pos + tokens.saturating_sub(1) as u32,
+                capacity: self.capacity,
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes the embeddings of `tokens` and the step uniform of `plan`, and records its layers.
+    /// `queue.write_buffer` lands before the next submission, after those already made, so
+    /// batches can follow each other without waiting.
+    fn start(
+        &self,
+        gpu: &Gpu,
+        plan: &Plan,
+        tokens: &[u32],
+        pos: u32,
+    ) -> Result<wgpu::CommandEncoder, ModelError> {
+        let n = tokens.len() as u32;
+        debug_assert!(n >= 1 && n <= plan.s.tokens);
+        let mut x = Vec::with_capacity((n * self.hp.dim) as usize);
+        for &t in tokens {
+            x.extend(self.embedding(t)?);
+        }
+        gpu.queue()
+            .write_buffer(&plan.s.x, 0, bytemuck::cast_slice(&x));
+        gpu.queue().write_buffer(
+            &plan.step,
+            0,
+            bytemuck::bytes_of(&StepUniform::batch(pos, n)),
+        );
+        let mut enc = gpu
+            .device()
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("forward"),
+            });
+        let row = u64::from(self.hp.kv_dim()) * 4;
+        for stage in &plan.stages {
+            match stage {
+                Stage::Pass(dispatches) => record_pass(&mut enc, "layers", dispatches),
+                Stage::CopyKv(l) => {
+                    let l = &self.layers[*l];
+                    let (at, len) = (u64::from(pos) * row, u64::from(n) * row);
+                    enc.copy_buffer_to_buffer(&plan.s.k, 0, &l.k_cache, at, len);
+                    enc.copy_buffer_to_buffer(&plan.s.v, 0, &l.v_cache, at, len);
+                }
+            }
+        }
+        Ok(enc)
+    }
+
+    /// Row `token` of the embedding matrix, dequantised on the CPU and scaled.
+    fn embedding(&self, token: u32) -> Result<Vec<f32>, ModelError> {
+        if token >= self.hp.vocab {
+            return Err(ModelError::BadToken {
+                token,
+                vocab: self.hp.vocab,
+            });
+        }
+        let t = self.gguf.tensor("token_embd.weight")?;
+        let row_bytes = self
+            .embd_ty
+            .bytes_for(u64::from(self.hp.dim))
+            .expect("checked when the matrix was uploaded") as usize;
+        let start = token as usize * row_bytes;
+        let mut row = vec![0.0; self.hp.dim as usize];
+        quant::dequantize(self.embd_ty, &t.data[start..start + row_bytes], &mut row).map_err(
+            |source| crate::gguf::GgufError::Dequantize {
+                tensor: t.info.name.clone(),
+                source,
+            },
+        )?;
+        if self.variant.embedding_scale != 1.0 {
+            row.iter_mut()
+                .for_each(|v| *v *= self.variant.embedding_scale);
+        }
+        Ok(row)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Shape<'a> {
+    hp: &'a HParams,
+    variant: &'a Variant,
+    capacity: u32,
+}
+
+/// Binds every layer's dispatches over `s`, with `mat` binding a weight matrix's product.
+fn bind_layers(
+    gpu: &Gpu,
+    k: &Kernels,
+    shape: Shape<'_>,
+    layers: &[Layer],
+    s: &Scratch,
+    step: &wgpu::Buffer,
+    mat: impl Fn(&GpuMatrix, &wgpu::Buffer, &wgpu::Buffer) -> Result<Vec<Bound>, GpuError>,
+) -> Result<Vec<Stage>, ModelError> {
+    let Shape {
+        hp,
+        variant,
+        capacity,
+    } = shape;
+    let n = s.tokens;
+    let (dim, eps) = (hp.dim, hp.rms_eps);
+    let mut stages = Vec::new();
+    let mut pass: Vec<Bound> = Vec::new();
+    for (i, l) in layers.iter().enumerate() {
+        pass.push(k.norm.bind(gpu, &s.x, &l.attn_norm, &s.h, n, dim, eps)?);
+        for (w, norm, raw, out, heads) in [
+            (&l.wq, &l.q_norm, &s.q_raw, &s.q, hp.heads),
+            (&l.wk, &l.k_norm, &s.k_raw, &s.k, hp.kv_heads),
+        ] {
+            match norm {
+                Some(norm) => {
+                    pass.extend(mat(w, &s.h, raw)?);
+                    pass.push(
+                        k.norm
+                            .bind(gpu, raw, norm, out, n * heads, hp.head_dim, eps)?,
+                    );
+                }
+                None => pass.extend(mat(w, &s.h, out)?),
+            }
+        }
+        pass.extend(mat(&l.wv, &s.h, &s.v)?);
+        let rope = if l.local {
+            &k.rope_local
+        } else {
+            &k.rope_global
+        };
+        pass.push(rope.bind(gpu, &s.q, n, hp.heads, hp.head_dim, step));
+        pass.push(rope.bind(gpu, &s.k, n, hp.kv_heads, hp.head_dim, step));
+        stages.push(Stage::Pass(std::mem::take(&mut pass)));
+        stages.push(Stage::CopyKv(i));
+        let buffers = AttentionBuffers {
+            q: &s.q,
+            k_cache: &l.k_cache,
+            v_cache: &l.v_cache,
+            out: &s.att,
+        };
+        let attention = AttentionShape {
+            heads: hp.heads,
+            kv_heads: hp.kv_heads,
+            head_dim: hp.head_dim,
+            capacity,
+            window: if l.local {
+                variant.sliding_window
+            } else {
+                None
+            },
+            scale: variant.attention_scale,
+        };
+        pass.push(k.attention.bind(gpu, buffers, attention, step, n)?);
+        pass.extend(mat(&l.wo, &s.att, &s.o)?);
+        residual(gpu, k, &mut pass, s, &l.post_attn_norm, hp)?;
+        pass.push(k.norm.bind(gpu, &s.x, &l.ffn_norm, &s.h, n, dim, eps)?);
+        pass.extend(mat(&l.gate, &s.h, &s.g)?);
+        pass.extend(mat(&l.up, &s.h, &s.u)?);
+        pass.push(k.act.bind(gpu, &s.g, &s.u, &s.m, n * hp.ffn));
+        pass.extend(mat(&l.down, &s.m, &s.o)?);
+        residual(gpu, k, &mut pass, s, &l.post_ffn_norm, hp)?;
+    }
+    stages.push(Stage::Pass(pass));
+    Ok(stages)
+}
+
+/// `x += o`, through Gemma's post-norm when the layer has one.
+fn residual(
+    gpu: &Gpu,
+    k: &Kernels,
+    pass: &mut Vec<Bound>,
+    s: &Scratch,
+    post_norm: &Option<wgpu::Buffer>,
+    hp: &HParams,
+) -> Result<(), ModelError> {
+    let len = s.tokens * hp.dim;
+    match post_norm {
+        Some(w) => {
+            pass.push(
+                k.norm
+                    .bind(gpu, &s.o, w, &s.h, s.tokens, hp.dim, hp.rms_eps)?,
+            );
+            pass.push(k.add.bind(gpu, &s.h, &s.x, len));
+        }
+        None => pass.push(k.add.bind(gpu, &s.o, &s.x, len)),
+    }
+    Ok(())
+}

@@ -1,0 +1,368 @@
+//! The forward pass on the GPU against llama.cpp (tests/reference, from
+//! scripts/reference-vectors), for SmolLM2 (llama) and Gemma 3: the top-10 logits of the first
+//! positions of the agent prompt (decode, one token per step), and greedy generation for three
+//! prompts (each prompt fed as a prefill batch, then decode).
+//!
+//! Tolerance against llama.cpp: each of its top-10 logits within 0.75 of ours for SmolLM2 (the
+//! largest difference seen is 0.69, at position 4) and within 6.5 for Gemma 3 (6.30 seen, at
+//! position 7). llama.cpp's CPU matrix products quantise the activations to 8 bits (Q8_0/Q8_K) and
+//! its KV cache is f16; ours are f32 throughout. That this, not a slip in our pass, is the
+//! difference is what the f64 CPU pass shows: written from the architectures' definitions
+//! independently of the GPU code, it agrees with ours within 2e-4 at every position checked,
+//! while llama.cpp is 0.3–6.3 from it on Gemma (whose activations have large outliers, which 8-bit
+//! quantisation rounds hardest) and 0.1–0.7 on SmolLM2. Greedy tokens must be identical until the
+//! first step where llama.cpp's two best logits are closer than what its rounding can move them —
+//! 0.5 for SmolLM2, 3.5 for Gemma 3 — a near-tie the difference can flip, which the test reports.
+
+mod common;
+
+use itinero_engine::gguf::{Architecture, Gguf};
+use itinero_engine::gpu::{RopeOrder, RopeParams};
+use itinero_engine::model::{HParams, Transformer};
+use itinero_engine::models::{KnownModel, GEMMA3_270M, SMOLLM2_135M};
+use itinero_engine::quant::dequantize_to_vec;
+
+fn argmax(v: &[f32]) -> u32 {
+    v.iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .unwrap()
+        .0 as u32
+}
+
+fn load(model: KnownModel) -> Transformer {
+    let gguf = common::open(model);
+    Transformer::load(common::gpu(), gguf, 256).unwrap()
+}
+
+fn rms_norm(x: &[f64], w: &[f32], eps: f32) -> Vec<f64> {
+    let mean = x.iter().map(|v| v * v).sum::<f64>() / x.len() as f64;
+    let scale = 1.0 / (mean + f64::from(eps)).sqrt();
+    x.iter()
+        .zip(w)
+        .map(|(v, &w)| v * scale * f64::from(w))
+        .collect()
+}
+
+fn gelu_tanh(x: f64) -> f64 {
+    0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x.powi(3))).tanh())
+}
+
+/// The forward pass in f64 on the CPU, written from the architectures' definitions (llama.cpp's
+/// graphs) independently of the GPU code: the logits of `ids` (only, since Gemma's output matrix
+/// is 262 144 rows) at every position of `prompt`.
+fn cpu_pass(g: &Gguf, prompt: &[u32], ids: &[Vec<u32>]) -> Vec<Vec<f64>> {
+    let hp = HParams::from_gguf(g).unwrap();
+    let gemma = hp.arch == Architecture::Gemma3;
+    let rope = RopeParams::from_gguf(g).unwrap();
+    let window = gemma.then(|| g.metadata().u32("gemma3.attention.sliding_window").unwrap());
+    let weights: std::collections::HashMap<String, Vec<f32>> = g
+        .tensor_infos()
+        .iter()
+        .filter(|t| t.name != "token_embd.weight")
+        .map(|t| (t.name.clone(), g.tensor(&t.name).unwrap().to_f32().unwrap()))
+        .collect();
+    let w = |name: &str| &weights[name];
+    let matvec = |name: &str, x: &[f64]| -> Vec<f64> {
+        w(name)
+            .chunks_exact(x.len())
+            .map(|row| row.iter().zip(x).map(|(&w, x)| f64::from(w) * x).sum())
+            .collect()
+    };
+    let embd = g.tensor("token_embd.weight").unwrap();
+    let (d, hd) = (hp.dim as usize, hp.head_dim as usize);
+    let row = |t: u32| -> Vec<f64> {
+        let bytes = embd.info.ty.bytes_for(hp.dim as u64).unwrap() as usize;
+        let data = &embd.data[t as usize * bytes..(t as usize + 1) * bytes];
+        dequantize_to_vec(embd.info.ty, data)
+            .unwrap()
+            .into_iter()
+            .map(f64::from)
+            .collect()
+    };
+    let rotate = |v: &mut [f64], pos: usize, base: f64| {
+        let n = rope.n_dims as usize;
+        for head in v.chunks_exact_mut(hd) {
+            for i in 0..n / 2 {
+                let theta = pos as f64 * base.powf(-2.0 * i as f64 / n as f64);
+                let (a, b) = match rope.order {
+                    RopeOrder::Neox => (i, i + n / 2),
+                    RopeOrder::Normal => (2 * i, 2 * i + 1),
+                };
+                let (x0, x1) = (head[a], head[b]);
+                head[a] = x0 * theta.cos() - x1 * theta.sin();
+                head[b] = x0 * theta.sin() + x1 * theta.cos();
+            }
+        }
+    };
+    let scale = if gemma && hp.layers == 62 {
+        1.0 / f64::from(hp.dim / hp.heads).sqrt()
+    } else {
+        1.0 / (hd as f64).sqrt()
+    };
+    let group = (hp.heads / hp.kv_heads) as usize;
+    let mut keys: Vec<Vec<Vec<f64>>> = vec![Vec::new(); hp.layers as usize];
+    let mut values: Vec<Vec<Vec<f64>>> = vec![Vec::new(); hp.layers as usize];
+    let mut out = Vec::new();
+    for (pos, &token) in prompt.iter().enumerate() {
+        let mut x = row(token);
+        if gemma {
+            x.iter_mut().for_each(|v| *v *= (d as f64).sqrt());
+        }
+        for l in 0..hp.layers as usize {
+            let t = |s: &str| format!("blk.{l}.{s}");
+            let local = gemma && l % 6 < 5;
+            let h = rms_norm(&x, w(&t("attn_norm.weight")), hp.rms_eps);
+            let mut q = matvec(&t("attn_q.weight"), &h);
+            let mut k = matvec(&t("attn_k.weight"), &h);
+            let v = matvec(&t("attn_v.weight"), &h);
+            if gemma {
+                let norm_heads = |v: &mut Vec<f64>, name: &str| {
+                    *v = v
+                        .chunks_exact(hd)
+                        .flat_map(|head| rms_norm(head, w(name), hp.rms_eps))
+                        .collect();
+                };
+                norm_heads(&mut q, &t("attn_q_norm.weight"));
+                norm_heads(&mut k, &t("attn_k_norm.weight"));
+            }
+            let base = if local {
+                10_000.0
+            } else {
+                f64::from(rope.freq_base)
+            };
+            rotate(&mut q, pos, base);
+            rotate(&mut k, pos, base);
+            keys[l].push(k);
+            values[l].push(v);
+            let start = match (local, window) {
+                (true, Some(w)) => (pos + 1).saturating_sub(w as usize),
+                _ => 0,
+            };
+            let mut att = vec![0.0; hp.heads as usize * hd];
+            for head in 0..hp.heads as usize {
+                let kv = (head / group) * hd;
+                let qh = &q[head * hd..(head + 1) * hd];
+                let scores: Vec<f64> = (start..=pos)
+                    .map(|p| {
+                        qh.iter()
+                            .zip(&keys[l][p][kv..kv + hd])
+                            .map(|(a, b)| a * b)
+                            .sum::<f64>()
+                            * scale
+                    })
+                    .collect();
+                let m = scores.iter().cloned().fold(f64::MIN, f64::max);
+                let sum: f64 = scores.iter().map(|s| (s - m).exp()).sum();
+                for (p, s) in (start..=pos).zip(&scores) {
+                    let a = (s - m).exp() / sum;
+                    for i in 0..hd {
+                        att[head * hd + i] += a * values[l][p][kv + i];
+                    }
+                }
+            }
+            let mut o = matvec(&t("attn_output.weight"), &att);
+            if gemma {
+                o = rms_norm(&o, w(&t("post_attention_norm.weight")), hp.rms_eps);
+            }
+            x.iter_mut().zip(&o).for_each(|(x, o)| *x += o);
+            let h = rms_norm(&x, w(&t("ffn_norm.weight")), hp.rms_eps);
+            let gate = matvec(&t("ffn_gate.weight"), &h);
+            let up = matvec(&t("ffn_up.weight"), &h);
+            let act = |g: f64| {
+                if gemma {
+                    gelu_tanh(g)
+                } else {
+                    g / (1.0 + (-g).exp())
+                }
+            };
+            let m: Vec<f64> = gate.iter().zip(&up).map(|(&g, u)| act(g) * u).collect();
+            let mut down = matvec(&t("ffn_down.weight"), &m);
+            if gemma {
+                down = rms_norm(&down, w(&t("post_ffw_norm.weight")), hp.rms_eps);
+            }
+            x.iter_mut().zip(&down).for_each(|(x, d)| *x += d);
+        }
+        let h = rms_norm(&x, w("output_norm.weight"), hp.rms_eps);
+        let logits = ids[pos]
+            .iter()
+            .map(|&t| row(t).iter().zip(&h).map(|(a, b)| a * b).sum())
+            .collect();
+        out.push(logits);
+    }
+    out
+}
+
+/// The first positions of the agent prompt against the f64 CPU pass, on the tokens llama.cpp
+/// ranks top-10 and our own best: the GPU must match exact arithmetic far more closely than it
+/// matches llama.cpp (lavapipe: within 1e-3), which shows where llama.cpp's own rounding (8-bit
+/// activations, an f16 cache) is the difference.
+fn first_positions_match_an_f64_cpu_pass(known: KnownModel, reference: &str, positions: usize) {
+    let gpu = common::gpu();
+    let reference = common::reference(reference);
+    let g = common::open(known);
+    let prompt = &common::ids(&reference["logits"]["ids"])[..positions];
+    let model = Transformer::load(gpu, common::open(known), 16).unwrap();
+    let ours: Vec<Vec<f32>> = prompt
+        .iter()
+        .enumerate()
+        .map(|(pos, &t)| model.step(gpu, t, pos as u32).unwrap())
+        .collect();
+    let ids: Vec<Vec<u32>> = reference["logits"]["positions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(&ours)
+        .map(|(p, ours)| {
+            let mut ids: Vec<u32> = p["top10"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["id"].as_u64().unwrap() as u32)
+                .collect();
+            ids.push(argmax(ours));
+            ids
+        })
+        .take(positions)
+        .collect();
+    let exact = cpu_pass(&g, prompt, &ids);
+    for (pos, ((ids, exact), ours)) in ids.iter().zip(&exact).zip(&ours).enumerate() {
+        let worst = ids
+            .iter()
+            .zip(exact)
+            .map(|(&id, e)| (f64::from(ours[id as usize]) - e).abs())
+            .fold(0.0, f64::max);
+        let top10 = &reference["logits"]["positions"][pos]["top10"];
+        let llama_cpp = (0..10)
+            .map(|i| (top10[i]["logit"].as_f64().unwrap() - exact[i]).abs())
+            .fold(0.0, f64::max);
+        eprintln!(
+            "{} position {pos}: largest logit difference from the f64 CPU pass: ours {worst:.2e}, llama.cpp's {llama_cpp:.2}",
+            known.id
+        );
+        assert!(
+            worst < 1e-3 * exact.iter().fold(1.0f64, |a, e| a.max(e.abs())),
+            "{} position {pos} differs from the f64 CPU pass by {worst}",
+            known.id
+        );
+    }
+}
+
+#[test]
+fn smollm2_first_positions_match_an_f64_cpu_pass() {
+    first_positions_match_an_f64_cpu_pass(SMOLLM2_135M, "smollm2-135m-instruct-q4_1.json", 4);
+}
+
+#[test]
+fn gemma3_first_positions_match_an_f64_cpu_pass() {
+    first_positions_match_an_f64_cpu_pass(GEMMA3_270M, "gemma3-270m-q4_k_m.json", 8);
+}
+
+#[test]
+fn smollm2_top_logits_match_llama_cpp() {
+    top_logits_match(SMOLLM2_135M, "smollm2-135m-instruct-q4_1.json", 0.75);
+}
+
+#[test]
+fn gemma3_top_logits_match_llama_cpp() {
+    top_logits_match(GEMMA3_270M, "gemma3-270m-q4_k_m.json", 6.5);
+}
+
+#[test]
+fn smollm2_greedy_tokens_match_llama_cpp() {
+    greedy_tokens_match(SMOLLM2_135M, "smollm2-135m-instruct-q4_1.json", 0.5);
+}
+
+#[test]
+fn gemma3_greedy_tokens_match_llama_cpp() {
+    greedy_tokens_match(GEMMA3_270M, "gemma3-270m-q4_k_m.json", 3.5);
+}
+
+fn top_logits_match(known: KnownModel, reference: &str, tolerance: f32) {
+    let gpu = common::gpu();
+    let reference = common::reference(reference);
+    let model = load(known);
+    let prompt = common::ids(&reference["logits"]["ids"]);
+    let mut worst = 0.0f32;
+    for p in reference["logits"]["positions"].as_array().unwrap() {
+        let pos = p["position"].as_u64().unwrap() as u32;
+        let logits = model.step(gpu, prompt[pos as usize], pos).unwrap();
+        let top: Vec<(u32, f32)> = p["top10"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["id"].as_u64().unwrap() as u32,
+                    e["logit"].as_f64().unwrap() as f32,
+                )
+            })
+            .collect();
+        if std::env::var_os("LOGITS_DEBUG").is_some() {
+            let d: Vec<String> = top
+                .iter()
+                .map(|&(id, w)| format!("{:+.2}", logits[id as usize] - w))
+                .collect();
+            eprintln!("position {pos}: ours − llama.cpp: {}", d.join(" "));
+            continue;
+        }
+        for &(id, want) in &top {
+            let got = logits[id as usize];
+            let err = (got - want).abs();
+            assert!(
+                err <= tolerance,
+                "position {pos}: logit of token {id} is {got}, llama.cpp's {want} (allowed ±{tolerance})"
+            );
+            worst = worst.max(err);
+        }
+        if top[0].1 - top[1].1 > 2.0 * tolerance {
+            assert_eq!(argmax(&logits), top[0].0, "position {pos}: the best token");
+        }
+    }
+    eprintln!(
+        "{}: largest top-10 logit difference from llama.cpp: {worst:.3}",
+        known.id
+    );
+}
+
+fn greedy_tokens_match(known: KnownModel, reference: &str, near_tie: f64) {
+    let gpu = common::gpu();
+    let reference = common::reference(reference);
+    let model = load(known);
+    for case in reference["greedy"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let prompt = common::ids(&case["prompt_ids"]);
+        let want = common::ids(&case["tokens"]);
+        let gaps: Vec<f64> = common::floats(&case["top2_gaps"]);
+        let (&last, head) = prompt.split_last().unwrap();
+        model.feed(gpu, head, 0).unwrap();
+        let mut logits = model.step(gpu, last, head.len() as u32).unwrap();
+        let mut pos = prompt.len() as u32;
+        let mut matched = 0;
+        for (i, &w) in want.iter().enumerate() {
+            let got = argmax(&logits);
+            if got != w {
+                assert!(
+                    gaps[i] < near_tie,
+                    "{name}: step {i} gives token {got}, llama.cpp {w}, whose top-2 gap {:.3} is no near-tie",
+                    gaps[i]
+                );
+                eprintln!(
+                    "{name}: identical for {i} steps, then a near-tie (gap {:.3}) went the other way",
+                    gaps[i]
+                );
+                break;
+            }
+            matched += 1;
+            if i + 1 < want.len() {
+                logits = model.step(gpu, got, pos).unwrap();
+                pos += 1;
+            }
+        }
+        eprintln!(
+            "{} {name}: {matched}/{} greedy tokens identical",
+            known.id,
+            want.len()
+        );
+    }
+}

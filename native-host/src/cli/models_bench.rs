@@ -1,0 +1,228 @@
+//! `itinero-host models bench`: the built-in engine's speed on a model — prefill and decode tokens
+//! per second, time to the first token of an agent-sized prompt, memory — beside llama.cpp's
+//! `llama-bench` on the same model and machine, run by the same command, as the reference.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use itinero_engine::bench::{self, BenchOptions, BenchReport};
+use itinero_engine::gpu::Gpu;
+use itinero_engine::models;
+use itinero_engine::ollama_store::OllamaStore;
+use serde::Serialize;
+
+use crate::llm::wgpu::DEFAULT_MODEL;
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// A GGUF path, a cache model's id, or an Ollama name (default: the small default model).
+    pub model: Option<String>,
+    /// Tokens of the prefill prompt.
+    #[arg(long, default_value_t = 512)]
+    pub prompt: u32,
+    /// Decode steps timed.
+    #[arg(long, default_value_t = 64)]
+    pub decode: u32,
+    /// Runs of the prefill; the median is reported.
+    #[arg(long, default_value_t = 3)]
+    pub runs: u32,
+    /// llama.cpp's `llama-bench` to compare with. Default: $ITINERO_LLAMA_BENCH, then the one
+    /// `scripts/llama-cpp` builds, then `llama-bench` on PATH. `none` skips the reference.
+    #[arg(long)]
+    pub reference: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// llama.cpp's figures on the same shapes.
+#[derive(Debug, Clone, Serialize)]
+struct Reference {
+    binary: String,
+    threads: usize,
+    prefill_tokens_per_s: f64,
+    decode_tokens_per_s: f64,
+}
+
+#[derive(Serialize)]
+struct Output<'a> {
+    model: &'a str,
+    path: String,
+    itinero: &'a BenchReport,
+    llama_cpp: Option<&'a Reference>,
+    /// Why there is no reference.
+    llama_cpp_missing: Option<String>,
+}
+
+fn find_reference(arg: Option<&str>) -> Result<Option<PathBuf>, String> {
+    if arg == Some("none") {
+        return Err("skipped (--reference none)".into());
+    }
+    if let Some(p) = arg
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("ITINERO_LLAMA_BENCH").map(PathBuf::from))
+    {
+        return if p.is_file() {
+            Ok(Some(p))
+        } else {
+            Err(format!("{} does not exist", p.display()))
+        };
+    }
+    let built = std::env::var_os("ITINERO_LLAMA_CPP")
+        .map(PathBuf::from)
+        .or_else(|| {
+            directories::BaseDirs::new().map(|b| b.home_dir().join(".cache/itinero/llama.cpp"))
+        })
+        .map(|d| d.join("bin/llama-bench"));
+    if let Some(p) = built.filter(|p| p.is_file()) {
+        return Ok(Some(p));
+    }
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("llama-bench"))
+            .find(|p| p.is_file())
+    });
+    Ok(on_path)
+}
+
+/// Runs `llama-bench` on the same prompt and decode lengths.
+fn run_reference(binary: &Path, model: &Path, args: &BenchArgs) -> Result<Reference> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let out = Command::new(binary)
+        .args(["-m", &model.display().to_string()])
+        .args([
+            "-p",
+            &args.prompt.to_string(),
+            "-n",
+            &args.decode.to_string(),
+        ])
+        .args(["-r", &args.runs.max(1).to_string()])
+        .args(["-t", &threads.to_string(), "-o", "json"])
+        .output()
+        .with_context(|| format!("cannot run {}", binary.display()))?;
+    if !out.status.success() {
+        bail!(
+            "{} failed ({}): {}",
+            binary.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout)
+        .with_context(|| format!("{} did not print JSON", binary.display()))?;
+    let rate = |prompt: u32, gen: u32| {
+        rows.iter()
+            .find(|r| r["n_prompt"] == prompt && r["n_gen"] == gen)
+            .and_then(|r| r["avg_ts"].as_f64())
+            .with_context(|| format!("no pp{prompt}/tg{gen} row in llama-bench's output"))
+    };
+    Ok(Reference {
+        binary: binary.display().to_string(),
+        threads,
+        prefill_tokens_per_s: rate(args.prompt, 0)?,
+        decode_tokens_per_s: rate(0, args.decode)?,
+    })
+}
+
+fn mb(bytes: u64) -> String {
+    format!("{:.0} MB", bytes as f64 / f64::from(1u32 << 20))
+}
+
+pub fn run_bench(args: &BenchArgs) -> Result<bool> {
+    let spec = args.model.as_deref().unwrap_or(DEFAULT_MODEL);
+    let located = models::locate(spec, &OllamaStore::default_location())?;
+    let gpu = Gpu::new().context("the built-in engine needs a GPU adapter")?;
+    let opts = BenchOptions {
+        prompt: args.prompt.max(1),
+        decode: args.decode.max(1),
+        runs: args.runs.max(1),
+        ..BenchOptions::default()
+    };
+    eprintln!("benchmarking {spec} on {}", gpu.describe());
+    let report = bench::run(&gpu, &located.path, opts, &mut |what| {
+        eprintln!("  itinero: {what}…")
+    })
+    .with_context(|| format!("benchmarking {}", located.path.display()))?;
+    let (reference, missing) = match find_reference(args.reference.as_deref()) {
+        Ok(Some(binary)) => {
+            eprintln!("  llama.cpp: {} …", binary.display());
+            match run_reference(&binary, &located.path, args) {
+                Ok(r) => (Some(r), None),
+                Err(e) => (None, Some(format!("{e:#}"))),
+            }
+        }
+        Ok(None) => (
+            None,
+            Some("llama-bench not found (scripts/llama-cpp builds it)".to_owned()),
+        ),
+        Err(why) => (None, Some(why)),
+    };
+    if args.json {
+        let out = Output {
+            model: spec,
+            path: located.path.display().to_string(),
+            itinero: &report,
+            llama_cpp: reference.as_ref(),
+            llama_cpp_missing: missing,
+        };
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(true);
+    }
+    println!("model:   {spec} ({})", located.path.display());
+    println!("device:  {}", report.device);
+    println!(
+        "memory:  weights {}, KV cache {} ({} positions, f32){}; loaded in {:.0} ms",
+        mb(report.weights_bytes),
+        mb(report.kv_cache_bytes),
+        report.kv_positions,
+        report
+            .peak_rss_bytes
+            .map(|b| format!(", peak resident {}", mb(b)))
+            .unwrap_or_default(),
+        report.load_ms
+    );
+    let llama = |f: fn(&Reference) -> f64| reference.as_ref().map(f);
+    let rows = [
+        (
+            format!("prefill, {}-token prompt", opts.prompt),
+            report.prefill_tokens_per_s,
+            llama(|r| r.prefill_tokens_per_s),
+        ),
+        (
+            "decode".to_owned(),
+            report.decode_tokens_per_s,
+            llama(|r| r.decode_tokens_per_s),
+        ),
+    ];
+    let header = match &reference {
+        Some(r) => format!("llama.cpp (CPU, {} threads)", r.threads),
+        None => "llama.cpp".to_owned(),
+    };
+    println!(
+        "{:<28} {:>16} {:>28} {:>8}",
+        "median", "itinero (wgpu)", header, "ratio"
+    );
+    for (what, ours, theirs) in rows {
+        match theirs {
+            Some(t) => println!(
+                "{what:<28} {:>12.1} t/s {:>24.1} t/s {:>8.3}",
+                ours,
+                t,
+                ours / t
+            ),
+            None => println!("{what:<28} {ours:>12.1} t/s {:>28} {:>8}", "-", "-"),
+        }
+    }
+    println!(
+        "time to first token, {}-token agent prompt: {:.2} s; with its first {} tokens cached: {:.2} s",
+        opts.agent_prompt,
+        report.agent_first_token_ms / 1e3,
+        opts.agent_cached,
+        report.agent_first_token_cached_ms / 1e3
+    );
+    if let Some(why) = missing {
+        println!("llama.cpp reference: {why}");
+    }
+    Ok(true)
+}
