@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 use chromiumoxide::Page;
 use itinero::demo_shop::{DemoShop, ShopOptions};
-use itinero::harness::panel::{result, type_goal};
+use itinero::harness::panel::{choose, open, open_settings, result, save, type_goal};
 use itinero::harness::{Harness, LaunchOptions, PageExt, WAIT};
 use itinero_host::store::{NewRun, Store, FILE_NAME};
 use itinero_shared::records::{ApprovalPolicy, BackendChoice, RunStatus, StepRecord};
@@ -14,40 +14,6 @@ use serde_json::{json, Value};
 /// The store the harness's host uses (opened alongside it: SQLite in WAL mode takes both).
 fn store(h: &Harness) -> Result<Store> {
     Ok(Store::open(&h.host_data_dir().join(FILE_NAME))?)
-}
-
-/// Opens a page of the panel with its tab and waits until it is on screen.
-async fn open(panel: &Page, page: &str) -> Result<()> {
-    panel
-        .find_element(&format!("#nav-{page}"))
-        .await?
-        .click()
-        .await?;
-    let id = if page == "run" { "page-run" } else { page };
-    panel
-        .wait_for(
-            &format!(
-                "!document.getElementById('{id}').hidden && \
-                 document.getElementById('nav-{page}').getAttribute('aria-selected') === 'true'"
-            ),
-            WAIT,
-        )
-        .await?;
-    Ok(())
-}
-
-/// Opens Settings and waits for the form to be filled from the host.
-async fn open_settings(panel: &Page) -> Result<()> {
-    open(panel, "settings").await?;
-    panel
-        .wait_for(
-            "!document.getElementById('settings-fields').disabled && \
-             document.getElementById('settings-max-steps').value !== ''",
-            WAIT,
-        )
-        .await
-        .context("the settings never loaded")?;
-    Ok(())
 }
 
 /// Replaces what an input holds with `text`, typed with the keyboard.
@@ -60,39 +26,6 @@ async fn type_into(panel: &Page, selector: &str, text: &str) -> Result<()> {
         .await?;
     panel.find_element(selector).await?.type_str(text).await?;
     Ok(())
-}
-
-/// Chooses an option of a select, as picking it with the mouse does (`input`, then `change`).
-async fn choose(panel: &Page, selector: &str, value: &str) -> Result<()> {
-    let (sel, value) = (
-        serde_json::to_string(selector)?,
-        serde_json::to_string(value)?,
-    );
-    panel
-        .run_js::<Value>(&format!(
-            "const e = document.querySelector({sel}); e.value = {value};
-             e.dispatchEvent(new Event('input', {{ bubbles: true }}));
-             e.dispatchEvent(new Event('change', {{ bubbles: true }}));
-             return null;"
-        ))
-        .await?;
-    Ok(())
-}
-
-/// Saves the settings and returns what the status next to the form then says, with its class.
-async fn save(panel: &Page) -> Result<(String, String)> {
-    panel.find_element("#settings-save").await?.click().await?;
-    let shown = panel
-        .wait_for(
-            "(() => { const s = document.getElementById('settings-status');
-                      return /\\b(ok|error)\\b/.test(s.className) && [s.textContent, s.className]; })()",
-            WAIT,
-        )
-        .await?;
-    Ok((
-        shown[0].as_str().unwrap_or_default().to_owned(),
-        shown[1].as_str().unwrap_or_default().to_owned(),
-    ))
 }
 
 async fn value_of(panel: &Page, selector: &str) -> Result<String> {

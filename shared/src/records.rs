@@ -70,13 +70,15 @@ impl Default for Settings {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BackendChoice {
-    /// Ollama if it is reachable, else the built-in engine once it exists.
+    /// Ollama (or what `ITINERO_BACKEND` names).
     #[default]
     Auto,
     Ollama,
     /// An OpenAI-compatible server at [`Settings::openai_url`].
     #[serde(rename = "openai")]
     OpenAi,
+    /// The built-in engine: the model runs in the host on the GPU (wgpu), no server needed.
+    Wgpu,
 }
 
 impl BackendChoice {
@@ -86,6 +88,7 @@ impl BackendChoice {
             BackendChoice::Auto => None,
             BackendChoice::Ollama => Some("ollama"),
             BackendChoice::OpenAi => Some("openai"),
+            BackendChoice::Wgpu => Some("wgpu"),
         }
     }
 }
@@ -335,6 +338,8 @@ mod tests {
             "openai"
         );
         assert_eq!(BackendChoice::Auto.task_backend(), None);
+        assert_eq!(BackendChoice::Wgpu.task_backend(), Some("wgpu"));
+        assert_eq!(serde_json::to_value(BackendChoice::Wgpu).unwrap(), "wgpu");
         assert!(ApprovalPolicy::AskRisky.honours_site_approvals());
         assert!(!ApprovalPolicy::AlwaysAskRisky.honours_site_approvals());
     }

@@ -101,7 +101,9 @@ impl Chromium {
         .env("ITINERO_VAULT_KEYRING", "off")
         .env(
             "ITINERO_LOG",
-            std::env::var("ITINERO_LOG").unwrap_or_else(|_| "debug".into()),
+            // The GPU stack's own debug lines (every shader naga parses) would bury the host's.
+            std::env::var("ITINERO_LOG")
+                .unwrap_or_else(|_| "debug,naga=warn,wgpu_core=warn,wgpu_hal=warn".into()),
         )
         .envs(
             options

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use chromiumoxide::Page;
 
-use super::{LaunchOptions, PageExt};
+use super::{LaunchOptions, PageExt, WAIT};
 
 /// Types `goal` into the panel's goal box and presses Enter.
 pub async fn type_goal(panel: &Page, goal: &str) -> Result<()> {
@@ -72,7 +72,7 @@ pub async fn text_with(panel: &Page, selector: &str, want: &str) -> Result<Strin
                 "(() => {{ const t = document.querySelector({selector:?})?.textContent ?? ''; \
                  return t.includes({want:?}) && t; }})()"
             ),
-            super::WAIT,
+            WAIT,
         )
         .await
         .with_context(|| format!("{selector} never said {want:?}"))?;
@@ -84,6 +84,74 @@ pub async fn log(panel: &Page) -> Result<Vec<String>> {
     panel
         .run_js("return [...document.querySelectorAll('#log li')].map(li => li.textContent);")
         .await
+}
+
+/// Opens a page of the panel with its tab and waits until it is on screen.
+pub async fn open(panel: &Page, page: &str) -> Result<()> {
+    panel
+        .find_element(&format!("#nav-{page}"))
+        .await?
+        .click()
+        .await?;
+    let id = if page == "run" { "page-run" } else { page };
+    panel
+        .wait_for(
+            &format!(
+                "!document.getElementById('{id}').hidden && \
+                 document.getElementById('nav-{page}').getAttribute('aria-selected') === 'true'"
+            ),
+            WAIT,
+        )
+        .await?;
+    Ok(())
+}
+
+/// Opens Settings and waits for the form to be filled from the host.
+pub async fn open_settings(panel: &Page) -> Result<()> {
+    open(panel, "settings").await?;
+    panel
+        .wait_for(
+            "!document.getElementById('settings-fields').disabled && \
+             document.getElementById('settings-max-steps').value !== ''",
+            WAIT,
+        )
+        .await
+        .context("the settings never loaded")?;
+    Ok(())
+}
+
+/// Chooses an option of a select, as picking it with the mouse does (`input`, then `change`).
+pub async fn choose(panel: &Page, selector: &str, value: &str) -> Result<()> {
+    let (sel, value) = (
+        serde_json::to_string(selector)?,
+        serde_json::to_string(value)?,
+    );
+    panel
+        .run_js::<serde_json::Value>(&format!(
+            "const e = document.querySelector({sel}); e.value = {value};
+             e.dispatchEvent(new Event('input', {{ bubbles: true }}));
+             e.dispatchEvent(new Event('change', {{ bubbles: true }}));
+             return null;"
+        ))
+        .await?;
+    Ok(())
+}
+
+/// Saves the settings and returns what the status next to the form then says, with its class.
+/// Saves the settings form; returns the status line and its class (`ok` or `error`).
+pub async fn save(panel: &Page) -> Result<(String, String)> {
+    panel.find_element("#settings-save").await?.click().await?;
+    let shown = panel
+        .wait_for(
+            "(() => { const s = document.getElementById('settings-status');
+                      return /\\b(ok|error)\\b/.test(s.className) && [s.textContent, s.className]; })()",
+            WAIT,
+        )
+        .await?;
+    Ok((
+        shown[0].as_str().unwrap_or_default().to_owned(),
+        shown[1].as_str().unwrap_or_default().to_owned(),
+    ))
 }
 
 impl LaunchOptions {

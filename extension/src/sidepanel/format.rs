@@ -111,6 +111,7 @@ pub fn backend_value(backend: BackendChoice) -> &'static str {
         BackendChoice::Auto => "auto",
         BackendChoice::Ollama => "ollama",
         BackendChoice::OpenAi => "openai",
+        BackendChoice::Wgpu => "wgpu",
     }
 }
 
@@ -230,6 +231,7 @@ mod tests {
             BackendChoice::Auto,
             BackendChoice::Ollama,
             BackendChoice::OpenAi,
+            BackendChoice::Wgpu,
         ] {
             assert_eq!(backend_from(backend_value(backend)), Some(backend));
         }

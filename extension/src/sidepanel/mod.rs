@@ -32,7 +32,7 @@ use itinero_shared::messages::{
     ListSiteApprovals, RevokeSiteApproval, SetSettings, StartTask, StopTask, TaskEventKind,
     TaskOptions, TaskStatus, UserReply,
 };
-use itinero_shared::records::RunId;
+use itinero_shared::records::{BackendChoice, RunId};
 use itinero_shared::{Action, ToBrowser, ToHost};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -105,6 +105,8 @@ struct Panel {
     /// The settings form was edited since it was loaded or saved: reopening the page keeps
     /// the edits rather than loading over them.
     settings_edited: bool,
+    /// The backend whose models the model field offers (`None`: the saved settings' backend).
+    models_backend: Option<BackendChoice>,
     /// Whether the host was connected at the last status.
     connected: bool,
     /// The skill open on the Skills page (or on its way).
@@ -135,6 +137,7 @@ pub fn start() -> Result<(), JsValue> {
         pending: HashMap::new(),
         open_run: None,
         settings_edited: false,
+        models_backend: None,
         connected: false,
         open_skill: None,
         finished_run: None,
@@ -297,6 +300,20 @@ fn wire_pages(panel: &Rc<RefCell<Panel>>) -> Result<(), JsValue> {
             p.settings_edited = true;
             p.settings.update();
             p.settings.status("", "");
+            // Another backend chosen: offer its models.
+            let chosen = p.settings.chosen_backend();
+            if chosen
+                != p.models_backend
+                    .unwrap_or_else(|| p.settings.loaded_backend())
+            {
+                p.models_backend = Some(chosen);
+                p.settings.show_models(&[]);
+                let list = ListModels {
+                    backend: Some(chosen),
+                    openai_url: p.settings.chosen_openai_url(),
+                };
+                request(&mut p, ToHost::ListModels(list), Pending::Models);
+            }
         }
     })?;
     settings::on_entry_button(&p.settings.approvals, {
@@ -356,6 +373,7 @@ fn refresh_page(p: &mut Panel) {
                 Pending::Approvals,
             );
             list_lessons(p);
+            p.models_backend = None;
             request(
                 p,
                 ToHost::ListModels(ListModels::default()),

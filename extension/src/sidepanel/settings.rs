@@ -92,7 +92,23 @@ impl SettingsView {
         self.update();
     }
 
-    /// The backend's models, offered as the model field's suggestions.
+    /// The backend the select shows.
+    pub fn chosen_backend(&self) -> BackendChoice {
+        format::backend_from(&self.backend.value()).unwrap_or_default()
+    }
+
+    /// The server address typed, for listing an OpenAI-compatible server's models.
+    pub fn chosen_openai_url(&self) -> Option<String> {
+        format::optional(&self.openai_url.value())
+    }
+
+    /// The backend of the settings as last loaded.
+    pub fn loaded_backend(&self) -> BackendChoice {
+        self.loaded.borrow().backend
+    }
+
+    /// The backend's models, offered as the model field's suggestions (none: the help goes back
+    /// to its default words).
     pub fn show_models(&self, models: &[String]) {
         self.models.set_text_content(None);
         for m in models {
@@ -100,12 +116,15 @@ impl SettingsView {
             let _ = option.set_attribute("value", m);
             let _ = self.models.append_child(&option);
         }
-        if !models.is_empty() {
-            self.model_help.set_text_content(Some(&format!(
+        let help = if models.is_empty() {
+            "E.g. qwen2.5:3b. Empty: the backend's first model.".to_owned()
+        } else {
+            format!(
                 "The backend has: {}. Empty: its first model.",
                 models.join(", ")
-            )));
-        }
+            )
+        };
+        self.model_help.set_text_content(Some(&help));
     }
 
     /// Why the backend's models could not be listed, under the model field.

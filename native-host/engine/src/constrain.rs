@@ -178,39 +178,66 @@ mod tests {
         })
     }
 
-    #[test]
-    fn whatever_the_logits_the_output_parses_and_names_only_the_pages_elements() {
+    /// Decodes under `schema` with noise for logits (the model's own preferences play no part);
+    /// returns the text of each trial.
+    fn random_outputs(schema: serde_json::Value, trials: u64) -> Vec<String> {
         let path = SMOLLM2_135M.locate().expect("the test model");
         let gguf = Gguf::open(&path).unwrap();
         let tokenizer = Arc::new(Tokenizer::from_gguf(&gguf).unwrap());
         let constrainer = Constrainer::new(tokenizer.clone()).unwrap();
-        let indices = [3, 7, 12];
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         let vocab = tokenizer.vocab().len();
-        for trial in 0..6 {
-            let mut constrained = constrainer.json_schema(schema(&indices)).unwrap();
-            let mut sampler = Sampler::new(Sampling {
-                temperature: 1.0,
-                seed: trial,
-                ..Default::default()
-            });
-            let mut out = Vec::new();
-            for _ in 0..400 {
-                let next = constrained.allowed().unwrap();
-                if matches!(next, Next::Stop) {
-                    break;
+        (0..trials)
+            .map(|trial| {
+                let mut constrained = constrainer.json_schema(schema.clone()).unwrap();
+                let mut sampler = Sampler::new(Sampling {
+                    temperature: 1.0,
+                    seed: trial,
+                    ..Default::default()
+                });
+                let mut out = Vec::new();
+                for _ in 0..400 {
+                    let next = constrained.allowed().unwrap();
+                    if matches!(next, Next::Stop) {
+                        break;
+                    }
+                    let logits: Vec<f32> = (0..vocab).map(|_| rng.random::<f32>() * 8.0).collect();
+                    let token = sampler.sample_allowed(&logits, |t| next.allows(t)).unwrap();
+                    out.push(token);
+                    if constrained.commit(token).unwrap() {
+                        break;
+                    }
                 }
-                // Noise for logits: the model's own preferences play no part.
-                let logits: Vec<f32> = (0..vocab).map(|_| rng.random::<f32>() * 8.0).collect();
-                let token = sampler.sample_allowed(&logits, |t| next.allows(t)).unwrap();
-                out.push(token);
-                if constrained.commit(token).unwrap() {
-                    break;
-                }
-            }
-            let text = tokenizer.decode_lossy(&out, false, false);
-            let text = text.trim_end_matches(|c: char| !c.is_ascii_graphic() && c != '}');
-            let value: serde_json::Value = serde_json::from_str(text)
+                let text = tokenizer.decode_lossy(&out, false, false);
+                text.trim_end_matches(|c: char| !c.is_ascii_graphic() && c != '}')
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    /// A bare `"type": "integer"` lets a model write any number of digits (SmolLM2 once wrote
+    /// -1.1e60 for a wait's milliseconds); bounds keep it to what the reader's type holds.
+    #[test]
+    fn integer_bounds_are_kept() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"ms": {"type": "integer", "minimum": 0, "maximum": 30000}},
+            "required": ["ms"],
+            "additionalProperties": false
+        });
+        for text in random_outputs(schema, 8) {
+            let value: serde_json::Value = serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("{text:?} does not parse: {e}"));
+            let ms = value["ms"].as_u64().unwrap_or_else(|| panic!("{text}"));
+            assert!(ms <= 30000, "{text}");
+        }
+    }
+
+    #[test]
+    fn whatever_the_logits_the_output_parses_and_names_only_the_pages_elements() {
+        let indices = [3, 7, 12];
+        for (trial, text) in random_outputs(schema(&indices), 6).into_iter().enumerate() {
+            let value: serde_json::Value = serde_json::from_str(&text)
                 .unwrap_or_else(|e| panic!("trial {trial}: {text:?} does not parse: {e}"));
             assert!(value["thought"].is_string(), "{value}");
             assert!(

@@ -1,9 +1,10 @@
 //! The prompt for one step, built so that truncation can only ever cost page content.
 //!
-//! Order: the rules and the reply format first, then the goal, lessons and plan, then the history
-//! and the feedback on the last reply, and the page last. Everything but the page is small and
-//! always present; the page is rendered to whatever budget is left (`shared::render` keeps the
-//! top of the page and every element in view). When even that leaves too little for the page,
+//! Order: the rules and the reply format first, then the goal, lessons and plan, then the history,
+//! the page, and the feedback on the last reply at the end, so a retry on the same page shares all
+//! but its last lines with the prompt before it and a KV cache (the built-in engine's, Ollama's)
+//! reuses the page. Everything but the page is small and always present; the page is rendered to
+//! whatever budget is left (`shared::render` keeps the top of the page and every element in view). When even that leaves too little for the page,
 //! the history is compressed first: older steps become one summary line, then go.
 
 use itinero_shared::messages::Subgoal;
@@ -219,9 +220,9 @@ pub fn build(input: &Input<'_>, family: &Family) -> Prompt {
         user.push('\n');
         user.push_str(&history);
     }
-    user.push_str(&feedback);
     user.push_str("\nCurrent page:\n");
     user.push_str(&page.text);
+    user.push_str(&feedback);
     user.push_str(CLOSING);
     let messages = if family.system_role {
         vec![Message::system(RULES), Message::user(user)]
@@ -289,7 +290,7 @@ mod tests {
     }
 
     #[test]
-    fn order_is_rules_goal_history_feedback_page() {
+    fn order_is_rules_goal_history_page_feedback() {
         let obs = long_page(5);
         let history = steps(2);
         let p = build(
@@ -320,9 +321,9 @@ mod tests {
         assert!(at("Goal: Find the price of Product 1\n1. click a") < at("1. click [0]"));
         // An example too long for its share is left out.
         assert!(!user.contains("a very long example"));
-        assert!(at("2. click [1]") < at("could not be used: there is no element [9]"));
-        assert!(at("there is no element [9]") < at("Current page:"));
+        assert!(at("2. click [1]") < at("Current page:"));
         assert!(at("Current page:") < at("[4]<a"));
+        assert!(at("[4]<a") < at("could not be used: there is no element [9]"));
         assert!(user.ends_with("Your next action (one JSON object):"));
         assert_eq!(
             (p.page_cut, p.summarised_steps, p.dropped_steps),

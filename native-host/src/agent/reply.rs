@@ -67,34 +67,45 @@ pub struct ModelReply {
 /// prompt asks, so a small model cannot spend its reply on it.
 pub const THOUGHT_MAX: u32 = 160;
 
+/// Bounds of the schema's numbers: past them a reply means nothing (the page has no such
+/// element, a wait is capped at 10 s, a plan has a handful of sub-goals).
+const MAX_INDEX: u32 = 100_000;
+const MAX_PAGES: f64 = 50.0;
+const MAX_WAIT_MS: u64 = 10_000;
+const MAX_SUBGOALS: u32 = 100;
+
 /// The JSON schema of a reply, for backends that constrain output (Ollama's `format`, OpenAI's
 /// `response_format`). `indices` are those of the current observation: with it the model
 /// cannot name an element that is not there.
 pub fn schema(indices: &[u32]) -> serde_json::Value {
-    let mut index = serde_json::json!({"type": "integer"});
-    if !indices.is_empty() {
-        index["enum"] = serde_json::json!(indices);
-    }
+    // Every number and string is bounded: under a constraint a small model may otherwise write
+    // until the token limit, and a cut reply is no JSON (SmolLM2 once wrote -1.1e60 for a
+    // wait's milliseconds).
+    let index = if indices.is_empty() {
+        serde_json::json!({"type": "integer", "minimum": 0, "maximum": MAX_INDEX})
+    } else {
+        serde_json::json!({"type": "integer", "enum": indices})
+    };
     serde_json::json!({
         "type": "object",
         "properties": {
             "thought": {"type": "string", "maxLength": THOUGHT_MAX},
             "action": {"type": "string", "enum": VERBS},
             "index": index,
-            "text": {"type": "string"},
+            "text": {"type": "string", "maxLength": 500},
             "submit": {"type": "boolean"},
-            "value": {"type": "string"},
+            "value": {"type": "string", "maxLength": 200},
             "checked": {"type": "boolean"},
             "direction": {"type": "string", "enum": ["up", "down", "left", "right"]},
-            "pages": {"type": "number"},
-            "key": {"type": "string"},
+            "pages": {"type": "number", "minimum": -MAX_PAGES, "maximum": MAX_PAGES},
+            "key": {"type": "string", "maxLength": 40},
             "modifiers": {"type": "array", "items": {"type": "string", "enum": ["alt", "control", "meta", "shift"]}},
-            "url": {"type": "string"},
-            "ms": {"type": "integer"},
-            "answer": {"type": "string"},
+            "url": {"type": "string", "maxLength": 2000},
+            "ms": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS},
+            "answer": {"type": "string", "maxLength": 800},
             "success": {"type": "boolean"},
-            "question": {"type": "string"},
-            "subgoal_done": {"type": "integer"},
+            "question": {"type": "string", "maxLength": 300},
+            "subgoal_done": {"type": "integer", "minimum": 1, "maximum": MAX_SUBGOALS},
         },
         "required": ["thought", "action"],
         "additionalProperties": false,
@@ -104,6 +115,30 @@ pub fn schema(indices: &[u32]) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each integer field's bounds fit the type the reply is read into.
+    #[test]
+    fn every_number_of_the_schema_is_bounded() {
+        for indices in [&[][..], &[0, 4][..]] {
+            let s = schema(indices);
+            for (name, p) in s["properties"].as_object().unwrap() {
+                if !matches!(p["type"].as_str(), Some("integer" | "number")) {
+                    continue;
+                }
+                if p.get("enum").is_some() {
+                    continue;
+                }
+                let (min, max) = (p["minimum"].as_f64(), p["maximum"].as_f64());
+                assert!(min.is_some() && max.is_some(), "{name} is unbounded: {p}");
+                if p["type"] == "integer" {
+                    assert!(
+                        min.unwrap() >= 0.0 && max.unwrap() <= f64::from(u32::MAX),
+                        "{name}: {p}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn schema_restricts_indices_to_the_page() {
@@ -121,6 +156,7 @@ mod tests {
             "usable as Ollama's format"
         );
         assert!(schema(&[])["properties"]["index"].get("enum").is_none());
+        assert_eq!(schema(&[])["properties"]["index"]["maximum"], MAX_INDEX);
     }
 
     #[test]

@@ -140,6 +140,15 @@ pub async fn list_models(
         BackendChoice::OpenAi => Box::new(openai_backend(
             openai_url.or(settings.openai_url.as_deref()),
         )?),
+        BackendChoice::Wgpu => {
+            let models = tokio::task::spawn_blocking(crate::llm::wgpu::runnable_models)
+                .await
+                .map_err(|e| e.to_string())?;
+            return Ok(ModelList {
+                backend: "wgpu".to_owned(),
+                models: models.into_iter().map(|m| m.name).collect(),
+            });
+        }
     };
     let models = api.models().await.map_err(|e| e.to_string())?;
     Ok(ModelList {

@@ -137,7 +137,7 @@ fn engine_gone(spec: &str) -> LlmError {
 }
 
 /// The models of the cache and of Ollama's store that the engine can run.
-fn runnable_models() -> Vec<ModelInfo> {
+pub fn runnable_models() -> Vec<ModelInfo> {
     let all = models::listed(&OllamaStore::default_location()).unwrap_or_default();
     all.into_iter()
         .filter_map(|m| {
@@ -286,12 +286,23 @@ fn answer(spec: &str, l: &mut Loaded, job: &Job) -> Result<ChatReply, LlmError> 
         stops: Stops(req.stop.clone()),
     };
     let prompt_tokens = request.prompt.len() as u64;
+    let started = std::time::Instant::now();
     let out = l
         .generator
         .generate(&request, constrained.as_mut(), &job.cancel, &mut |piece| {
             let _ = job.text.send(piece.to_owned());
         })
         .map_err(engine_error)?;
+    // On a CPU adapter a step takes minutes: the log says where the time went.
+    tracing::info!(
+        model = spec,
+        prompt_tokens,
+        reused = out.reused,
+        generated = out.tokens.len(),
+        finish = ?out.finish,
+        ms = started.elapsed().as_millis() as u64,
+        "built-in engine replied"
+    );
     Ok(ChatReply {
         content: out.text,
         finish: match out.finish {

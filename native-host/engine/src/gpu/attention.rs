@@ -79,16 +79,23 @@ impl Attention {
     }
 
     pub fn with_form(gpu: &Gpu, form: AttentionForm) -> Result<Self, GpuError> {
+        const COMMON: &str = include_str!("../kernels/attention_common.wgsl");
         let kernel = match form {
             AttentionForm::Workgroup => Kernel::new(
                 gpu,
                 "attention",
-                &super::shader::with_workgroup_reduce(include_str!("../kernels/attention.wgsl")),
+                &super::shader::with_workgroup_reduce(&format!(
+                    "{COMMON}\n{}",
+                    include_str!("../kernels/attention.wgsl")
+                )),
             )?,
             AttentionForm::Lane => Kernel::new(
                 gpu,
                 "attention (lane)",
-                include_str!("../kernels/attention_lane.wgsl"),
+                &format!(
+                    "{COMMON}\n{}",
+                    include_str!("../kernels/attention_lane.wgsl")
+                ),
             )?,
         };
         Ok(Self { form, kernel })

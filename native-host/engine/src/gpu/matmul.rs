@@ -9,12 +9,11 @@
 //! The dispatches are bound once for a largest batch and read how many tokens there are from the
 //! forward pass's [`StepUniform`](super::StepUniform), so a short batch costs only its own tiles.
 
-use std::collections::BTreeMap;
-
 use wgpu::util::DeviceExt;
 
 use super::kernel::{self, grid, Bound};
 use super::matrix::GpuMatrix;
+use super::typed_pipelines::{Slot, TypedPipelines};
 use super::{shader, Gpu, GpuError};
 use crate::gguf::TensorType;
 
@@ -29,8 +28,7 @@ pub struct MatMul {
     tile: u32,
     /// Loads of X shared across subgroup lanes.
     subgroup_x: bool,
-    layout: wgpu::BindGroupLayout,
-    pipelines: BTreeMap<u32, (TensorType, wgpu::ComputePipeline)>,
+    pipelines: TypedPipelines,
 }
 
 impl std::fmt::Debug for MatMul {
@@ -67,49 +65,23 @@ impl MatMul {
                 message: format!("tiles of {tile} tokens: the kernel has 1 or {BATCH_TILE}"),
             });
         }
-        let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let storage = |read_only| wgpu::BufferBindingType::Storage { read_only };
-        let uniform = wgpu::BufferBindingType::Uniform;
-        let layout = gpu
-            .device
-            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("matmul"),
-                entries: &[
-                    entry(0, storage(true)),
-                    entry(1, storage(true)),
-                    entry(2, storage(false)),
-                    entry(3, uniform),
-                    entry(4, uniform),
-                    entry(5, uniform),
-                ],
-            });
-        let pipeline_layout = gpu
-            .device
-            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("matmul"),
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
-            });
-        let mut pipelines = BTreeMap::new();
-        for &ty in types {
-            let name = format!("{ty} matrix-matrix");
-            let source = shader::matmul(ty, WORKGROUP, tile, subgroup_x);
-            let pipeline = kernel::compile(gpu, &name, &source, Some(&pipeline_layout))?;
-            pipelines.insert(ty.ggml_id(), (ty, pipeline));
-        }
+        let pipelines = TypedPipelines::new(
+            gpu,
+            "matrix-matrix",
+            &[
+                Slot::Read,
+                Slot::Read,
+                Slot::ReadWrite,
+                Slot::Uniform,
+                Slot::Uniform,
+                Slot::Uniform,
+            ],
+            types,
+            |ty| shader::matmul(ty, WORKGROUP, tile, subgroup_x),
+        )?;
         Ok(Self {
             tile,
             subgroup_x,
-            layout,
             pipelines,
         })
     }
@@ -135,20 +107,7 @@ impl MatMul {
                 ),
             });
         }
-        let pipeline = self
-            .pipelines
-            .get(&matrix.ty().ggml_id())
-            .map(|(_, p)| p)
-            .ok_or_else(|| GpuError::NoKernel {
-                what: "matrix-matrix",
-                ty: matrix.ty(),
-                built: self
-                    .pipelines
-                    .values()
-                    .map(|(t, _)| t.name())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
+        let pipeline = self.pipelines.get(matrix.ty())?;
         let shape: [u32; 4] = [matrix.rows(), 0, 0, 0];
         let shape = gpu
             .device
@@ -162,20 +121,11 @@ impl MatMul {
             .chunks
             .iter()
             .map(|chunk| {
-                let entries: Vec<wgpu::BindGroupEntry<'_>> =
-                    [&chunk.weights, x, y, &chunk.params, step, &shape]
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, b)| wgpu::BindGroupEntry {
-                            binding: i as u32,
-                            resource: b.as_entire_binding(),
-                        })
-                        .collect();
-                let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(matrix.name()),
-                    layout: &self.layout,
-                    entries: &entries,
-                });
+                let bind = self.pipelines.bind_group(
+                    gpu,
+                    matrix.name(),
+                    &[&chunk.weights, x, y, &chunk.params, step, &shape],
+                );
                 let groups = (chunk.rows.end - chunk.rows.start).div_ceil(WORKGROUP);
                 let (gx, gz) = grid(groups, max_dim);
                 Bound::new(pipeline.clone(), bind, (gx, max_tokens / self.tile, gz))

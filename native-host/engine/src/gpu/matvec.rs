@@ -6,10 +6,9 @@
 //! many invocations, whose partial sums meet through subgroup shuffles where the adapter has them
 //! and through workgroup memory where it does not.
 
-use std::collections::BTreeMap;
-
-use super::kernel::{self, grid, record_pass, Bound};
+use super::kernel::{grid, record_pass, Bound};
 use super::matrix::GpuMatrix;
+use super::typed_pipelines::{Slot, TypedPipelines};
 use super::{shader, Gpu, GpuError};
 use crate::gguf::TensorType;
 
@@ -90,8 +89,7 @@ impl MatVecConfig {
 #[derive(Debug)]
 pub struct MatVec {
     config: MatVecConfig,
-    layout: wgpu::BindGroupLayout,
-    pipelines: BTreeMap<u32, (TensorType, wgpu::ComputePipeline)>,
+    pipelines: TypedPipelines,
 }
 
 impl MatVec {
@@ -109,53 +107,14 @@ impl MatVec {
             what: "matrix-vector".into(),
             message,
         })?;
-        let storage = |binding, read_only| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Storage { read_only },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let layout = gpu
-            .device
-            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("matvec"),
-                entries: &[
-                    storage(0, true),
-                    storage(1, true),
-                    storage(2, false),
-                    wgpu::BindGroupLayoutEntry {
-                        binding: 3,
-                        visibility: wgpu::ShaderStages::COMPUTE,
-                        ty: wgpu::BindingType::Buffer {
-                            ty: wgpu::BufferBindingType::Uniform,
-                            has_dynamic_offset: false,
-                            min_binding_size: None,
-                        },
-                        count: None,
-                    },
-                ],
-            });
-        let pipeline_layout = gpu
-            .device
-            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("matvec"),
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
-            });
-        let mut pipelines = BTreeMap::new();
-        for &ty in types {
-            let pipeline = compile(gpu, ty, &config, &pipeline_layout)?;
-            pipelines.insert(ty.ggml_id(), (ty, pipeline));
-        }
-        Ok(Self {
-            config,
-            layout,
-            pipelines,
-        })
+        let pipelines = TypedPipelines::new(
+            gpu,
+            "matrix-vector",
+            &[Slot::Read, Slot::Read, Slot::ReadWrite, Slot::Uniform],
+            types,
+            |ty| shader::matvec(ty, &config),
+        )?;
+        Ok(Self { config, pipelines })
     }
 
     pub fn config(&self) -> MatVecConfig {
@@ -186,23 +145,18 @@ impl MatVec {
         x: &wgpu::Buffer,
         y: &wgpu::Buffer,
     ) -> Result<Vec<Bound>, GpuError> {
-        let pipeline = self.pipeline(matrix.ty())?;
+        let pipeline = self.pipelines.get(matrix.ty())?;
         let rows_per_wg = self.config.workgroup_size / self.config.threads_per_row;
         let max_dim = gpu.limits().max_compute_workgroups_per_dimension;
         Ok(matrix
             .chunks
             .iter()
             .map(|chunk| {
-                let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(matrix.name()),
-                    layout: &self.layout,
-                    entries: &[
-                        entry(0, &chunk.weights),
-                        entry(1, x),
-                        entry(2, y),
-                        entry(3, &chunk.params),
-                    ],
-                });
+                let bind = self.pipelines.bind_group(
+                    gpu,
+                    matrix.name(),
+                    &[&chunk.weights, x, y, &chunk.params],
+                );
                 let groups = (chunk.rows.end - chunk.rows.start).div_ceil(rows_per_wg);
                 let (gx, gy) = grid(groups, max_dim);
                 Bound::new(pipeline.clone(), bind, (gx, gy, 1))
@@ -227,37 +181,4 @@ impl MatVec {
         gpu.queue.submit([encoder.finish()]);
         gpu.read_f32(&yb, matrix.rows() as usize)
     }
-
-    fn pipeline(&self, ty: TensorType) -> Result<&wgpu::ComputePipeline, GpuError> {
-        self.pipelines
-            .get(&ty.ggml_id())
-            .map(|(_, p)| p)
-            .ok_or_else(|| GpuError::NoKernel {
-                what: "matrix-vector",
-                ty,
-                built: self
-                    .pipelines
-                    .values()
-                    .map(|(t, _)| t.name())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })
-    }
-}
-
-fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding,
-        resource: buffer.as_entire_binding(),
-    }
-}
-
-fn compile(
-    gpu: &Gpu,
-    ty: TensorType,
-    config: &MatVecConfig,
-    layout: &wgpu::PipelineLayout,
-) -> Result<wgpu::ComputePipeline, GpuError> {
-    let name = format!("{ty} matrix-vector");
-    kernel::compile(gpu, &name, &shader::matvec(ty, config), Some(layout))
 }

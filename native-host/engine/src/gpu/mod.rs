@@ -27,6 +27,7 @@ pub mod norm;
 pub mod rope;
 mod shader;
 pub mod softmax;
+mod typed_pipelines;
 
 pub use activation::{Gate, GatedActivation};
 pub use add::Add;

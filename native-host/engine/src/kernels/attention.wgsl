@@ -1,38 +1,7 @@
-// Causal attention of new tokens over the KV cache: one workgroup per (query head, new token).
-// Token r of the batch sits at position pos + r and attends to the positions before it and
-// itself — the last `window` of them when the layer has a sliding window (Gemma 3's local
-// layers), all of them otherwise. Decode is a batch of one.
-//
-// The scores are never stored: keys are taken WG at a time with a running maximum and sum
-// (online softmax), so memory does not grow with the context and the kernel needs no scratch.
-// Grouped-query attention: query head h reads KV head h / (heads / kv_heads). The cache holds,
-// per position, kv_heads × head_dim floats; Q and O hold, per token, heads × head_dim.
-
-struct Params {
-    head_dim: u32,
-    heads: u32,
-    kv_heads: u32,
-    window: u32,      // 0: none
-    capacity: u32,    // positions the cache holds
-    scale: f32,
-    _max_tokens: u32,
-    _pad: u32,
-}
-
-// The forward pass's per-step values: the batch's first position and its length.
-struct Step {
-    pos: u32,
-    n_kv: u32,
-    tokens: u32,
-    _pad: u32,
-}
-
-@group(0) @binding(0) var<storage, read> Q: array<f32>;
-@group(0) @binding(1) var<storage, read> K: array<f32>;
-@group(0) @binding(2) var<storage, read> V: array<f32>;
-@group(0) @binding(3) var<storage, read_write> O: array<f32>;
-@group(0) @binding(4) var<uniform> STEP: Step;
-@group(0) @binding(5) var<uniform> P: Params;
+// Causal attention of new tokens over the KV cache, one workgroup per (query head, new token);
+// bindings and semantics in attention_common.wgsl. The scores are never stored: keys are taken WG
+// at a time with a running maximum and sum (online softmax), so memory does not grow with the
+// context and the kernel needs no scratch.
 
 const WG: u32 = 64u;
 const MAX_HEAD_DIM: u32 = 256u;
@@ -48,11 +17,9 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
     if (r >= STEP.tokens) {
         return;
     }
-    let end = min(STEP.pos + r + 1u, P.capacity);
-    var start = 0u;
-    if (P.window > 0u && end > P.window) {
-        start = end - P.window;
-    }
+    let range = key_range(r);
+    let start = range.x;
+    let end = range.y;
     let q0 = (r * P.heads + h) * P.head_dim;
     for (var d = li; d < P.head_dim; d += WG) {
         qs[d] = Q[q0 + d] * P.scale;

@@ -5,33 +5,7 @@
 // no workgroup memory. Consecutive invocations are consecutive tokens of one head, so the lanes
 // of a SIMD batch read the same keys and values. Scalar arrays, not vec4: lavapipe's vec4 loads
 // and stores of a runtime-sized storage array cost more than four scalar ones (15× here).
-// Same bindings and semantics as attention.wgsl: token r sits at pos + r and attends to the
-// positions up to its own (the last `window` of them when the layer has a sliding window).
-
-struct Params {
-    head_dim: u32,
-    heads: u32,
-    kv_heads: u32,
-    window: u32,      // 0: none
-    capacity: u32,    // positions the cache holds
-    scale: f32,
-    max_tokens: u32,  // the dispatch's tokens per head
-    _pad: u32,
-}
-
-struct Step {
-    pos: u32,
-    n_kv: u32,
-    tokens: u32,
-    _pad: u32,
-}
-
-@group(0) @binding(0) var<storage, read> Q: array<f32>;
-@group(0) @binding(1) var<storage, read> K: array<f32>;
-@group(0) @binding(2) var<storage, read> V: array<f32>;
-@group(0) @binding(3) var<storage, read_write> O: array<f32>;
-@group(0) @binding(4) var<uniform> STEP: Step;
-@group(0) @binding(5) var<uniform> P: Params;
+// Bindings and semantics in attention_common.wgsl.
 
 const WG: u32 = 64u;
 
@@ -43,15 +17,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (h >= P.heads || r >= STEP.tokens) {
         return;
     }
-    let end = min(STEP.pos + r + 1u, P.capacity);
-    var start = 0u;
-    if (P.window > 0u && end > P.window) {
-        start = end - P.window;
-    }
+    let range = key_range(r);
+    let start = range.x;
+    let end = range.y;
     let hd = P.head_dim;
     let q0 = (r * P.heads + h) * hd;
     let kv_stride = P.kv_heads * hd;
-    let k0 = (h / (P.heads / P.kv_heads)) * hd;
+    let kh = (h / (P.heads / P.kv_heads)) * hd;
     // The running sum lives in O itself: a private array indexed by a loop variable becomes a
     // chain of selects on lavapipe, far slower than memory.
     for (var d = 0u; d < hd; d++) {
@@ -59,19 +31,39 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     var m = -3.4028235e38;
     var l = 0.0;
-    for (var t = start; t < end; t++) {
-        let k = t * kv_stride + k0;
-        var s = 0.0;
+    // Keys eight at a time, their scores in registers: each query element is loaded once per
+    // eight keys, and the running sum in O is read and written once per eight.
+    for (var b = start; b < end; b += 8u) {
+        let n = end - b;
+        // Keys past `end` are read from the clamped last position and masked out below.
+        let last = end - 1u;
+        let k0 = min(b, last) * kv_stride + kh;
+        let k1 = min(b + 1u, last) * kv_stride + kh;
+        let k2 = min(b + 2u, last) * kv_stride + kh;
+        let k3 = min(b + 3u, last) * kv_stride + kh;
+        let k4 = min(b + 4u, last) * kv_stride + kh;
+        let k5 = min(b + 5u, last) * kv_stride + kh;
+        let k6 = min(b + 6u, last) * kv_stride + kh;
+        let k7 = min(b + 7u, last) * kv_stride + kh;
+        var sa = vec4<f32>(0.0);
+        var sb = vec4<f32>(0.0);
         for (var d = 0u; d < hd; d++) {
-            s += Q[q0 + d] * K[k + d];
+            let q = Q[q0 + d];
+            sa += q * vec4<f32>(K[k0 + d], K[k1 + d], K[k2 + d], K[k3 + d]);
+            sb += q * vec4<f32>(K[k4 + d], K[k5 + d], K[k6 + d], K[k7 + d]);
         }
-        s *= P.scale;
-        let m_new = max(m, s);
+        let masked = vec4<f32>(-3.4028235e38);
+        sa = select(masked, sa * P.scale, vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(n));
+        sb = select(masked, sb * P.scale, vec4<u32>(4u, 5u, 6u, 7u) < vec4<u32>(n));
+        let m_new = max(m, max(max(max(sa.x, sa.y), max(sa.z, sa.w)), max(max(sb.x, sb.y), max(sb.z, sb.w))));
         let c = exp(m - m_new);
-        let p = exp(s - m_new);
-        l = l * c + p;
+        let pa = select(vec4<f32>(0.0), exp(sa - m_new), vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(n));
+        let pb = select(vec4<f32>(0.0), exp(sb - m_new), vec4<u32>(4u, 5u, 6u, 7u) < vec4<u32>(n));
+        l = l * c + dot(pa, vec4<f32>(1.0)) + dot(pb, vec4<f32>(1.0));
         for (var d = 0u; d < hd; d++) {
-            O[q0 + d] = O[q0 + d] * c + p * V[k + d];
+            let va = vec4<f32>(V[k0 + d], V[k1 + d], V[k2 + d], V[k3 + d]);
+            let vb = vec4<f32>(V[k4 + d], V[k5 + d], V[k6 + d], V[k7 + d]);
+            O[q0 + d] = O[q0 + d] * c + dot(pa, va) + dot(pb, vb);
         }
         m = m_new;
     }

@@ -1,0 +1,43 @@
+// What the two forms of causal attention share (attention.wgsl for GPUs, attention_lane.wgsl for
+// CPU drivers): their bindings and which positions a new token attends to. Token r of the batch
+// sits at position pos + r and attends to the positions before it and itself — the last `window`
+// of them when the layer has a sliding window (Gemma 3's local layers), all of them otherwise.
+// Decode is a batch of one. Grouped-query attention: query head h reads KV head
+// h / (heads / kv_heads). The cache holds, per position, kv_heads × head_dim floats; Q and O hold,
+// per token, heads × head_dim.
+
+struct Params {
+    head_dim: u32,
+    heads: u32,
+    kv_heads: u32,
+    window: u32,      // 0: none
+    capacity: u32,    // positions the cache holds
+    scale: f32,
+    max_tokens: u32,  // the dispatch's tokens per head
+    _pad: u32,
+}
+
+// The forward pass's per-step values: the batch's first position and its length.
+struct Step {
+    pos: u32,
+    n_kv: u32,
+    tokens: u32,
+    _pad: u32,
+}
+
+@group(0) @binding(0) var<storage, read> Q: array<f32>;
+@group(0) @binding(1) var<storage, read> K: array<f32>;
+@group(0) @binding(2) var<storage, read> V: array<f32>;
+@group(0) @binding(3) var<storage, read_write> O: array<f32>;
+@group(0) @binding(4) var<uniform> STEP: Step;
+@group(0) @binding(5) var<uniform> P: Params;
+
+// The positions token r of the batch attends to: start..end.
+fn key_range(r: u32) -> vec2<u32> {
+    let end = min(STEP.pos + r + 1u, P.capacity);
+    var start = 0u;
+    if (P.window > 0u && end > P.window) {
+        start = end - P.window;
+    }
+    return vec2<u32>(start, end);
+}

@@ -1,0 +1,103 @@
+//! The agent on the built-in engine, end to end: the user picks "Built-in engine" in the real
+//! panel's settings, types a goal, and the real host runs SmolLM2-135M on the GPU through wgpu
+//! (lavapipe in CI) to drive the demo shop in real Chromium. What is asserted is what the engine
+//! guarantees — every step's reply is JSON of the schema (constrained decoding), so none is
+//! refused as unusable, and the task ends — not whether a 135M model reaches the goal; the test
+//! prints whether it did. BENCHMARKS.md reports how often it does.
+//!
+//! `AGENT_WGPU_GOALS=all` runs every goal of `GOALS` (for the figures), the default only the first.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{ensure, Result};
+use itinero::demo_shop::DemoShop;
+use itinero::harness::panel::{choose, fill, log, open, open_settings, result, save, type_goal};
+use itinero::harness::{Harness, LaunchOptions, PageExt, WAIT};
+
+/// (the page the task starts on, goal, what an answer that reached it contains). The first, run
+/// in CI, starts on a product page: a short page keeps the first prompt's prefill on lavapipe to
+/// about a minute.
+const GOALS: [(&str, &str, &str); 4] = [
+    (
+        "shop/product/wool-socks",
+        "What do these socks cost?",
+        "12.99",
+    ),
+    ("shop/", "What do wool socks cost?", "12.99"),
+    ("shop/search?q=hat", "Which hats does the shop sell?", "hat"),
+    ("shop/", "How much is the cheapest scarf?", "eur"),
+];
+const MAX_STEPS: &str = "4";
+/// A 135M model on lavapipe: the first prompt's prefill takes minutes on 2 cores.
+const TASK_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_runs_on_the_built_in_engine_and_every_reply_is_usable() -> Result<()> {
+    let shop = DemoShop::default();
+    let h = Harness::start_full(LaunchOptions::default(), shop.router()).await?;
+    let panel = h.connected_panel().await?;
+    panel.bring_to_front().await?;
+    open_settings(&panel).await?;
+    choose(&panel, "#settings-backend", "wgpu").await?;
+    fill(&panel, "#settings-max-steps", MAX_STEPS).await?;
+    // The model field offers what the engine can run, once it is chosen.
+    let offered = panel
+        .wait_for(
+            "[...document.querySelectorAll('#settings-models option')].map(o => o.value).join(' ')",
+            WAIT,
+        )
+        .await?;
+    let offered = offered.as_str().unwrap_or_default().to_owned();
+    ensure!(
+        offered.contains("smollm2-135m-instruct-q4_1"),
+        "the built-in engine's models are offered: {offered:?}"
+    );
+    let (status, class) = save(&panel).await?;
+    ensure!(class.contains("ok"), "saving the settings: {status}");
+    open(&panel, "run").await?;
+
+    let all = std::env::var("AGENT_WGPU_GOALS").as_deref() == Ok("all");
+    let goals = if all { &GOALS[..] } else { &GOALS[..1] };
+    let mut reached = 0;
+    for (start, goal, reached_when) in goals {
+        let tab = h.chromium.open(&h.fixture_url(start)).await?;
+        tab.wait_for("document.readyState === 'complete'", WAIT)
+            .await?;
+        let started = Instant::now();
+        type_goal(&panel, goal).await?;
+        let (heading, answer) = result(&panel, TASK_TIMEOUT).await?;
+        let lines = log(&panel).await?;
+        let joined = lines.join("\n");
+        eprintln!(
+            "{goal:?}: {heading} after {:.0} s: {answer}\n{joined}",
+            started.elapsed().as_secs_f64()
+        );
+        ensure!(
+            ["Done", "Failed", "Step limit"]
+                .iter()
+                .any(|end| heading.starts_with(end)),
+            "{goal:?}: the task ended as {heading:?}: {answer}"
+        );
+        ensure!(
+            !(heading == "Failed" && answer.contains("wgpu")),
+            "{goal:?}: the engine failed: {answer}"
+        );
+        ensure!(
+            !joined.contains("could not be used"),
+            "{goal:?}: a reply was refused as unusable:\n{joined}"
+        );
+        ensure!(
+            joined.contains("(llm)"),
+            "{goal:?}: no step came from the model:\n{joined}"
+        );
+        let ok = heading == "Done" && answer.to_lowercase().contains(reached_when);
+        reached += usize::from(ok);
+        eprintln!(
+            "{goal:?}: goal {}",
+            if ok { "reached" } else { "not reached" }
+        );
+        tab.close().await?;
+    }
+    eprintln!("goals reached: {reached} of {}", goals.len());
+    Ok(())
+}
