@@ -61,7 +61,7 @@ fn models_lists_the_cache_and_ollamas_store_and_describes_a_model() {
     );
     let gemma = stdout
         .lines()
-        .find(|l| l.contains("gemma-3-270m"))
+        .find(|l| l.contains("gemma3-270m"))
         .unwrap_or_default();
     assert!(
         gemma.contains("gemma3, runs in the built-in engine"),
