@@ -79,13 +79,13 @@ impl Attention {
     }
 
     pub fn with_form(gpu: &Gpu, form: AttentionForm) -> Result<Self, GpuError> {
-        const COMMON: &str = include_str!("../kernels/attention_common.wgsl");
+        let common = super::shader::with_step(include_str!("../kernels/attention_common.wgsl"));
         let kernel = match form {
             AttentionForm::Workgroup => Kernel::new(
                 gpu,
                 "attention",
                 &super::shader::with_workgroup_reduce(&format!(
-                    "{COMMON}\n{}",
+                    "{common}\n{}",
                     include_str!("../kernels/attention.wgsl")
                 )),
             )?,
@@ -93,7 +93,7 @@ impl Attention {
                 gpu,
                 "attention (lane)",
                 &format!(
-                    "{COMMON}\n{}",
+                    "{common}\n{}",
                     include_str!("../kernels/attention_lane.wgsl")
                 ),
             )?,
@@ -113,7 +113,7 @@ impl Attention {
         pos: u32,
         tokens: u32,
     ) -> Result<(), GpuError> {
-        let step = StepUniform::batch(pos, tokens).buffer(gpu);
+        let step = StepUniform::new(pos, tokens).buffer(gpu);
         let bound = self.bind(gpu, b, s, &step, tokens)?;
         record_pass(encoder, "attention", &[bound]);
         Ok(())

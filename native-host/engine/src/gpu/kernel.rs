@@ -42,23 +42,9 @@ impl Kernel {
                 contents: bytemuck::bytes_of(params),
                 usage: wgpu::BufferUsages::UNIFORM,
             });
-        let mut entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
-            .iter()
-            .enumerate()
-            .map(|(i, b)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: b.as_entire_binding(),
-            })
-            .collect();
-        entries.push(wgpu::BindGroupEntry {
-            binding: buffers.len() as u32,
-            resource: params.as_entire_binding(),
-        });
-        let bind_group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(self.name),
-            layout: &self.layout,
-            entries: &entries,
-        });
+        let mut all = buffers.to_vec();
+        all.push(&params);
+        let bind_group = bind_group(gpu, self.name, &self.layout, &all);
         Bound {
             pipeline: self.pipeline.clone(),
             bind_group,
@@ -124,35 +110,23 @@ pub fn record_pass(encoder: &mut wgpu::CommandEncoder, label: &str, dispatches: 
 }
 
 /// The per-step values of a forward pass, in a uniform buffer written once per step so that
-/// the dispatches bound at load never change: the (first) new token's position, how many
-/// positions decode attention reads, and how many tokens a prefill batch holds.
+/// the dispatches bound at load never change: the first new token's position and how many new
+/// tokens there are (one in decode). The kernels declare it as `Step` (`step.wgsl`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct StepUniform {
     pub pos: u32,
-    pub n_kv: u32,
     pub tokens: u32,
-    pub _pad: u32,
+    pub _pad: [u32; 2],
 }
 
 impl StepUniform {
-    /// One token at `pos`, attending to positions `0..n_kv`.
-    pub fn new(pos: u32, n_kv: u32) -> Self {
-        Self {
-            pos,
-            n_kv,
-            tokens: 1,
-            _pad: 0,
-        }
-    }
-
     /// `tokens` tokens at `pos..pos + tokens`.
-    pub fn batch(pos: u32, tokens: u32) -> Self {
+    pub fn new(pos: u32, tokens: u32) -> Self {
         Self {
             pos,
-            n_kv: pos + tokens,
             tokens,
-            _pad: 0,
+            _pad: [0; 2],
         }
     }
 
@@ -165,6 +139,28 @@ impl StepUniform {
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             })
     }
+}
+
+/// A bind group of `buffers`, whole, at bindings 0, 1, … of `layout`.
+pub(super) fn bind_group(
+    gpu: &Gpu,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: b.as_entire_binding(),
+        })
+        .collect();
+    gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout,
+        entries: &entries,
+    })
 }
 
 /// Compiles `source` into a pipeline, capturing validation errors.

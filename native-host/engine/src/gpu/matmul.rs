@@ -156,7 +156,7 @@ impl MatMul {
         padded.resize((max * matrix.cols()) as usize, 0.0);
         let xb = gpu.upload_f32("x", &padded);
         let yb = gpu.storage_f32("y", (tokens * matrix.rows()) as usize);
-        let step = super::StepUniform::batch(0, tokens).buffer(gpu);
+        let step = super::StepUniform::new(0, tokens).buffer(gpu);
         let bound = self.bind(gpu, matrix, &xb, &yb, &step, max)?;
         let mut encoder = gpu
             .device

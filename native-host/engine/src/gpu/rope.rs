@@ -181,7 +181,11 @@ impl Rope {
                 usage: wgpu::BufferUsages::STORAGE,
             });
         Ok(Self {
-            kernel: Kernel::new(gpu, "rope", include_str!("../kernels/rope.wgsl"))?,
+            kernel: Kernel::new(
+                gpu,
+                "rope",
+                &super::shader::with_step(include_str!("../kernels/rope.wgsl")),
+            )?,
             params,
             freq_factors,
         })
@@ -204,7 +208,7 @@ impl Rope {
         head_dim: u32,
         pos0: u32,
     ) {
-        let step = StepUniform::new(pos0, 0).buffer(gpu);
+        let step = StepUniform::new(pos0, tokens).buffer(gpu);
         let bound = self.bind(gpu, x, tokens, heads, head_dim, &step);
         record_pass(encoder, "rope", &[bound]);
     }

@@ -19,6 +19,13 @@ const REDUCE_SUBGROUP: &str = include_str!("../kernels/reduce_subgroup.wgsl");
 
 const WORKGROUP_REDUCE: &str = include_str!("../kernels/workgroup_reduce.wgsl");
 
+const STEP: &str = include_str!("../kernels/step.wgsl");
+
+/// A kernel that reads the step uniform, joined to its `Step` struct.
+pub(super) fn with_step(kernel: &str) -> String {
+    format!("{STEP}\n{kernel}")
+}
+
 /// A kernel that reduces a row within one workgroup, joined to the shared `reduce`.
 pub(super) fn with_workgroup_reduce(kernel: &str) -> String {
     format!("{kernel}\n{WORKGROUP_REDUCE}")
@@ -80,7 +87,7 @@ pub(super) fn matmul(ty: TensorType, workgroup_size: u32, tile: u32, subgroup_x:
         (MATMUL.to_owned(), MATMUL_X_PLAIN)
     };
     let mut src = format!(
-        "// {ty} matrix-matrix\nconst WG: u32 = {workgroup_size}u;\nconst TT: u32 = {tile}u;\n\n"
+        "// {ty} matrix-matrix\nconst WG: u32 = {workgroup_size}u;\nconst TT: u32 = {tile}u;\n\n{STEP}\n"
     );
     for piece in [
         &main[..],

@@ -17,14 +17,6 @@ struct Params {
     _pad: u32,
 }
 
-// The forward pass's per-step values: the batch's first position and its length.
-struct Step {
-    pos: u32,
-    n_kv: u32,
-    tokens: u32,
-    _pad: u32,
-}
-
 @group(0) @binding(0) var<storage, read> Q: array<f32>;
 @group(0) @binding(1) var<storage, read> K: array<f32>;
 @group(0) @binding(2) var<storage, read> V: array<f32>;

@@ -21,13 +21,6 @@ struct Params {
     row_bytes: u32,   // bytes per row in W
 }
 
-struct Step {
-    pos: u32,
-    n_kv: u32,
-    tokens: u32,
-    _pad: u32,
-}
-
 struct Shape {
     y_stride: u32,    // floats per row of Y: the matrix's rows
     _pad0: u32,

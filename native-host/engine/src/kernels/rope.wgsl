@@ -27,13 +27,6 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read_write> X: array<f32>;
-// The forward pass's per-token values; `pos` is the first token's position.
-struct Step {
-    pos: u32,
-    n_kv: u32,
-    _pad0: u32,
-    _pad1: u32,
-}
 
 @group(0) @binding(1) var<storage, read> FREQ_FACTORS: array<f32>;
 @group(0) @binding(2) var<uniform> STEP: Step;

@@ -278,7 +278,7 @@ impl Transformer {
         };
         let prefill = {
             let s = Scratch::new(gpu, &hp, PREFILL_BATCH);
-            let step = StepUniform::batch(0, PREFILL_BATCH).buffer(gpu);
+            let step = StepUniform::new(0, PREFILL_BATCH).buffer(gpu);
             let stages = bind_layers(gpu, &k, shape, &layers, &s, &step, |m, x, y| {
                 matmul.bind(gpu, m, x, y, &step, PREFILL_BATCH)
             })?;
@@ -400,11 +400,8 @@ impl Transformer {
         }
         gpu.queue()
             .write_buffer(&plan.s.x, 0, bytemuck::cast_slice(&x));
-        gpu.queue().write_buffer(
-            &plan.step,
-            0,
-            bytemuck::bytes_of(&StepUniform::batch(pos, n)),
-        );
+        gpu.queue()
+            .write_buffer(&plan.step, 0, bytemuck::bytes_of(&StepUniform::new(pos, n)));
         let mut enc = gpu
             .device()
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
