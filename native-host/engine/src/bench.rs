@@ -9,8 +9,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::gguf::Gguf;
-use crate::gpu::Gpu;
-use crate::model::{ModelError, Transformer};
+use crate::gpu::{Gpu, KernelTime};
+use crate::model::{ModelError, Transformer, PREFILL_BATCH};
 
 /// What to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +25,8 @@ pub struct BenchOptions {
     /// to first token (a later step of a task, whose prompt shares its start with the last).
     pub agent_prompt: u32,
     pub agent_cached: u32,
+    /// Also time each kernel of a decode step and of a prefill batch on the device.
+    pub profile: bool,
 }
 
 impl Default for BenchOptions {
@@ -35,6 +37,7 @@ impl Default for BenchOptions {
             runs: 3,
             agent_prompt: 1500,
             agent_cached: 1200,
+            profile: false,
         }
     }
 }
@@ -58,6 +61,10 @@ pub struct BenchReport {
     pub agent_first_token_cached_ms: f64,
     /// The process's peak resident memory, where the OS says (Linux).
     pub peak_rss_bytes: Option<u64>,
+    /// Device time per kernel of one decode step at the prompt's end, when asked for.
+    pub decode_profile: Option<Vec<KernelTime>>,
+    /// The same for one prefill batch of up to [`PREFILL_BATCH`] tokens.
+    pub prefill_profile: Option<Vec<KernelTime>>,
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -111,6 +118,15 @@ pub fn run(
         model.step(gpu, token, pos)?;
         steps.push(t.elapsed());
     }
+    let (decode_profile, prefill_profile) = if opts.profile {
+        progress("profile: each kernel of a decode step and of a prefill batch");
+        let decode = model.profile(gpu, &ids(1, 0), opts.prompt)?;
+        let batch = opts.prompt.min(PREFILL_BATCH);
+        let prefill = model.profile(gpu, &ids(batch, 0), 0)?;
+        (Some(decode), Some(prefill))
+    } else {
+        (None, None)
+    };
     progress(&format!(
         "time to first token: a {}-token prompt, then with {} of it cached",
         opts.agent_prompt, opts.agent_cached
@@ -141,6 +157,8 @@ pub fn run(
         agent_first_token_ms: fresh.as_secs_f64() * 1e3,
         agent_first_token_cached_ms: warm.as_secs_f64() * 1e3,
         peak_rss_bytes: peak_rss(),
+        decode_profile,
+        prefill_profile,
     })
 }
 

@@ -327,6 +327,8 @@ fn attention_matches_softmax_of_scaled_dot_products_with_grouped_heads() {
             (0usize, 1usize, None),
             (36, 1, None),
             (256, 1, None),
+            (256, 1, Some(70)),
+            (299, 1, None),
             (30, 40, None),
             (0, 40, Some(16usize)),
             (100, 40, Some(70)),

@@ -366,3 +366,56 @@ fn greedy_tokens_match(known: KnownModel, reference: &str, near_tie: f64) {
         );
     }
 }
+
+/// A profiled step runs the same work as a plain one: the cache it leaves gives the same next
+/// logits, and the profile names the kernels a layer is made of.
+#[test]
+fn a_profiled_step_times_every_kernel_and_leaves_the_same_cache() {
+    let gpu = common::gpu();
+    if !gpu
+        .features()
+        .contains(itinero_engine::gpu::profile::FEATURES)
+    {
+        eprintln!("skipped: {} has no timestamps in passes", gpu.describe());
+        return;
+    }
+    let (a, b) = (load(SMOLLM2_135M), load(SMOLLM2_135M));
+    let prompt = [1u32, 9690, 314, 253, 7791];
+    a.feed(gpu, &prompt[..4], 0).unwrap();
+    b.feed(gpu, &prompt[..3], 0).unwrap();
+    let profile = b.profile(gpu, &prompt[3..4], 3).unwrap();
+    let plain = a.step(gpu, prompt[4], 4).unwrap();
+    let profiled = b.step(gpu, prompt[4], 4).unwrap();
+    assert_eq!(argmax(&plain), argmax(&profiled));
+    let diff = plain
+        .iter()
+        .zip(&profiled)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max);
+    assert!(diff < 1e-3, "logits differ by {diff}");
+
+    let layers = a.hparams().layers;
+    let count = |name: &str| -> u32 {
+        profile
+            .iter()
+            .filter(|r| r.what.contains(name))
+            .map(|r| r.count)
+            .sum()
+    };
+    assert_eq!(count("attention"), layers, "{profile:#?}");
+    assert_eq!(count("copy new keys"), layers, "{profile:#?}");
+    assert!(count("rms") > 2 * layers, "{profile:#?}");
+    assert!(profile.iter().all(|r| r.total_us >= 0.0 && r.count > 0));
+    assert!(profile.iter().map(|r| r.total_us).sum::<f64>() > 0.0);
+
+    let batch = b.profile(gpu, &prompt[..4], 0).unwrap();
+    assert_eq!(
+        batch
+            .iter()
+            .filter(|r| r.what.contains("attention"))
+            .map(|r| r.count)
+            .sum::<u32>(),
+        layers
+    );
+    assert!(b.profile(gpu, &[], 0).is_err());
+}

@@ -8,7 +8,7 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use itinero_engine::bench::{self, BenchOptions, BenchReport};
-use itinero_engine::gpu::Gpu;
+use itinero_engine::gpu::{Gpu, KernelTime};
 use itinero_engine::models;
 use itinero_engine::ollama_store::OllamaStore;
 use serde::Serialize;
@@ -32,6 +32,10 @@ pub struct BenchArgs {
     /// `scripts/llama-cpp` builds, then `llama-bench` on PATH. `none` skips the reference.
     #[arg(long)]
     pub reference: Option<String>,
+    /// Also time each kernel of a decode step and of a prefill batch with GPU timestamps (on
+    /// adapters that offer timestamps inside passes).
+    #[arg(long)]
+    pub profile: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -40,7 +44,8 @@ pub struct BenchArgs {
 #[derive(Debug, Clone, Serialize)]
 struct Reference {
     binary: String,
-    threads: usize,
+    /// Where llama.cpp ran, as llama-bench reports it: "CPU, 16 threads", "CUDA (NVIDIA H100 …)".
+    backend: String,
     prefill_tokens_per_s: f64,
     decode_tokens_per_s: f64,
 }
@@ -117,9 +122,15 @@ fn run_reference(binary: &Path, model: &Path, args: &BenchArgs) -> Result<Refere
             .and_then(|r| r["avg_ts"].as_f64())
             .with_context(|| format!("no pp{prompt}/tg{gen} row in llama-bench's output"))
     };
+    let first = rows.first();
+    let text = |key: &str| first.and_then(|r| r[key].as_str()).unwrap_or_default();
+    let backend = match text("backends") {
+        "" | "CPU" => format!("CPU, {threads} threads"),
+        gpu => format!("{gpu}, {}", text("gpu_info")),
+    };
     Ok(Reference {
         binary: binary.display().to_string(),
-        threads,
+        backend,
         prefill_tokens_per_s: rate(args.prompt, 0)?,
         decode_tokens_per_s: rate(0, args.decode)?,
     })
@@ -137,6 +148,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         prompt: args.prompt.max(1),
         decode: args.decode.max(1),
         runs: args.runs.max(1),
+        profile: args.profile,
         ..BenchOptions::default()
     };
     eprintln!("benchmarking {spec} on {}", gpu.describe());
@@ -196,7 +208,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         ),
     ];
     let header = match &reference {
-        Some(r) => format!("llama.cpp (CPU, {} threads)", r.threads),
+        Some(r) => format!("llama.cpp ({})", r.backend),
         None => "llama.cpp".to_owned(),
     };
     println!(
@@ -224,5 +236,33 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
     if let Some(why) = missing {
         println!("llama.cpp reference: {why}");
     }
+    for (what, profile) in [
+        ("one decode step", &report.decode_profile),
+        ("one prefill batch", &report.prefill_profile),
+    ] {
+        if let Some(rows) = profile {
+            print_profile(what, rows);
+        }
+    }
     Ok(true)
+}
+
+/// The kernels of a profile, longest total first, with their share of the device time.
+fn print_profile(what: &str, rows: &[KernelTime]) {
+    let total: f64 = rows.iter().map(|r| r.total_us).sum();
+    println!("\ndevice time of {what}: {:.0} µs", total);
+    println!(
+        "{:<52} {:>6} {:>10} {:>10} {:>6}",
+        "kernel (workgroups)", "count", "total µs", "each µs", "share"
+    );
+    for r in rows {
+        println!(
+            "{:<52} {:>6} {:>10.1} {:>10.2} {:>5.1}%",
+            r.what,
+            r.count,
+            r.total_us,
+            r.total_us / f64::from(r.count.max(1)),
+            100.0 * r.total_us / total.max(f64::MIN_POSITIVE)
+        );
+    }
 }

@@ -17,8 +17,27 @@ struct Params {
     scale: f32,
     /// The lane form's tokens per head in the dispatch (the workgroup form ignores it).
     max_tokens: u32,
-    _pad: u32,
+    /// Slices of the keys, a workgroup each (the workgroup form's decode); 1 otherwise.
+    splits: u32,
 }
+
+/// `attention_combine.wgsl`'s parameters.
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct CombineParams {
+    head_dim: u32,
+    heads: u32,
+    splits: u32,
+    window: u32,
+    capacity: u32,
+    block: u32,
+    _pad: [u32; 2],
+}
+
+/// Keys per workgroup block in `attention.wgsl` (its `WG`): slices are whole blocks.
+const BLOCK: u32 = 64;
+/// The most slices decode's keys are cut into.
+const MAX_SPLITS: u32 = 32;
 
 /// How the work of one attention call is spread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +77,8 @@ pub struct AttentionShape {
 pub struct Attention {
     form: AttentionForm,
     kernel: Kernel,
+    /// Merges the slices of the workgroup form's decode.
+    combine: Kernel,
 }
 
 /// The buffers of one attention call.
@@ -98,7 +119,16 @@ impl Attention {
                 ),
             )?,
         };
-        Ok(Self { form, kernel })
+        let combine = Kernel::new(
+            gpu,
+            "attention combine",
+            &super::shader::with_step(include_str!("../kernels/attention_combine.wgsl")),
+        )?;
+        Ok(Self {
+            form,
+            kernel,
+            combine,
+        })
     }
 
     /// Records attention for `tokens` new tokens at positions `pos..pos + tokens` (one-off use
@@ -115,12 +145,13 @@ impl Attention {
     ) -> Result<(), GpuError> {
         let step = StepUniform::new(pos, tokens).buffer(gpu);
         let bound = self.bind(gpu, b, s, &step, tokens)?;
-        record_pass(encoder, "attention", &[bound]);
+        record_pass(encoder, "attention", &bound);
         Ok(())
     }
 
-    /// The dispatch for up to `max_tokens` new tokens, bound once; the batch's first position and
-    /// length are read from `step` (a [`StepUniform`]).
+    /// The dispatches for up to `max_tokens` new tokens, bound once; the batch's first position
+    /// and length are read from `step` (a [`StepUniform`]). On a GPU, decode (`max_tokens` 1)
+    /// cuts the keys into slices, a workgroup each, and a second dispatch merges them.
     pub fn bind(
         &self,
         gpu: &Gpu,
@@ -128,7 +159,7 @@ impl Attention {
         s: AttentionShape,
         step: &wgpu::Buffer,
         max_tokens: u32,
-    ) -> Result<Bound, GpuError> {
+    ) -> Result<Vec<Bound>, GpuError> {
         if s.kv_heads == 0
             || !s.heads.is_multiple_of(s.kv_heads)
             || s.head_dim > MAX_HEAD_DIM
@@ -141,6 +172,14 @@ impl Attention {
             });
         }
         super::kernel::check_rows(gpu, "attention", max_tokens)?;
+        // The keys one token can see: at most the window, at most the cache.
+        let span = s.window.unwrap_or(s.capacity).min(s.capacity);
+        let splits = match self.form {
+            AttentionForm::Workgroup if max_tokens == 1 => {
+                span.div_ceil(BLOCK).clamp(1, MAX_SPLITS)
+            }
+            _ => 1,
+        };
         let params = Params {
             head_dim: s.head_dim,
             heads: s.heads,
@@ -149,17 +188,51 @@ impl Attention {
             capacity: s.capacity,
             scale: s.scale,
             max_tokens,
-            _pad: 0,
+            splits,
         };
-        let groups = match self.form {
-            AttentionForm::Workgroup => (s.heads, max_tokens, 1),
-            AttentionForm::Lane => super::kernel::grid_for(gpu, s.heads * max_tokens, 64),
-        };
-        Ok(self.kernel.bind(
-            gpu,
-            &[b.q, b.k_cache, b.v_cache, b.out, step],
-            &params,
-            groups,
-        ))
+        match self.form {
+            AttentionForm::Lane => Ok(vec![self.kernel.bind(
+                gpu,
+                &[b.q, b.k_cache, b.v_cache, b.out, step],
+                &params,
+                super::kernel::grid_for(gpu, s.heads * max_tokens, 64),
+            )]),
+            AttentionForm::Workgroup => {
+                // Unused (but bound) when there is one slice.
+                let parts = if splits > 1 {
+                    (s.heads * max_tokens * splits * (s.head_dim + 2)) as usize
+                } else {
+                    1
+                };
+                let part = gpu.storage_f32("attention slices", parts);
+                let attend = self.kernel.bind(
+                    gpu,
+                    &[b.q, b.k_cache, b.v_cache, b.out, step, &part],
+                    &params,
+                    (s.heads, max_tokens, splits),
+                );
+                if splits == 1 {
+                    return Ok(vec![attend]);
+                }
+                let combine = CombineParams {
+                    head_dim: s.head_dim,
+                    heads: s.heads,
+                    splits,
+                    window: params.window,
+                    capacity: s.capacity,
+                    block: BLOCK,
+                    _pad: [0; 2],
+                };
+                Ok(vec![
+                    attend,
+                    self.combine.bind(
+                        gpu,
+                        &[&part, b.out, step],
+                        &combine,
+                        (s.heads, max_tokens, 1),
+                    ),
+                ])
+            }
+        }
     }
 }

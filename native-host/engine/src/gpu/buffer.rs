@@ -28,9 +28,19 @@ impl Gpu {
 
     /// Copies the first `len` f32s of `buffer` back, waiting for the work that writes them.
     pub fn read_f32(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<f32>, GpuError> {
-        let bytes = (len * 4) as u64;
+        self.read(buffer, len)
+    }
+
+    /// Copies the first `len` values of type `T` of `buffer` back, waiting for the work that
+    /// writes them.
+    pub fn read<T: bytemuck::Pod>(
+        &self,
+        buffer: &wgpu::Buffer,
+        len: usize,
+    ) -> Result<Vec<T>, GpuError> {
+        let bytes = (len * std::mem::size_of::<T>()) as u64;
         let fail = |reason: String| GpuError::ReadBack {
-            what: format!("{len} floats of {:?}", buffer),
+            what: format!("{len} {} of {:?}", std::any::type_name::<T>(), buffer),
             reason,
         };
         let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
@@ -56,7 +66,7 @@ impl Gpu {
             .slice(..)
             .get_mapped_range()
             .map_err(|e| fail(e.to_string()))?;
-        let out = bytemuck::pod_collect_to_vec::<u8, f32>(&view);
+        let out = bytemuck::pod_collect_to_vec::<u8, T>(&view);
         drop(view);
         staging.unmap();
         Ok(out)

@@ -8,9 +8,12 @@ use wgpu::{Backend, Backends, DeviceType, Features, PowerPreference};
 
 use super::GpuError;
 
-/// The optional features the kernels can use when offered: f16 arithmetic and subgroup
-/// operations. Every kernel also has a path that needs neither.
-const WANTED_FEATURES: Features = Features::SHADER_F16.union(Features::SUBGROUP);
+/// The optional features used when offered: f16 arithmetic and subgroup operations for the
+/// kernels (every kernel also has a path that needs neither), and timestamps inside passes for
+/// [`super::profile`].
+const WANTED_FEATURES: Features = Features::SHADER_F16
+    .union(Features::SUBGROUP)
+    .union(super::profile::FEATURES);
 
 /// How to choose the adapter.
 #[derive(Debug, Clone)]
@@ -111,7 +114,7 @@ impl Gpu {
         &self.limits
     }
 
-    /// The optional features that were enabled (a subset of SHADER_F16 | SUBGROUP).
+    /// The optional features that were enabled (a subset of [`WANTED_FEATURES`]).
     pub fn features(&self) -> Features {
         self.features
     }

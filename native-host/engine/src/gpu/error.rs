@@ -30,6 +30,8 @@ pub enum GpuError {
         ty: TensorType,
         built: String,
     },
+    #[error("{adapter} does not offer {what}")]
+    Unsupported { adapter: String, what: String },
     #[error("compiling the {what} kernel: {message}")]
     Compile { what: String, message: String },
 }

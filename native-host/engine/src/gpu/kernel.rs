@@ -1,5 +1,7 @@
 //! Compiling a WGSL kernel and dispatching it, for the kernels whose bindings are simple buffers.
 
+use std::sync::Arc;
+
 use wgpu::util::DeviceExt;
 
 use super::{Gpu, GpuError};
@@ -45,11 +47,7 @@ impl Kernel {
         let mut all = buffers.to_vec();
         all.push(&params);
         let bind_group = bind_group(gpu, self.name, &self.layout, &all);
-        Bound {
-            pipeline: self.pipeline.clone(),
-            bind_group,
-            groups,
-        }
+        Bound::new(self.name, self.pipeline.clone(), bind_group, groups)
     }
 
     /// Binds and records one dispatch in a pass of its own (for one-off use and tests).
@@ -72,6 +70,8 @@ impl Kernel {
 /// A kernel with its buffers bound: one dispatch, recorded as often as wanted.
 #[derive(Debug, Clone)]
 pub struct Bound {
+    /// The kernel's name, for profiles.
+    name: Arc<str>,
     pipeline: wgpu::ComputePipeline,
     bind_group: wgpu::BindGroup,
     groups: (u32, u32, u32),
@@ -79,15 +79,26 @@ pub struct Bound {
 
 impl Bound {
     pub(super) fn new(
+        name: impl Into<Arc<str>>,
         pipeline: wgpu::ComputePipeline,
         bind_group: wgpu::BindGroup,
         groups: (u32, u32, u32),
     ) -> Self {
         Self {
+            name: name.into(),
             pipeline,
             bind_group,
             groups,
         }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Workgroups dispatched in x, y and z.
+    pub fn groups(&self) -> (u32, u32, u32) {
+        self.groups
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>) {

@@ -107,7 +107,7 @@ impl MatMul {
                 ),
             });
         }
-        let pipeline = self.pipelines.get(matrix.ty())?;
+        let (pipeline, name) = self.pipelines.get(matrix.ty())?;
         let shape: [u32; 4] = [matrix.rows(), 0, 0, 0];
         let shape = gpu
             .device
@@ -128,7 +128,12 @@ impl MatMul {
                 );
                 let groups = (chunk.rows.end - chunk.rows.start).div_ceil(WORKGROUP);
                 let (gx, gz) = grid(groups, max_dim);
-                Bound::new(pipeline.clone(), bind, (gx, max_tokens / self.tile, gz))
+                Bound::new(
+                    name.clone(),
+                    pipeline.clone(),
+                    bind,
+                    (gx, max_tokens / self.tile, gz),
+                )
             })
             .collect())
     }

@@ -145,7 +145,7 @@ impl MatVec {
         x: &wgpu::Buffer,
         y: &wgpu::Buffer,
     ) -> Result<Vec<Bound>, GpuError> {
-        let pipeline = self.pipelines.get(matrix.ty())?;
+        let (pipeline, name) = self.pipelines.get(matrix.ty())?;
         let rows_per_wg = self.config.workgroup_size / self.config.threads_per_row;
         let max_dim = gpu.limits().max_compute_workgroups_per_dimension;
         Ok(matrix
@@ -159,7 +159,7 @@ impl MatVec {
                 );
                 let groups = (chunk.rows.end - chunk.rows.start).div_ceil(rows_per_wg);
                 let (gx, gy) = grid(groups, max_dim);
-                Bound::new(pipeline.clone(), bind, (gx, gy, 1))
+                Bound::new(name.clone(), pipeline.clone(), bind, (gx, gy, 1))
             })
             .collect())
     }

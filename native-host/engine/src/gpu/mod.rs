@@ -10,6 +10,7 @@
 //!   storage binding.
 //! - [`matvec`]: the dequantising matrix-vector kernels, one pipeline per tensor type.
 //! - [`matmul`]: the same for a batch of tokens (prompt prefill), each part decoded once per tile.
+//! - [`profile`]: GPU timestamps around each dispatch, for `models bench --profile`.
 //! - [`norm`], [`rope`], [`softmax`], [`activation`], [`attention`], [`add`]: the other kernels of
 //!   a transformer block, each with the ggml semantics the reference logits were computed with.
 
@@ -24,6 +25,7 @@ pub mod matmul;
 pub mod matrix;
 pub mod matvec;
 pub mod norm;
+pub mod profile;
 pub mod rope;
 mod shader;
 pub mod softmax;
@@ -39,5 +41,6 @@ pub use matmul::{MatMul, BATCH_TILE};
 pub use matrix::GpuMatrix;
 pub use matvec::{MatVec, MatVecConfig, Reduction};
 pub use norm::RmsNorm;
+pub use profile::{KernelTime, Profiler};
 pub use rope::{Rope, RopeOrder, RopeParams};
 pub use softmax::Softmax;

@@ -2,6 +2,7 @@
 //! (matrix-vector and matrix-matrix) are built, looked up and bound.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::{kernel, Gpu, GpuError};
 use crate::gguf::TensorType;
@@ -19,7 +20,8 @@ pub(super) struct TypedPipelines {
     /// The kernel's name in messages: "matrix-vector", "matrix-matrix".
     what: &'static str,
     layout: wgpu::BindGroupLayout,
-    pipelines: BTreeMap<u32, (TensorType, wgpu::ComputePipeline)>,
+    /// Per type: the type, its pipeline and its name ("q4_1 matrix-vector") for profiles.
+    pipelines: BTreeMap<u32, (TensorType, wgpu::ComputePipeline, Arc<str>)>,
 }
 
 impl TypedPipelines {
@@ -66,7 +68,7 @@ impl TypedPipelines {
         for &ty in types {
             let name = format!("{ty} {what}");
             let pipeline = kernel::compile(gpu, &name, &source(ty), Some(&pipeline_layout))?;
-            pipelines.insert(ty.ggml_id(), (ty, pipeline));
+            pipelines.insert(ty.ggml_id(), (ty, pipeline, Arc::from(name)));
         }
         Ok(Self {
             what,
@@ -76,17 +78,20 @@ impl TypedPipelines {
     }
 
     /// The pipeline for weights of type `ty`, or which types were built.
-    pub(super) fn get(&self, ty: TensorType) -> Result<&wgpu::ComputePipeline, GpuError> {
+    pub(super) fn get(
+        &self,
+        ty: TensorType,
+    ) -> Result<(&wgpu::ComputePipeline, &Arc<str>), GpuError> {
         self.pipelines
             .get(&ty.ggml_id())
-            .map(|(_, p)| p)
+            .map(|(_, p, name)| (p, name))
             .ok_or_else(|| GpuError::NoKernel {
                 what: self.what,
                 ty,
                 built: self
                     .pipelines
                     .values()
-                    .map(|(t, _)| t.name())
+                    .map(|(t, _, _)| t.name())
                     .collect::<Vec<_>>()
                     .join(", "),
             })

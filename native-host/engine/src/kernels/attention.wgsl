@@ -7,6 +7,13 @@ const WG: u32 = 64u;
 const MAX_HEAD_DIM: u32 = 256u;
 const DIMS_PER_INVOCATION: u32 = MAX_HEAD_DIM / WG;
 
+// Decode has one token, and a workgroup per head leaves most of a GPU idle while it walks the
+// whole cache. So with P.splits > 1 the keys are cut into that many slices of whole blocks, one
+// workgroup each (wg.z), and each writes its running maximum, sum and unnormalised output to PART
+// — per (token, head, slice): m, l, then head_dim values — for attention_combine.wgsl to merge.
+@group(0) @binding(5) var<storage, read_write> PART: array<f32>;
+@group(0) @binding(6) var<uniform> P: Params;
+
 var<workgroup> qs: array<f32, MAX_HEAD_DIM>;
 var<workgroup> probs: array<f32, WG>;
 
@@ -18,8 +25,14 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
         return;
     }
     let range = key_range(r);
-    let start = range.x;
-    let end = range.y;
+    var start = range.x;
+    var end = range.y;
+    if (P.splits > 1u) {
+        let per = (end - start + P.splits * WG - 1u) / (P.splits * WG) * WG;
+        let first = min(start + wg.z * per, end);
+        end = min(first + per, end);
+        start = first;
+    }
     let q0 = (r * P.heads + h) * P.head_dim;
     for (var d = li; d < P.head_dim; d += WG) {
         qs[d] = Q[q0 + d] * P.scale;
@@ -69,10 +82,24 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
         // Every invocation is done with `probs` before the next block writes it.
         workgroupBarrier();
     }
+    if (P.splits == 1u) {
+        for (var i = 0u; i < DIMS_PER_INVOCATION; i++) {
+            let d = li + i * WG;
+            if (d < P.head_dim) {
+                O[q0 + d] = acc[i] / l;
+            }
+        }
+        return;
+    }
+    let part = ((r * P.heads + h) * P.splits + wg.z) * (P.head_dim + 2u);
+    if (li == 0u) {
+        PART[part] = m;
+        PART[part + 1u] = l;
+    }
     for (var i = 0u; i < DIMS_PER_INVOCATION; i++) {
         let d = li + i * WG;
         if (d < P.head_dim) {
-            O[q0 + d] = acc[i] / l;
+            PART[part + 2u + d] = acc[i];
         }
     }
 }

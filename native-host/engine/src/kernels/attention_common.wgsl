@@ -14,7 +14,7 @@ struct Params {
     capacity: u32,    // positions the cache holds
     scale: f32,
     max_tokens: u32,  // the dispatch's tokens per head
-    _pad: u32,
+    splits: u32,      // slices of the keys, one workgroup each (attention.wgsl); 1 elsewhere
 }
 
 @group(0) @binding(0) var<storage, read> Q: array<f32>;
@@ -22,7 +22,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> V: array<f32>;
 @group(0) @binding(3) var<storage, read_write> O: array<f32>;
 @group(0) @binding(4) var<uniform> STEP: Step;
-@group(0) @binding(5) var<uniform> P: Params;
+// P (a uniform of Params) is declared by each form after its own bindings.
 
 // The positions token r of the batch attends to: start..end.
 fn key_range(r: u32) -> vec2<u32> {

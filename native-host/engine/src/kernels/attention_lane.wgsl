@@ -7,6 +7,8 @@
 // and stores of a runtime-sized storage array cost more than four scalar ones (15× here).
 // Bindings and semantics in attention_common.wgsl.
 
+@group(0) @binding(5) var<uniform> P: Params;
+
 const WG: u32 = 64u;
 
 @compute @workgroup_size(WG)

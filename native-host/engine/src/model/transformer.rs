@@ -12,7 +12,8 @@
 use crate::gguf::{Architecture, Gguf, TensorType};
 use crate::gpu::{
     record_pass, Add, Attention, AttentionBuffers, AttentionShape, Bound, Gate, GatedActivation,
-    Gpu, GpuError, GpuMatrix, MatMul, MatVec, RmsNorm, Rope, RopeParams, StepUniform, BATCH_TILE,
+    Gpu, GpuError, GpuMatrix, KernelTime, MatMul, MatVec, Profiler, RmsNorm, Rope, RopeParams,
+    StepUniform, BATCH_TILE,
 };
 use crate::quant;
 
@@ -382,10 +383,49 @@ impl Transformer {
         Ok(())
     }
 
-    /// Writes the embeddings of `tokens` and the step uniform of `plan`, and records its layers.
+    /// Runs one token as [`Self::step`] does (with its logits), or up to [`PREFILL_BATCH`] as
+    /// one batch of [`Self::feed`], with a GPU timestamp after each dispatch: the device time
+    /// per kernel (see [`Profiler`]). The KV cache gains the tokens as it would otherwise.
+    pub fn profile(
+        &self,
+        gpu: &Gpu,
+        tokens: &[u32],
+        pos: u32,
+    ) -> Result<Vec<KernelTime>, ModelError> {
+        let n = tokens.len();
+        if n == 0 || n > PREFILL_BATCH as usize {
+            return Err(ModelError::Unsupported(format!(
+                "a profile runs 1 to {PREFILL_BATCH} tokens, not {n}"
+            )));
+        }
+        self.check_room(pos, n)?;
+        let plan = if n == 1 { &self.decode } else { &self.prefill };
+        let mut enc = self.upload(gpu, plan, tokens, pos)?;
+        let mut profiler = Profiler::start(gpu, &mut enc)?;
+        self.record(&mut enc, plan, pos, n as u32, Some(&mut profiler));
+        if n == 1 {
+            profiler.record_pass(&mut enc, "logits", &self.logits_pass);
+        }
+        Ok(profiler.finish(gpu, enc)?)
+    }
+
+    /// Uploads `tokens` and records `plan`'s layers for them.
+    fn start(
+        &self,
+        gpu: &Gpu,
+        plan: &Plan,
+        tokens: &[u32],
+        pos: u32,
+    ) -> Result<wgpu::CommandEncoder, ModelError> {
+        let mut enc = self.upload(gpu, plan, tokens, pos)?;
+        self.record(&mut enc, plan, pos, tokens.len() as u32, None);
+        Ok(enc)
+    }
+
+    /// Writes the embeddings of `tokens` and the step uniform of `plan`, and opens an encoder.
     /// `queue.write_buffer` lands before the next submission, after those already made, so
     /// batches can follow each other without waiting.
-    fn start(
+    fn upload(
         &self,
         gpu: &Gpu,
         plan: &Plan,
@@ -402,24 +442,40 @@ impl Transformer {
             .write_buffer(&plan.s.x, 0, bytemuck::cast_slice(&x));
         gpu.queue()
             .write_buffer(&plan.step, 0, bytemuck::bytes_of(&StepUniform::new(pos, n)));
-        let mut enc = gpu
+        Ok(gpu
             .device()
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("forward"),
-            });
+            }))
+    }
+
+    /// Records `plan`'s stages for `n` tokens at `pos`, timed by `profiler` when given.
+    fn record(
+        &self,
+        enc: &mut wgpu::CommandEncoder,
+        plan: &Plan,
+        pos: u32,
+        n: u32,
+        mut profiler: Option<&mut Profiler>,
+    ) {
         let row = u64::from(self.hp.kv_dim()) * 4;
         for stage in &plan.stages {
             match stage {
-                Stage::Pass(dispatches) => record_pass(&mut enc, "layers", dispatches),
+                Stage::Pass(dispatches) => match profiler.as_deref_mut() {
+                    Some(p) => p.record_pass(enc, "layers", dispatches),
+                    None => record_pass(enc, "layers", dispatches),
+                },
                 Stage::CopyKv(l) => {
                     let l = &self.layers[*l];
                     let (at, len) = (u64::from(pos) * row, u64::from(n) * row);
                     enc.copy_buffer_to_buffer(&plan.s.k, 0, &l.k_cache, at, len);
                     enc.copy_buffer_to_buffer(&plan.s.v, 0, &l.v_cache, at, len);
+                    if let Some(p) = profiler.as_deref_mut() {
+                        p.mark(enc, "copy new keys and values into the cache");
+                    }
                 }
             }
         }
-        Ok(enc)
     }
 
     /// Row `token` of the embedding matrix, dequantised on the CPU and scaled.
@@ -522,7 +578,7 @@ fn bind_layers(
             },
             scale: variant.attention_scale,
         };
-        pass.push(k.attention.bind(gpu, buffers, attention, step, n)?);
+        pass.extend(k.attention.bind(gpu, buffers, attention, step, n)?);
         pass.extend(mat(&l.wo, &s.att, &s.o)?);
         residual(gpu, k, &mut pass, s, &l.post_attn_norm, hp)?;
         pass.push(k.norm.bind(gpu, &s.x, &l.ffn_norm, &s.h, n, dim, eps)?);
