@@ -34,6 +34,9 @@ struct CombineParams {
     _pad: [u32; 2],
 }
 
+/// Which keys a token sees and how decode slices them, for both attention kernels.
+const KEY_SLICES: &str = include_str!("../kernels/key_slices.wgsl");
+
 /// Keys per workgroup block in `attention.wgsl` (its `WG`): slices are whole blocks.
 const BLOCK: u32 = 64;
 /// The most slices decode's keys are cut into.
@@ -100,7 +103,10 @@ impl Attention {
     }
 
     pub fn with_form(gpu: &Gpu, form: AttentionForm) -> Result<Self, GpuError> {
-        let common = super::shader::with_step(include_str!("../kernels/attention_common.wgsl"));
+        let common = format!(
+            "{}\n{KEY_SLICES}",
+            super::shader::with_step(include_str!("../kernels/attention_common.wgsl"))
+        );
         let kernel = match form {
             AttentionForm::Workgroup => Kernel::new(
                 gpu,
@@ -122,7 +128,10 @@ impl Attention {
         let combine = Kernel::new(
             gpu,
             "attention combine",
-            &super::shader::with_step(include_str!("../kernels/attention_combine.wgsl")),
+            &format!(
+                "{}\n{KEY_SLICES}",
+                super::shader::with_step(include_str!("../kernels/attention_combine.wgsl"))
+            ),
         )?;
         Ok(Self {
             form,

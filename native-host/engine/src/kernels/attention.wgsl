@@ -28,10 +28,9 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
     var start = range.x;
     var end = range.y;
     if (P.splits > 1u) {
-        let per = (end - start + P.splits * WG - 1u) / (P.splits * WG) * WG;
-        let first = min(start + wg.z * per, end);
-        end = min(first + per, end);
-        start = first;
+        let slice = slice_of(range, wg.z, P.splits, WG);
+        start = slice.x;
+        end = slice.y;
     }
     let q0 = (r * P.heads + h) * P.head_dim;
     for (var d = li; d < P.head_dim; d += WG) {

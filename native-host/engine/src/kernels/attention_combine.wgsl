@@ -1,8 +1,7 @@
 // Merges the slices of attention.wgsl's split form into each (head, token)'s output: the slices'
 // running maxima and sums are rescaled to the largest maximum, as the online softmax does between
-// blocks. Only the slices that hold keys are read: early in the context most are empty (the
-// slices are whole blocks of attention.wgsl's WG keys, sized as it sizes them). One workgroup per
-// (head, token).
+// blocks. Only the slices that hold keys are read: early in the context most are empty
+// (key_slices.wgsl cuts them for both kernels). One workgroup per (head, token).
 
 struct Params {
     head_dim: u32,
@@ -29,14 +28,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
     if (r >= STEP.tokens) {
         return;
     }
-    // attention_common.wgsl's key_range and attention.wgsl's slicing.
-    let end = min(STEP.pos + r + 1u, P.capacity);
-    var start = 0u;
-    if (P.window > 0u && end > P.window) {
-        start = end - P.window;
-    }
-    let per = (end - start + P.splits * P.block - 1u) / (P.splits * P.block) * P.block;
-    let used = (end - start + per - 1u) / per;
+    let used = slices_used(keys_of(STEP.pos, r, P.capacity, P.window), P.splits, P.block);
     let stride = P.head_dim + 2u;
     let base = (r * P.heads + h) * P.splits * stride;
     var m = -3.4028235e38;

@@ -24,12 +24,7 @@ struct Params {
 @group(0) @binding(4) var<uniform> STEP: Step;
 // P (a uniform of Params) is declared by each form after its own bindings.
 
-// The positions token r of the batch attends to: start..end.
+// The positions token r of the batch attends to: start..end (key_slices.wgsl).
 fn key_range(r: u32) -> vec2<u32> {
-    let end = min(STEP.pos + r + 1u, P.capacity);
-    var start = 0u;
-    if (P.window > 0u && end > P.window) {
-        start = end - P.window;
-    }
-    return vec2<u32>(start, end);
+    return keys_of(STEP.pos, r, P.capacity, P.window);
 }
