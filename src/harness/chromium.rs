@@ -11,8 +11,12 @@ use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+use chromiumoxide::cdp::browser_protocol::target::GetTargetsParams;
 
 use super::locate::{dist_dir, host_binary};
+
+/// How long Chromium may take to load the extension on a busy 2-core machine.
+const EXTENSION_WAIT: Duration = Duration::from_secs(60);
 
 /// Viewport of every tab the harness opens (a window's size would include the browser's own chrome).
 pub const VIEWPORT: (i64, i64) = (1280, 720);
@@ -133,6 +137,10 @@ impl Chromium {
             // Errors here are protocol events chromiumoxide does not model; they do not stop the session.
             while handler.next().await.is_some() {}
         });
+        if let Err(e) = wait_for_extension(&browser).await {
+            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            bail!("{e:#}\n--- chromium log ---\n{}", tail(&log, 40));
+        }
         let mut profile = Some(profile);
         if options.keep_profile {
             profile.take().map(|p| p.keep());
@@ -218,6 +226,32 @@ pub(crate) fn tail(text: &str, lines: usize) -> String {
     // D-Bus complaints are noise on machines without a session bus.
     let all: Vec<&str> = text.lines().filter(|l| !l.contains("dbus/")).collect();
     all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Chromium answers DevTools before it has loaded the unpacked extension: a panel opened
+/// earlier shows an error page for good, and a fixture tab opened earlier gets no content
+/// script. The extension's service worker, woken by its install, is the sign it has loaded.
+async fn wait_for_extension(browser: &Browser) -> Result<()> {
+    let prefix = format!("chrome-extension://{}/", itinero_shared::DEV_EXTENSION_ID);
+    let deadline = Instant::now() + EXTENSION_WAIT;
+    loop {
+        let targets = browser
+            .execute(GetTargetsParams::default())
+            .await
+            .context("listing Chromium's targets")?
+            .result
+            .target_infos;
+        if targets.iter().any(|t| t.url.starts_with(&prefix)) {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            let urls: Vec<&str> = targets.iter().map(|t| t.url.as_str()).collect();
+            bail!(
+                "the extension had not loaded {EXTENSION_WAIT:?} after Chromium started (targets: {urls:?})"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Registers the host for this profile exactly as a user would, through `itinero-host install`.

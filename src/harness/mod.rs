@@ -67,13 +67,26 @@ impl Harness {
     /// Opens the side panel and waits until it reports a connected host.
     pub async fn connected_panel(&self) -> Result<Page> {
         let panel = self.open_panel().await?;
-        panel
+        if let Err(e) = panel
             .wait_for(
                 "document.querySelector('#status')?.dataset.state === 'connected'",
                 WAIT,
             )
             .await
-            .context("the side panel never showed a connected host")?;
+        {
+            // A returned error prints no logs (only a panic does): say what the panel showed
+            // and what Chromium and the host last wrote.
+            let status = panel
+                .text_of("#status")
+                .await
+                .unwrap_or_else(|e| format!("unreadable: {e:#}"));
+            let url = panel.url().await.ok().flatten().unwrap_or_default();
+            return Err(e.context(format!(
+                "the side panel ({url}) never showed a connected host; its status reads {status:?}\n--- chromium log ---\n{}\n--- itinero-host log ---\n{}",
+                chromium::tail(&self.chromium.log(), 40),
+                chromium::tail(&self.chromium.host_log(), 40),
+            )));
+        }
         Ok(panel)
     }
 
