@@ -16,8 +16,8 @@
 //!   device's storage bindings), the dequantising matrix-vector (decode) and matrix-matrix
 //!   (prefill) kernels (`src/kernels/*.wgsl`), tested against [`quant`], and the other kernels of a
 //!   transformer block.
-//! - [`model`]: the forward pass of the llama family and Gemma 3 on those kernels over a KV cache,
-//!   prompts in batches and then one token per step, checked against an f64 CPU pass and
+//! - [`model`]: the forward pass of the llama family, Qwen 2 and Gemma 3 on those kernels over a
+//!   KV cache, prompts in batches and then one token per step, checked against an f64 CPU pass and
 //!   llama.cpp's logits.
 //!
 //! - [`sample`]: choosing tokens (greedy, temperature, top-k, top-p, seeded) and stop sequences.
@@ -27,8 +27,6 @@
 //! - [`generate`]: the generation loop joining a forward pass, sampling and the constraint, with
 //!   the KV cache kept across calls.
 //! - [`bench`]: prefill and decode speed, time to first token and memory on a model.
-//!
-//! Still to come: the qwen2 forward pass (biases on q/k/v).
 
 pub mod bench;
 pub mod chat;

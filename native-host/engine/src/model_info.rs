@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::gguf::{Architecture, Gguf};
+use crate::gguf::Gguf;
 use crate::model::HParams;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -38,11 +38,6 @@ impl ModelInfo {
         let unsupported = match (&g.architecture(), &hp) {
             (Err(e), _) => Some(e.to_string()),
             (Ok(_), Err(e)) => Some(e.to_string()),
-            // Read, but its forward pass is not built yet.
-            (Ok(Architecture::Qwen2), Ok(_)) => Some(
-                "the engine's qwen2 forward pass is not built yet (it runs llama and gemma3)"
-                    .to_owned(),
-            ),
             (Ok(_), Ok(_)) => None,
         };
         let hp = hp.ok();

@@ -16,7 +16,8 @@
 
 mod common;
 
-use itinero_engine::gguf::{Architecture, Gguf};
+use common::gguf_writer::GgufWriter;
+use itinero_engine::gguf::{Architecture, Gguf, TensorType};
 use itinero_engine::gpu::{RopeOrder, RopeParams};
 use itinero_engine::model::{HParams, Transformer};
 use itinero_engine::models::{KnownModel, GEMMA3_270M, SMOLLM2_135M};
@@ -113,9 +114,17 @@ fn cpu_pass(g: &Gguf, prompt: &[u32], ids: &[Vec<u32>]) -> Vec<Vec<f64>> {
             let t = |s: &str| format!("blk.{l}.{s}");
             let local = gemma && l % 6 < 5;
             let h = rms_norm(&x, w(&t("attn_norm.weight")), hp.rms_eps);
-            let mut q = matvec(&t("attn_q.weight"), &h);
-            let mut k = matvec(&t("attn_k.weight"), &h);
-            let v = matvec(&t("attn_v.weight"), &h);
+            let project = |name: &str| {
+                let mut y = matvec(&t(&format!("{name}.weight")), &h);
+                // Qwen 2's biases; other architectures have none.
+                if let Some(b) = weights.get(&t(&format!("{name}.bias"))) {
+                    y.iter_mut().zip(b).for_each(|(y, &b)| *y += f64::from(b));
+                }
+                y
+            };
+            let mut q = project("attn_q");
+            let mut k = project("attn_k");
+            let v = project("attn_v");
             if gemma {
                 let norm_heads = |v: &mut Vec<f64>, name: &str| {
                     *v = v
@@ -256,6 +265,120 @@ fn smollm2_first_positions_match_an_f64_cpu_pass() {
 #[test]
 fn gemma3_first_positions_match_an_f64_cpu_pass() {
     first_positions_match_an_f64_cpu_pass(GEMMA3_270M, "gemma3-270m-q4_k_m.json", 8);
+}
+
+/// SmolLM2's weights relabelled as a qwen2 model, with random q/k/v biases of its own when
+/// `biases`. No Qwen GGUF can be downloaded from where CI fetches models, so this is how the
+/// qwen2 pass (the biases, NeoX RoPE) is checked: against the f64 CPU pass, whose biases and
+/// RoPE order are written from the architecture's definition.
+fn smollm2_as_qwen2(biases: bool) -> tempfile::NamedTempFile {
+    let src = common::open(SMOLLM2_135M);
+    let m = src.metadata();
+    let mut w = GgufWriter::default();
+    w.str("general.architecture", "qwen2");
+    for key in [
+        "context_length",
+        "embedding_length",
+        "block_count",
+        "feed_forward_length",
+        "attention.head_count",
+        "attention.head_count_kv",
+        "rope.dimension_count",
+    ] {
+        if let Some(v) = m.opt_u32(&format!("llama.{key}")).unwrap() {
+            w.u32(&format!("qwen2.{key}"), v);
+        }
+    }
+    for key in ["attention.layer_norm_rms_epsilon", "rope.freq_base"] {
+        if let Some(v) = m.opt_f32(&format!("llama.{key}")).unwrap() {
+            w.f32(&format!("qwen2.{key}"), v);
+        }
+    }
+    let mut rng = common::Rng(0x9e37_79b9_7f4a_7c15);
+    for t in src.tensor_infos() {
+        let data = src.tensor(&t.name).unwrap().data.to_vec();
+        w.tensor(&t.name, &t.dims, t.ty.ggml_id(), data);
+        let projection = ["attn_q.weight", "attn_k.weight", "attn_v.weight"]
+            .iter()
+            .any(|p| t.name.ends_with(p));
+        if biases && projection {
+            let rows = t.dims[1];
+            let bias: Vec<u8> = (0..rows)
+                .flat_map(|_| rng.uniform(-1.0, 1.0).to_le_bytes())
+                .collect();
+            let f32_type = TensorType::F32.ggml_id();
+            w.tensor(&t.name.replace(".weight", ".bias"), &[rows], f32_type, bias);
+        }
+    }
+    let file = tempfile::NamedTempFile::new().unwrap();
+    w.write(file.path()).unwrap();
+    file
+}
+
+/// The ids of the ten largest logits.
+fn top10(logits: &[f32]) -> Vec<u32> {
+    let mut ids: Vec<u32> = (0..logits.len() as u32).collect();
+    ids.sort_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]));
+    ids.truncate(10);
+    ids
+}
+
+#[test]
+fn qwen2_biases_and_neox_rope_match_an_f64_cpu_pass() {
+    let gpu = common::gpu();
+    let with = smollm2_as_qwen2(true);
+    let without = smollm2_as_qwen2(false);
+    let g = Gguf::open(with.path()).unwrap();
+    assert_eq!(g.architecture().unwrap(), Architecture::Qwen2);
+    let model = Transformer::load(gpu, Gguf::open(with.path()).unwrap(), 16).unwrap();
+    let plain = Transformer::load(gpu, Gguf::open(without.path()).unwrap(), 16).unwrap();
+    // A few tokens of SmolLM2's vocabulary.
+    let prompt = [1u32, 4093, 198, 20366];
+    let decode = |m: &Transformer| -> Vec<Vec<f32>> {
+        prompt
+            .iter()
+            .enumerate()
+            .map(|(pos, &t)| m.step(gpu, t, pos as u32).unwrap())
+            .collect()
+    };
+    let ours = decode(&model);
+    let unbiased = decode(&plain);
+    // The same prompt again, all but its last token as one prefill batch (the matrix-matrix
+    // kernels and the batched bias add), over the cache the decode steps left.
+    let last = prompt.len() - 1;
+    model.feed(gpu, &prompt[..last], 0).unwrap();
+    let batched = model.step(gpu, prompt[last], last as u32).unwrap();
+    let ids: Vec<Vec<u32>> = ours.iter().map(|l| top10(l)).collect();
+    let exact = cpu_pass(&g, &prompt, &ids);
+    let worst = |logits: &[f32], pos: usize| {
+        ids[pos]
+            .iter()
+            .zip(&exact[pos])
+            .map(|(&id, e)| (f64::from(logits[id as usize]) - e).abs())
+            .fold(0.0, f64::max)
+    };
+    for pos in 0..prompt.len() {
+        let scale = exact[pos].iter().fold(1.0f64, |a, e| a.max(e.abs()));
+        let (ours_off, unbiased_off) = (worst(&ours[pos], pos), worst(&unbiased[pos], pos));
+        eprintln!(
+            "qwen2 position {pos}: largest logit difference from the f64 CPU pass {ours_off:.2e}; the same model without its biases is {unbiased_off:.2} away"
+        );
+        assert!(
+            ours_off < 1e-3 * scale,
+            "qwen2 position {pos} differs from the f64 CPU pass by {ours_off}"
+        );
+        // The biases matter at this size: a pass that dropped them could not pass the check above.
+        assert!(
+            unbiased_off > 100.0 * 1e-3 * scale,
+            "the biases barely move position {pos}'s logits ({unbiased_off}); the test would not see them dropped"
+        );
+    }
+    let batched_off = worst(&batched, last);
+    let scale = exact[last].iter().fold(1.0f64, |a, e| a.max(e.abs()));
+    assert!(
+        batched_off < 1e-3 * scale,
+        "qwen2 after a prefill batch differs from the f64 CPU pass by {batched_off}"
+    );
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The residual connection `y += x`.
+//! The residual connection `y += x`, and biases (Qwen 2's on q, k and v) added to each token.
 
 use super::kernel::{grid_for, record_pass, Bound, Kernel};
 use super::{Gpu, GpuError};
@@ -7,7 +7,8 @@ use super::{Gpu, GpuError};
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct Params {
     n: u32,
-    _pad: [u32; 3],
+    period: u32,
+    _pad: [u32; 2],
 }
 
 #[derive(Debug)]
@@ -36,8 +37,25 @@ impl Add {
 
     /// The same dispatch, bound once to be recorded every step.
     pub fn bind(&self, gpu: &Gpu, x: &wgpu::Buffer, y: &wgpu::Buffer, n: u32) -> Bound {
-        let params = Params { n, _pad: [0; 3] };
+        self.bind_repeating(gpu, x, y, n, n)
+    }
+
+    /// `y[i] += b[i % period]` for `i < n`: a bias of `period` floats added to each of the
+    /// `n / period` rows of `y`.
+    pub fn bind_repeating(
+        &self,
+        gpu: &Gpu,
+        b: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        n: u32,
+        period: u32,
+    ) -> Bound {
+        let params = Params {
+            n,
+            period: period.max(1),
+            _pad: [0; 2],
+        };
         self.kernel
-            .bind(gpu, &[x, y], &params, grid_for(gpu, n, 64))
+            .bind(gpu, &[b, y], &params, grid_for(gpu, n, 64))
     }
 }

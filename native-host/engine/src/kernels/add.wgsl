@@ -1,8 +1,9 @@
-// The residual connection: y += x.
+// The residual connection y += x, and a bias added to every token's row (x repeats every
+// `period` floats).
 
 struct Params {
     n: u32,
-    _pad0: u32,
+    period: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -17,6 +18,6 @@ const WG: u32 = 64u;
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = gid.x + gid.y * nwg.x * WG;
     if (i < P.n) {
-        Y[i] += X[i];
+        Y[i] += X[i % P.period];
     }
 }

@@ -39,7 +39,9 @@ impl Variant {
     fn of(gguf: &Gguf, hp: &HParams) -> Result<Self, ModelError> {
         let head_scale = 1.0 / (hp.head_dim as f32).sqrt();
         match hp.arch {
-            Architecture::Llama => Ok(Self {
+            // Qwen 2 differs from llama in its q/k/v biases (loaded wherever a GGUF has them)
+            // and its NeoX RoPE order (which `RopeParams` reads from the architecture).
+            Architecture::Llama | Architecture::Qwen2 => Ok(Self {
                 embedding_scale: 1.0,
                 attention_scale: head_scale,
                 gate: Gate::SwiGlu,
@@ -57,10 +59,6 @@ impl Variant {
                 gate: Gate::GeGlu,
                 sliding_window: Some(gguf.metadata().u32("gemma3.attention.sliding_window")?),
             }),
-            other => Err(ModelError::Unsupported(format!(
-                "the engine cannot run {} models yet (it runs llama and gemma3)",
-                other.name()
-            ))),
         }
     }
 
@@ -76,6 +74,10 @@ struct Layer {
     wk: GpuMatrix,
     wv: GpuMatrix,
     wo: GpuMatrix,
+    /// Qwen 2: biases added to the q, k and v projections.
+    q_bias: Option<wgpu::Buffer>,
+    k_bias: Option<wgpu::Buffer>,
+    v_bias: Option<wgpu::Buffer>,
     /// Gemma: RMSNorm of each query and key head before RoPE.
     q_norm: Option<wgpu::Buffer>,
     k_norm: Option<wgpu::Buffer>,
@@ -197,6 +199,8 @@ impl Transformer {
         };
         let gemma = hp.arch == Architecture::Gemma3;
         let extra = |name: &str| gemma.then(|| vector(name)).transpose();
+        let has = |name: &str| gguf.tensor_infos().iter().any(|t| t.name == name);
+        let optional = |name: &str| has(name).then(|| vector(name)).transpose();
         let kv_bytes = u64::from(capacity) * u64::from(hp.kv_dim()) * 4;
         let cache = |label: &str| {
             gpu.device().create_buffer(&wgpu::BufferDescriptor {
@@ -215,6 +219,9 @@ impl Transformer {
                 wk: matrix(&t("attn_k.weight"))?,
                 wv: matrix(&t("attn_v.weight"))?,
                 wo: matrix(&t("attn_output.weight"))?,
+                q_bias: optional(&t("attn_q.bias"))?,
+                k_bias: optional(&t("attn_k.bias"))?,
+                v_bias: optional(&t("attn_v.bias"))?,
                 q_norm: extra(&t("attn_q_norm.weight"))?,
                 k_norm: extra(&t("attn_k_norm.weight"))?,
                 post_attn_norm: extra(&t("post_attention_norm.weight"))?,
@@ -301,8 +308,16 @@ impl Transformer {
                 let vectors = [Some(&l.attn_norm), Some(&l.ffn_norm)]
                     .into_iter()
                     .chain(
-                        [&l.q_norm, &l.k_norm, &l.post_attn_norm, &l.post_ffn_norm]
-                            .map(Option::as_ref),
+                        [
+                            &l.q_norm,
+                            &l.k_norm,
+                            &l.post_attn_norm,
+                            &l.post_ffn_norm,
+                            &l.q_bias,
+                            &l.k_bias,
+                            &l.v_bias,
+                        ]
+                        .map(Option::as_ref),
                     )
                     .flatten()
                     .map(wgpu::Buffer::size);
@@ -535,22 +550,24 @@ fn bind_layers(
     let mut pass: Vec<Bound> = Vec::new();
     for (i, l) in layers.iter().enumerate() {
         pass.push(k.norm.bind(gpu, &s.x, &l.attn_norm, &s.h, n, dim, eps)?);
-        for (w, norm, raw, out, heads) in [
-            (&l.wq, &l.q_norm, &s.q_raw, &s.q, hp.heads),
-            (&l.wk, &l.k_norm, &s.k_raw, &s.k, hp.kv_heads),
+        for (w, bias, norm, raw, out, heads) in [
+            (&l.wq, &l.q_bias, &l.q_norm, &s.q_raw, &s.q, hp.heads),
+            (&l.wk, &l.k_bias, &l.k_norm, &s.k_raw, &s.k, hp.kv_heads),
+            (&l.wv, &l.v_bias, &None, &s.v, &s.v, hp.kv_heads),
         ] {
-            match norm {
-                Some(norm) => {
-                    pass.extend(mat(w, &s.h, raw)?);
-                    pass.push(
-                        k.norm
-                            .bind(gpu, raw, norm, out, n * heads, hp.head_dim, eps)?,
-                    );
-                }
-                None => pass.extend(mat(w, &s.h, out)?),
+            let projected = if norm.is_some() { raw } else { out };
+            pass.extend(mat(w, &s.h, projected)?);
+            if let Some(b) = bias {
+                let width = heads * hp.head_dim;
+                pass.push(k.add.bind_repeating(gpu, b, projected, n * width, width));
+            }
+            if let Some(norm) = norm {
+                pass.push(
+                    k.norm
+                        .bind(gpu, raw, norm, out, n * heads, hp.head_dim, eps)?,
+                );
             }
         }
-        pass.extend(mat(&l.wv, &s.h, &s.v)?);
         let rope = if l.local {
             &k.rope_local
         } else {

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod gguf_writer;
+
 use std::path::{Path, PathBuf};
 
 use itinero_engine::gguf::Gguf;
