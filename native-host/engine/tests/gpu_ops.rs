@@ -321,8 +321,19 @@ fn attention_matches_softmax_of_scaled_dot_products_with_grouped_heads() {
     let scale = 1.0 / (head_dim as f32).sqrt();
     // (first position, tokens, window): decode at the start, within the first block and past a
     // few blocks; a batch; a batch under a sliding window, starting inside and past it.
-    let forms = [AttentionForm::Workgroup, AttentionForm::Lane];
-    for (form, (pos, tokens, window)) in forms.into_iter().flat_map(|f| {
+    // (form, each head's tokens padded to whole subgroups): unpadded, 37 tokens put a subgroup
+    // across two KV heads, which then loads its own keys.
+    let mut forms = vec![
+        (AttentionForm::Workgroup, true),
+        (AttentionForm::Lane, true),
+    ];
+    if AttentionForm::can_share(gpu) {
+        forms.extend([
+            (AttentionForm::SharedLane, true),
+            (AttentionForm::SharedLane, false),
+        ]);
+    }
+    for ((form, padded), (pos, tokens, window)) in forms.into_iter().flat_map(|f| {
         [
             (0usize, 1usize, None),
             (36, 1, None),
@@ -332,10 +343,14 @@ fn attention_matches_softmax_of_scaled_dot_products_with_grouped_heads() {
             (30, 40, None),
             (0, 40, Some(16usize)),
             (100, 40, Some(70)),
+            (30, 37, None),
         ]
         .map(move |case| (f, case))
     }) {
-        let attention = Attention::with_form(gpu, form).unwrap();
+        let mut attention = Attention::with_form(gpu, form).unwrap();
+        if !padded {
+            attention = attention.unpadded();
+        }
         let shape = AttentionShape {
             heads: heads as u32,
             kv_heads: kv_heads as u32,
@@ -388,7 +403,8 @@ fn attention_matches_softmax_of_scaled_dot_products_with_grouped_heads() {
         let largest = want.iter().fold(0.0f64, |a, b| a.max(b.abs()));
         assert_close(
             &format!(
-                "{form:?} attention of {tokens} tokens from position {pos}, window {window:?}"
+                "{form:?} attention{} of {tokens} tokens from position {pos}, window {window:?}",
+                if padded { "" } else { " (unpadded)" }
             ),
             &got,
             &want,

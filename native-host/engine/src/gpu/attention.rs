@@ -50,15 +50,24 @@ pub enum AttentionForm {
     /// An invocation per (head, token), with no barrier: for CPU drivers, where barriers cost
     /// more than the arithmetic.
     Lane,
+    /// The lane form, with a prefill batch's loads of keys and values shared across the lanes of
+    /// a subgroup (`attention_lane_shared.wgsl`): for CPU drivers with subgroups of 8 lanes or
+    /// more, where every load is a gather across the SIMD lanes.
+    SharedLane,
 }
 
 impl AttentionForm {
     pub fn for_gpu(gpu: &Gpu) -> Self {
-        if gpu.is_cpu() {
-            Self::Lane
-        } else {
-            Self::Workgroup
+        match (gpu.is_cpu(), Self::can_share(gpu)) {
+            (true, true) => Self::SharedLane,
+            (true, false) => Self::Lane,
+            (false, _) => Self::Workgroup,
         }
+    }
+
+    /// Whether `gpu` can run [`AttentionForm::SharedLane`].
+    pub fn can_share(gpu: &Gpu) -> bool {
+        gpu.has_subgroups() && gpu.info().subgroup_min_size >= 8
     }
 }
 
@@ -80,6 +89,9 @@ pub struct AttentionShape {
 pub struct Attention {
     form: AttentionForm,
     kernel: Kernel,
+    /// The shared-lane form's kernel for batches, and the subgroup size each head's tokens are
+    /// padded to for it.
+    batch: Option<(Kernel, u32)>,
     /// Merges the slices of the workgroup form's decode.
     combine: Kernel,
 }
@@ -107,6 +119,36 @@ impl Attention {
             "{}\n{KEY_SLICES}",
             super::shader::with_step(include_str!("../kernels/attention_common.wgsl"))
         );
+        let lane_kernel = || {
+            Kernel::new(
+                gpu,
+                "attention (lane)",
+                &format!(
+                    "{common}\n{}",
+                    include_str!("../kernels/attention_lane.wgsl")
+                ),
+            )
+        };
+        let batch = match form {
+            AttentionForm::SharedLane => {
+                if !AttentionForm::can_share(gpu) {
+                    return Err(GpuError::Unsupported {
+                        adapter: gpu.describe(),
+                        what: "subgroups of at least 8 lanes (shared-lane attention)".into(),
+                    });
+                }
+                let kernel = Kernel::new(
+                    gpu,
+                    "attention (shared lanes)",
+                    &format!(
+                        "{common}\n{}",
+                        include_str!("../kernels/attention_lane_shared.wgsl")
+                    ),
+                )?;
+                Some((kernel, gpu.info().subgroup_max_size.max(8)))
+            }
+            _ => None,
+        };
         let kernel = match form {
             AttentionForm::Workgroup => Kernel::new(
                 gpu,
@@ -116,14 +158,7 @@ impl Attention {
                     include_str!("../kernels/attention.wgsl")
                 )),
             )?,
-            AttentionForm::Lane => Kernel::new(
-                gpu,
-                "attention (lane)",
-                &format!(
-                    "{common}\n{}",
-                    include_str!("../kernels/attention_lane.wgsl")
-                ),
-            )?,
+            AttentionForm::Lane | AttentionForm::SharedLane => lane_kernel()?,
         };
         let combine = Kernel::new(
             gpu,
@@ -136,8 +171,19 @@ impl Attention {
         Ok(Self {
             form,
             kernel,
+            batch,
             combine,
         })
+    }
+
+    /// For tests: the shared-lane form with each head's tokens not padded to whole subgroups, so
+    /// that a subgroup can hold two KV heads' tokens and must load its keys itself.
+    #[doc(hidden)]
+    pub fn unpadded(mut self) -> Self {
+        if let Some((_, lanes)) = &mut self.batch {
+            *lanes = 1;
+        }
+        self
     }
 
     /// Records attention for `tokens` new tokens at positions `pos..pos + tokens` (one-off use
@@ -189,7 +235,7 @@ impl Attention {
             }
             _ => 1,
         };
-        let params = Params {
+        let mut params = Params {
             head_dim: s.head_dim,
             heads: s.heads,
             kv_heads: s.kv_heads,
@@ -200,12 +246,21 @@ impl Attention {
             splits,
         };
         match self.form {
-            AttentionForm::Lane => Ok(vec![self.kernel.bind(
-                gpu,
-                &[b.q, b.k_cache, b.v_cache, b.out, step],
-                &params,
-                super::kernel::grid_for(gpu, s.heads * max_tokens, 64),
-            )]),
+            AttentionForm::Lane | AttentionForm::SharedLane => {
+                let (kernel, per_head) = match &self.batch {
+                    Some((kernel, lanes)) if max_tokens > 1 => {
+                        (kernel, max_tokens.next_multiple_of(*lanes))
+                    }
+                    _ => (&self.kernel, max_tokens),
+                };
+                params.max_tokens = per_head;
+                Ok(vec![kernel.bind(
+                    gpu,
+                    &[b.q, b.k_cache, b.v_cache, b.out, step],
+                    &params,
+                    super::kernel::grid_for(gpu, s.heads * per_head, 64),
+                )])
+            }
             AttentionForm::Workgroup => {
                 // Unused (but bound) when there is one slice.
                 let parts = if splits > 1 {

@@ -1,0 +1,96 @@
+//! Attention of one prefill batch over the KV cache, in each form the device can run, at
+//! SmolLM2-135M's shape (9 query heads, 3 KV heads of 64) and Gemma 3 270M's (4 query heads,
+//! 1 KV head of 256): the part of a long prompt's prefill that grows with its length.
+//!
+//! `cargo bench -p itinero-engine --bench attention` prints, per shape and first position, the
+//! median time of one layer's attention for 128 new tokens in each form, and each form's ratio to
+//! the first one measured (the device's own choice, `AttentionForm::for_gpu`; on CPU drivers the
+//! plain lane form follows as the reference). Each sample is
+//! `REPEAT` dispatches recorded in one submission, timed from submit to completion.
+//! `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` choose the device.
+
+use std::time::{Duration, Instant};
+
+use itinero_engine::gpu::{Attention, AttentionBuffers, AttentionForm, AttentionShape, Gpu};
+
+const SAMPLES: usize = 7;
+const REPEAT: usize = 3;
+const TOKENS: u32 = 128;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let gpu = Gpu::new().unwrap_or_else(|e| panic!("{e}"));
+    println!("device: {}", gpu.describe());
+    // On a CPU driver the lane form is the reference (the workgroup form is 9-12× slower there,
+    // minutes of samples); on a GPU the workgroup form is the only one that fits.
+    let mut forms = vec![AttentionForm::for_gpu(&gpu)];
+    if gpu.is_cpu() && !forms.contains(&AttentionForm::Lane) {
+        forms.push(AttentionForm::Lane);
+    }
+    let kernels: Vec<(AttentionForm, Attention)> = forms
+        .iter()
+        .map(|&f| {
+            (
+                f,
+                Attention::with_form(&gpu, f).unwrap_or_else(|e| panic!("{e}")),
+            )
+        })
+        .collect();
+    println!(
+        "{SAMPLES} samples of {REPEAT} dispatches each; median per dispatch of {TOKENS} new tokens"
+    );
+    for (model, heads, kv_heads, head_dim) in
+        [("SmolLM2", 9u32, 3u32, 64u32), ("Gemma 3", 4, 1, 256)]
+    {
+        for pos in [0u32, 256, 1024] {
+            let capacity = pos + TOKENS;
+            let kv = (capacity * kv_heads * head_dim) as usize;
+            let q = gpu.upload_f32("q", &vec![0.1; (TOKENS * heads * head_dim) as usize]);
+            let k = gpu.upload_f32("k", &vec![0.2; kv]);
+            let v = gpu.upload_f32("v", &vec![0.3; kv]);
+            let out = gpu.storage_f32("out", (TOKENS * heads * head_dim) as usize);
+            let shape = AttentionShape {
+                heads,
+                kv_heads,
+                head_dim,
+                capacity,
+                window: None,
+                scale: 1.0 / (head_dim as f32).sqrt(),
+            };
+            let buffers = AttentionBuffers {
+                q: &q,
+                k_cache: &k,
+                v_cache: &v,
+                out: &out,
+            };
+            let mut first = None;
+            for (form, attention) in &kernels {
+                let sample = || {
+                    let mut encoder = gpu
+                        .device()
+                        .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+                    for _ in 0..REPEAT {
+                        attention
+                            .encode(&gpu, &mut encoder, buffers, shape, pos, TOKENS)
+                            .unwrap();
+                    }
+                    let start = Instant::now();
+                    gpu.queue().submit([encoder.finish()]);
+                    gpu.wait().unwrap();
+                    start.elapsed() / REPEAT as u32
+                };
+                sample();
+                let t = median((0..SAMPLES).map(|_| sample()).collect());
+                let ratio = t.as_secs_f64() / *first.get_or_insert(t.as_secs_f64());
+                println!(
+                    "{model:8} from position {pos:5}  {form:10?} {:9.2} ms  ratio {ratio:5.2}",
+                    t.as_secs_f64() * 1e3
+                );
+            }
+        }
+    }
+}
