@@ -9,18 +9,13 @@
 //! `REPEAT` dispatches recorded in one submission, timed from submit to completion.
 //! `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` choose the device.
 
-use std::time::{Duration, Instant};
+mod common;
 
 use itinero_engine::gpu::{Attention, AttentionBuffers, AttentionForm, AttentionShape, Gpu};
 
 const SAMPLES: usize = 7;
 const REPEAT: usize = 3;
 const TOKENS: u32 = 128;
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 fn main() {
     let gpu = Gpu::new().unwrap_or_else(|e| panic!("{e}"));
@@ -69,22 +64,11 @@ fn main() {
             };
             let mut first = None;
             for (form, attention) in &kernels {
-                let sample = || {
-                    let mut encoder = gpu
-                        .device()
-                        .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-                    for _ in 0..REPEAT {
-                        attention
-                            .encode(&gpu, &mut encoder, buffers, shape, pos, TOKENS)
-                            .unwrap();
-                    }
-                    let start = Instant::now();
-                    gpu.queue().submit([encoder.finish()]);
-                    gpu.wait().unwrap();
-                    start.elapsed() / REPEAT as u32
-                };
-                sample();
-                let t = median((0..SAMPLES).map(|_| sample()).collect());
+                let t = common::median_per_dispatch(&gpu, SAMPLES, REPEAT, |encoder| {
+                    attention
+                        .encode(&gpu, encoder, buffers, shape, pos, TOKENS)
+                        .unwrap();
+                });
                 let ratio = t.as_secs_f64() / *first.get_or_insert(t.as_secs_f64());
                 println!(
                     "{model:8} from position {pos:5}  {form:10?} {:9.2} ms  ratio {ratio:5.2}",

@@ -9,7 +9,7 @@
 //! `MATVEC_TPR=<n>`, `MATVEC_WG=<n>` and `MATVEC_REDUCTION=workgroup|subgroup` override the kernel
 //! shape.
 
-use std::time::{Duration, Instant};
+mod common;
 
 use itinero_engine::gguf::TensorType;
 use itinero_engine::gpu::{Gpu, GpuMatrix, MatVec, MatVecConfig, Reduction};
@@ -70,11 +70,6 @@ fn random_bytes(n: usize, seed: &mut u64) -> Vec<u8> {
         .collect()
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 fn main() {
     let gpu = Gpu::new().unwrap_or_else(|e| panic!("{e}"));
     let config = config(&gpu);
@@ -102,20 +97,9 @@ fn main() {
             let m = GpuMatrix::upload(&gpu, what, ty, rows, cols, &data).unwrap();
             let x = gpu.upload_f32("x", &vec![0.5; cols as usize]);
             let y = gpu.storage_f32("y", rows as usize);
-            let sample = || {
-                let mut encoder = gpu
-                    .device()
-                    .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-                for _ in 0..REPEAT {
-                    kernels.encode(&gpu, &mut encoder, &m, &x, &y).unwrap();
-                }
-                let start = Instant::now();
-                gpu.queue().submit([encoder.finish()]);
-                gpu.wait().unwrap();
-                start.elapsed() / REPEAT as u32
-            };
-            sample();
-            let t = median((0..SAMPLES).map(|_| sample()).collect());
+            let t = common::median_per_dispatch(&gpu, SAMPLES, REPEAT, |encoder| {
+                kernels.encode(&gpu, encoder, &m, &x, &y).unwrap();
+            });
             let gbs = bytes as f64 / t.as_secs_f64() / 1e9;
             println!(
                 "{ty:5} {what:20} {:8.1} KiB  {:9.1} µs  {gbs:6.2} GB/s",
