@@ -115,20 +115,11 @@ impl Attention {
     }
 
     pub fn with_form(gpu: &Gpu, form: AttentionForm) -> Result<Self, GpuError> {
-        let common = format!(
-            "{}\n{KEY_SLICES}",
-            super::shader::with_step(include_str!("../kernels/attention_common.wgsl"))
-        );
-        let lane_kernel = || {
-            Kernel::new(
-                gpu,
-                "attention (lane)",
-                &format!(
-                    "{common}\n{}",
-                    include_str!("../kernels/attention_lane.wgsl")
-                ),
-            )
-        };
+        // Every kernel here reads the step uniform and agrees on which keys a token sees.
+        let with_keys = |src: &str| format!("{}\n{KEY_SLICES}", super::shader::with_step(src));
+        let common = with_keys(include_str!("../kernels/attention_common.wgsl"));
+        let form_kernel =
+            |label: &'static str, src: &str| Kernel::new(gpu, label, &format!("{common}\n{src}"));
         let batch = match form {
             AttentionForm::SharedLane => {
                 if !AttentionForm::can_share(gpu) {
@@ -137,13 +128,9 @@ impl Attention {
                         what: "subgroups of at least 8 lanes (shared-lane attention)".into(),
                     });
                 }
-                let kernel = Kernel::new(
-                    gpu,
+                let kernel = form_kernel(
                     "attention (shared lanes)",
-                    &format!(
-                        "{common}\n{}",
-                        include_str!("../kernels/attention_lane_shared.wgsl")
-                    ),
+                    include_str!("../kernels/attention_lane_shared.wgsl"),
                 )?;
                 Some((kernel, gpu.info().subgroup_max_size.max(8)))
             }
@@ -158,15 +145,15 @@ impl Attention {
                     include_str!("../kernels/attention.wgsl")
                 )),
             )?,
-            AttentionForm::Lane | AttentionForm::SharedLane => lane_kernel()?,
+            AttentionForm::Lane | AttentionForm::SharedLane => form_kernel(
+                "attention (lane)",
+                include_str!("../kernels/attention_lane.wgsl"),
+            )?,
         };
         let combine = Kernel::new(
             gpu,
             "attention combine",
-            &format!(
-                "{}\n{KEY_SLICES}",
-                super::shader::with_step(include_str!("../kernels/attention_combine.wgsl"))
-            ),
+            &with_keys(include_str!("../kernels/attention_combine.wgsl")),
         )?;
         Ok(Self {
             form,
