@@ -10,7 +10,10 @@ mod common;
 
 use half::{bf16, f16};
 use itinero_engine::gguf::TensorType;
-use itinero_engine::gpu::{GpuMatrix, MatMul, MatVec, MatVecConfig, Reduction, BATCH_TILE};
+use itinero_engine::gpu::{
+    record_pass, GpuMatrix, MatMul, MatVec, MatVecConfig, Output, Reduction, StepUniform,
+    BATCH_TILE,
+};
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
 
@@ -203,6 +206,88 @@ fn the_matrix_matrix_kernel_matches_the_cpu_reference_per_token() {
         err.to_string(),
         "no matrix-matrix kernel was built for Q8_0 (built: Q4_0)"
     );
+}
+
+/// The residual connection folded into a product: with `Output::Add` every kernel adds W·x to
+/// what y held (each binding of a split matrix its own rows), where `Output::Write` overwrites it.
+#[test]
+fn adding_products_add_to_what_y_held() {
+    let gpu = common::gpu();
+    let mut rng = Rng(0x5eed_0004);
+    let (ty, rows, cols, tokens) = (TensorType::Q4_1, 40usize, 96usize, 3usize);
+    let data = random_rows(ty, rows, cols, &mut rng);
+    let row_bytes = (data.len() / rows) as u64;
+    let m = GpuMatrix::upload_with_limit(
+        gpu,
+        "random",
+        ty,
+        rows as u64,
+        cols as u64,
+        &data,
+        7 * row_bytes,
+    )
+    .unwrap();
+    assert!(m.chunk_count() > 1);
+    let matvec = MatVec::new(gpu, &[ty]).unwrap();
+    let matmuls = [
+        (MatMul::new(gpu, &[ty], 1).unwrap(), 1u32),
+        (MatMul::new(gpu, &[ty], BATCH_TILE).unwrap(), BATCH_TILE),
+    ];
+    let xs: Vec<Vec<f32>> = (0..tokens).map(|_| random_x(cols, &mut rng)).collect();
+    let before: Vec<f32> = (0..rows * tokens).map(|_| rng.uniform(-4.0, 4.0)).collect();
+    for output in [Output::Write, Output::Add] {
+        // (kernel, tokens it computes): matrix-vector, then matrix-matrix in each tile.
+        let kernels = std::iter::once(("matrix-vector".to_owned(), None, 1)).chain(
+            matmuls.iter().map(|(mm, tile)| {
+                (
+                    format!("matrix-matrix, tiles of {tile}"),
+                    Some((mm, *tile)),
+                    tokens,
+                )
+            }),
+        );
+        for (what, matmul, n) in kernels {
+            let mut x = xs[..n].concat();
+            x.resize(BATCH_TILE as usize * cols, 0.0);
+            let xb = gpu.upload_f32("x", &x);
+            let yb = gpu.upload_f32("y", &before[..rows * n]);
+            let mut encoder = gpu
+                .device()
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+            let bound = match matmul {
+                None => matvec.bind_output(gpu, &m, &xb, &yb, output),
+                Some((mm, tile)) => {
+                    let step = StepUniform::new(0, n as u32).buffer(gpu);
+                    let max = (n as u32).div_ceil(tile) * tile;
+                    mm.bind_output(gpu, &m, &xb, &yb, &step, max, output)
+                }
+            }
+            .unwrap();
+            record_pass(&mut encoder, "product", &bound);
+            gpu.queue().submit([encoder.finish()]);
+            let got = gpu.read_f32(&yb, rows * n).unwrap();
+            for (t, x) in xs[..n].iter().enumerate() {
+                let (product, scale) = reference(ty, &data, rows, x);
+                let held = &before[t * rows..(t + 1) * rows];
+                let want: Vec<f64> = match output {
+                    Output::Write => product,
+                    Output::Add => product
+                        .iter()
+                        .zip(held)
+                        .map(|(p, &h)| p + f64::from(h))
+                        .collect(),
+                };
+                // What y held is exact in f32: the tolerance stays that of the product.
+                let scale: Vec<f64> = scale.iter().map(|s| s.max(1.0)).collect();
+                check(
+                    &format!("{what}, {output:?}, token {t}"),
+                    &got[t * rows..(t + 1) * rows],
+                    &want,
+                    &scale,
+                );
+            }
+        }
+    }
 }
 
 #[test]

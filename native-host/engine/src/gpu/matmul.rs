@@ -12,7 +12,7 @@
 use wgpu::util::DeviceExt;
 
 use super::kernel::{self, grid, Bound};
-use super::matrix::GpuMatrix;
+use super::matrix::{GpuMatrix, Output};
 use super::typed_pipelines::{Slot, TypedPipelines};
 use super::{shader, Gpu, GpuError};
 use crate::gguf::TensorType;
@@ -98,6 +98,21 @@ impl MatMul {
         step: &wgpu::Buffer,
         max_tokens: u32,
     ) -> Result<Vec<Bound>, GpuError> {
+        self.bind_output(gpu, matrix, x, y, step, max_tokens, Output::Write)
+    }
+
+    /// As [`bind`](Self::bind), writing `y = x·Wᵀ` or adding `y += x·Wᵀ` as `output` says.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind_output(
+        &self,
+        gpu: &Gpu,
+        matrix: &GpuMatrix,
+        x: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        step: &wgpu::Buffer,
+        max_tokens: u32,
+        output: Output,
+    ) -> Result<Vec<Bound>, GpuError> {
         if max_tokens == 0 || !max_tokens.is_multiple_of(self.tile) {
             return Err(GpuError::Shape {
                 name: matrix.name().to_owned(),
@@ -108,7 +123,7 @@ impl MatMul {
             });
         }
         let (pipeline, name) = self.pipelines.get(matrix.ty())?;
-        let shape: [u32; 4] = [matrix.rows(), 0, 0, 0];
+        let shape: [u32; 4] = [matrix.rows(), output as u32, 0, 0];
         let shape = gpu
             .device
             .create_buffer_init(&wgpu::util::BufferInitDescriptor {

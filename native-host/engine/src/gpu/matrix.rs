@@ -211,3 +211,11 @@ fn upload_chunk(
         rows,
     }
 }
+
+/// Where a product's result goes: over what `y` held, or added to it (a residual connection folded
+/// into the product, which saves the dispatch of a separate add).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    Write = 0,
+    Add = 1,
+}

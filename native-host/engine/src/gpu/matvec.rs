@@ -7,10 +7,11 @@
 //! and through workgroup memory where it does not.
 
 use super::kernel::{grid, record_pass, Bound};
-use super::matrix::GpuMatrix;
+use super::matrix::{GpuMatrix, Output};
 use super::typed_pipelines::{Slot, TypedPipelines};
 use super::{shader, Gpu, GpuError};
 use crate::gguf::TensorType;
+use wgpu::util::DeviceExt;
 
 /// How the invocations of one row combine their sums.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,7 +111,13 @@ impl MatVec {
         let pipelines = TypedPipelines::new(
             gpu,
             "matrix-vector",
-            &[Slot::Read, Slot::Read, Slot::ReadWrite, Slot::Uniform],
+            &[
+                Slot::Read,
+                Slot::Read,
+                Slot::ReadWrite,
+                Slot::Uniform,
+                Slot::Uniform,
+            ],
             types,
             |ty| shader::matvec(ty, &config),
         )?;
@@ -145,7 +152,27 @@ impl MatVec {
         x: &wgpu::Buffer,
         y: &wgpu::Buffer,
     ) -> Result<Vec<Bound>, GpuError> {
+        self.bind_output(gpu, matrix, x, y, Output::Write)
+    }
+
+    /// As [`bind`](Self::bind), writing `y = W·x` or adding `y += W·x` as `output` says.
+    pub fn bind_output(
+        &self,
+        gpu: &Gpu,
+        matrix: &GpuMatrix,
+        x: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        output: Output,
+    ) -> Result<Vec<Bound>, GpuError> {
         let (pipeline, name) = self.pipelines.get(matrix.ty())?;
+        let words: [u32; 4] = [output as u32, 0, 0, 0];
+        let output = gpu
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("matvec output"),
+                contents: bytemuck::cast_slice(&words),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
         let rows_per_wg = self.config.workgroup_size / self.config.threads_per_row;
         let max_dim = gpu.limits().max_compute_workgroups_per_dimension;
         Ok(matrix
@@ -155,7 +182,7 @@ impl MatVec {
                 let bind = self.pipelines.bind_group(
                     gpu,
                     matrix.name(),
-                    &[&chunk.weights, x, y, &chunk.params],
+                    &[&chunk.weights, x, y, &chunk.params, &output],
                 );
                 let groups = (chunk.rows.end - chunk.rows.start).div_ceil(rows_per_wg);
                 let (gx, gy) = grid(groups, max_dim);

@@ -38,7 +38,7 @@ pub use device::{Gpu, GpuOptions};
 pub use error::GpuError;
 pub use kernel::{record_pass, Bound, StepUniform};
 pub use matmul::{MatMul, BATCH_TILE};
-pub use matrix::GpuMatrix;
+pub use matrix::{GpuMatrix, Output};
 pub use matvec::{MatVec, MatVecConfig, Reduction};
 pub use norm::RmsNorm;
 pub use profile::{KernelTime, Profiler};

@@ -1,5 +1,6 @@
-// Dequantising matrix-matrix product Y = X·Wᵀ for a batch of tokens (prompt prefill): row t of X
-// is token t's activations, row t of Y its outputs.
+// Dequantising matrix-matrix product Y = X·Wᵀ (or Y += X·Wᵀ, a residual connection folded into the
+// product) for a batch of tokens (prompt prefill): row t of X is token t's activations, row t of Y
+// its outputs.
 //
 // Each invocation owns one weight row and a tile of TT tokens (8, or 1 for decode on CPU
 // drivers): it dequantises a 32-element part of its row once (`part_load`, from the type's
@@ -23,7 +24,7 @@ struct Params {
 
 struct Shape {
     y_stride: u32,    // floats per row of Y: the matrix's rows
-    _pad0: u32,
+    add: u32,         // 1: Y += X·Wᵀ; 0: Y = X·Wᵀ
     _pad1: u32,
     _pad2: u32,
 }
@@ -71,7 +72,12 @@ fn main(
     let sums = array<f32, 8>(lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
     for (var t = 0u; t < TT; t++) {
         if (t0 + t < STEP.tokens) {
-            Y[(t0 + t) * S.y_stride + P.row_offset + row] = sums[t];
+            let i = (t0 + t) * S.y_stride + P.row_offset + row;
+            if (S.add != 0u) {
+                Y[i] += sums[t];
+            } else {
+                Y[i] = sums[t];
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
-// Dequantising matrix-vector product y = W·x, one matrix row per TPR invocations.
+// Dequantising matrix-vector product y = W·x (or y += W·x, a residual connection folded into the
+// product), one matrix row per TPR invocations.
 //
 // The Rust side prepends `const WG: u32` (workgroup size) and `const TPR: u32` (invocations per
 // row), then appends one `part_dot` (the weight type's layout, from mv_<type>.wgsl) and one
@@ -12,6 +13,13 @@
 // only; a tensor larger than the device's storage binding is several bindings and dispatches, each
 // told where its rows land in Y by `row_offset`.
 
+struct Output {
+    add: u32,         // 1: y += W·x; 0: y = W·x
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
 struct Params {
     rows: u32,        // rows in this binding
     cols: u32,        // elements per row (a multiple of 32)
@@ -23,6 +31,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read> X: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> Y: array<f32>;
 @group(0) @binding(3) var<uniform> P: Params;
+@group(0) @binding(4) var<uniform> OUT: Output;
 
 const ROWS_PER_WG: u32 = WG / TPR;
 
@@ -45,6 +54,10 @@ fn main(
     }
     let total = row_sum(acc, li, t);
     if (t == 0u && row < P.rows) {
-        Y[P.row_offset + row] = total;
+        if (OUT.add != 0u) {
+            Y[P.row_offset + row] += total;
+        } else {
+            Y[P.row_offset + row] = total;
+        }
     }
 }

@@ -12,8 +12,8 @@
 use crate::gguf::{Architecture, Gguf, TensorType};
 use crate::gpu::{
     record_pass, Add, Attention, AttentionBuffers, AttentionShape, Bound, Gate, GatedActivation,
-    Gpu, GpuError, GpuMatrix, KernelTime, MatMul, MatVec, Profiler, RmsNorm, Rope, RopeParams,
-    StepUniform, BATCH_TILE,
+    Gpu, GpuError, GpuMatrix, KernelTime, MatMul, MatVec, Output, Profiler, RmsNorm, Rope,
+    RopeParams, StepUniform, BATCH_TILE,
 };
 use crate::quant;
 
@@ -255,13 +255,14 @@ impl Transformer {
         let decode_matmul = (gpu.is_cpu() && MatMul::can_share_x(gpu))
             .then(|| MatMul::new(gpu, &types, 1))
             .transpose()?;
-        let decode_mat =
-            |m: &GpuMatrix, x: &wgpu::Buffer, y: &wgpu::Buffer, step: &wgpu::Buffer| {
-                match &decode_matmul {
-                    Some(mm) => mm.bind(gpu, m, x, y, step, 1),
-                    None => matvec.bind(gpu, m, x, y),
-                }
-            };
+        let decode_mat = |m: &GpuMatrix,
+                          x: &wgpu::Buffer,
+                          y: &wgpu::Buffer,
+                          step: &wgpu::Buffer,
+                          out: Output| match &decode_matmul {
+            Some(mm) => mm.bind_output(gpu, m, x, y, step, 1, out),
+            None => matvec.bind_output(gpu, m, x, y, out),
+        };
         let rope = RopeParams::from_gguf(&gguf)?;
         let k = Kernels {
             norm: RmsNorm::new(gpu)?,
@@ -279,16 +280,16 @@ impl Transformer {
         let decode = {
             let s = Scratch::new(gpu, &hp, 1);
             let step = StepUniform::new(0, 1).buffer(gpu);
-            let stages = bind_layers(gpu, &k, shape, &layers, &s, &step, |m, x, y| {
-                decode_mat(m, x, y, &step)
+            let stages = bind_layers(gpu, &k, shape, &layers, &s, &step, |m, x, y, out| {
+                decode_mat(m, x, y, &step, out)
             })?;
             Plan { s, step, stages }
         };
         let prefill = {
             let s = Scratch::new(gpu, &hp, PREFILL_BATCH);
             let step = StepUniform::new(0, PREFILL_BATCH).buffer(gpu);
-            let stages = bind_layers(gpu, &k, shape, &layers, &s, &step, |m, x, y| {
-                matmul.bind(gpu, m, x, y, &step, PREFILL_BATCH)
+            let stages = bind_layers(gpu, &k, shape, &layers, &s, &step, |m, x, y, out| {
+                matmul.bind_output(gpu, m, x, y, &step, PREFILL_BATCH, out)
             })?;
             Plan { s, step, stages }
         };
@@ -299,7 +300,13 @@ impl Transformer {
             vec![k
                 .norm
                 .bind(gpu, &d.x, &output_norm, &d.h, 1, hp.dim, hp.rms_eps)?];
-        logits_pass.extend(decode_mat(&output, &d.h, &logits, &decode.step)?);
+        logits_pass.extend(decode_mat(
+            &output,
+            &d.h,
+            &logits,
+            &decode.step,
+            Output::Write,
+        )?);
         let embd_ty = gguf.tensor("token_embd.weight")?.info.ty;
         let weights_bytes = layers
             .iter()
@@ -537,7 +544,7 @@ fn bind_layers(
     layers: &[Layer],
     s: &Scratch,
     step: &wgpu::Buffer,
-    mat: impl Fn(&GpuMatrix, &wgpu::Buffer, &wgpu::Buffer) -> Result<Vec<Bound>, GpuError>,
+    mat: impl Fn(&GpuMatrix, &wgpu::Buffer, &wgpu::Buffer, Output) -> Result<Vec<Bound>, GpuError>,
 ) -> Result<Vec<Stage>, ModelError> {
     let Shape {
         hp,
@@ -548,6 +555,23 @@ fn bind_layers(
     let (dim, eps) = (hp.dim, hp.rms_eps);
     let mut stages = Vec::new();
     let mut pass: Vec<Bound> = Vec::new();
+    // x += W·input: added by the product itself (one dispatch), or through Gemma's post-norm
+    // when the layer has one.
+    let residual = |pass: &mut Vec<Bound>,
+                    w: &GpuMatrix,
+                    input: &wgpu::Buffer,
+                    post_norm: &Option<wgpu::Buffer>|
+     -> Result<(), ModelError> {
+        match post_norm {
+            None => pass.extend(mat(w, input, &s.x, Output::Add)?),
+            Some(norm) => {
+                pass.extend(mat(w, input, &s.o, Output::Write)?);
+                pass.push(k.norm.bind(gpu, &s.o, norm, &s.h, n, dim, eps)?);
+                pass.push(k.add.bind(gpu, &s.h, &s.x, n * dim));
+            }
+        }
+        Ok(())
+    };
     for (i, l) in layers.iter().enumerate() {
         pass.push(k.norm.bind(gpu, &s.x, &l.attn_norm, &s.h, n, dim, eps)?);
         for (w, bias, norm, raw, out, heads) in [
@@ -556,7 +580,7 @@ fn bind_layers(
             (&l.wv, &l.v_bias, &None, &s.v, &s.v, hp.kv_heads),
         ] {
             let projected = if norm.is_some() { raw } else { out };
-            pass.extend(mat(w, &s.h, projected)?);
+            pass.extend(mat(w, &s.h, projected, Output::Write)?);
             if let Some(b) = bias {
                 let width = heads * hp.head_dim;
                 pass.push(k.add.bind_repeating(gpu, b, projected, n * width, width));
@@ -596,38 +620,13 @@ fn bind_layers(
             scale: variant.attention_scale,
         };
         pass.extend(k.attention.bind(gpu, buffers, attention, step, n)?);
-        pass.extend(mat(&l.wo, &s.att, &s.o)?);
-        residual(gpu, k, &mut pass, s, &l.post_attn_norm, hp)?;
+        residual(&mut pass, &l.wo, &s.att, &l.post_attn_norm)?;
         pass.push(k.norm.bind(gpu, &s.x, &l.ffn_norm, &s.h, n, dim, eps)?);
-        pass.extend(mat(&l.gate, &s.h, &s.g)?);
-        pass.extend(mat(&l.up, &s.h, &s.u)?);
+        pass.extend(mat(&l.gate, &s.h, &s.g, Output::Write)?);
+        pass.extend(mat(&l.up, &s.h, &s.u, Output::Write)?);
         pass.push(k.act.bind(gpu, &s.g, &s.u, &s.m, n * hp.ffn));
-        pass.extend(mat(&l.down, &s.m, &s.o)?);
-        residual(gpu, k, &mut pass, s, &l.post_ffn_norm, hp)?;
+        residual(&mut pass, &l.down, &s.m, &l.post_ffn_norm)?;
     }
     stages.push(Stage::Pass(pass));
     Ok(stages)
-}
-
-/// `x += o`, through Gemma's post-norm when the layer has one.
-fn residual(
-    gpu: &Gpu,
-    k: &Kernels,
-    pass: &mut Vec<Bound>,
-    s: &Scratch,
-    post_norm: &Option<wgpu::Buffer>,
-    hp: &HParams,
-) -> Result<(), ModelError> {
-    let len = s.tokens * hp.dim;
-    match post_norm {
-        Some(w) => {
-            pass.push(
-                k.norm
-                    .bind(gpu, &s.o, w, &s.h, s.tokens, hp.dim, hp.rms_eps)?,
-            );
-            pass.push(k.add.bind(gpu, &s.h, &s.x, len));
-        }
-        None => pass.push(k.add.bind(gpu, &s.o, &s.x, len)),
-    }
-    Ok(())
 }
