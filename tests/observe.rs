@@ -12,6 +12,7 @@ use itinero::harness::tree::flatten;
 use itinero::harness::{Harness, PageExt, WAIT};
 use itinero_shared::observation::{DomNode, Observation};
 use serde::Deserialize;
+use serde_json::Value;
 
 #[derive(Debug, Deserialize)]
 struct Mark {
@@ -198,21 +199,78 @@ async fn same_origin_iframes_are_walked_in_place() -> Result<()> {
     assert_fixture("observe/iframes.html").await.map(drop)
 }
 
+/// The indexed nodes of an observation, in order.
+fn indexed(obs: &Observation) -> Vec<DomNode> {
+    let mut nodes = Vec::new();
+    flatten(&obs.root, &mut nodes);
+    nodes
+        .into_iter()
+        .filter(|n| n.index.is_some())
+        .cloned()
+        .collect()
+}
+
+/// A long page is described near the viewport only: one viewport above it, two below,
+/// one to either side (observe.rs `REACH_*`); what lies further shows once scrolled to,
+/// and an action still finds an element by fingerprint wherever it went.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_wasm2js_build_observes_a_large_page_under_a_strict_csp() -> Result<()> {
     let h = Harness::start().await?;
-    let (obs, problems) = check(&h, "observe/strict-long.html").await?;
+    let (obs, problems, page, panel) = check_open(&h, "observe/strict-long.html").await?;
     assert!(problems.is_empty(), "{problems:?}");
-    let mut nodes = Vec::new();
-    flatten(&obs.root, &mut nodes);
-    let indexed: Vec<_> = nodes.iter().filter(|n| n.index.is_some()).collect();
-    // Search box + button, then a link and a button per row: 1,202 controls.
-    assert_eq!(indexed.len(), 1202, "indexed elements");
-    assert_eq!(
-        indexed.last().unwrap().name.as_deref(),
-        Some("Add 600 to cart")
+    let vh = obs.viewport.height;
+    let first = indexed(&obs);
+    // Search box + button, then a link and a button per row: 1,202 controls in all.
+    assert!(
+        first.len() > 20 && first.len() < 1202,
+        "{} indexed: the top of the page, not all of it",
+        first.len()
+    );
+    for n in &first {
+        assert!(
+            n.rect.y < 3.0 * vh && n.rect.y + n.rect.height > -vh,
+            "{:?} at y = {} is out of reach of a {vh}-pixel viewport",
+            n.name,
+            n.rect.y
+        );
+    }
+    let reached = first.last().unwrap().rect.y;
+    assert!(
+        reached > 2.5 * vh,
+        "the walk stopped short, at y = {reached}"
     );
     assert!(obs.text.contains("Rated"), "page text is collected");
+    assert!(obs.pages_below > 5.0, "pages below: {}", obs.pages_below);
+
+    // Scrolled to the end, the last rows are there.
+    let url = h.fixture_url("observe/strict-long.html");
+    let observe = serde_json::json!({"kind": "observe"});
+    page.run_js::<Value>("window.scrollTo(0, document.documentElement.scrollHeight); return null;")
+        .await?;
+    let end: Observation = serde_json::from_value(panel.tab_message(&url, &observe).await?)?;
+    let last = indexed(&end);
+    let add_600 = last.last().unwrap();
+    assert_eq!(add_600.name.as_deref(), Some("Add 600 to cart"));
+    assert!(last
+        .iter()
+        .all(|n| n.name.as_deref() != Some("Add 1 to cart")));
+
+    // Back at the top, an action naming that button by a stale index finds it by fingerprint.
+    page.run_js::<Value>("window.scrollTo(0, 0); return null;")
+        .await?;
+    let top: Observation = serde_json::from_value(panel.tab_message(&url, &observe).await?)?;
+    assert!(indexed(&top)
+        .iter()
+        .all(|n| n.name.as_deref() != Some("Add 600 to cart")));
+    let click = serde_json::json!({"kind": "act", "action": {"kind": "click", "target": {
+        "index": add_600.index, "fingerprint": add_600.fingerprint}}});
+    let outcome = panel.tab_message(&url, &click).await?;
+    assert_eq!(outcome["kind"], "done", "{outcome}");
+    let scrolled: f64 = page.run_js("return window.scrollY;").await?;
+    assert!(
+        scrolled > 10.0 * vh,
+        "the click scrolled the button into view (scrollY {scrolled})"
+    );
     Ok(())
 }
 

@@ -22,6 +22,10 @@
   const TEXT_RUN_MAX = 300;
   // Text the tree carries beyond what is in view (bytes, UTF-8); in-view text is always kept.
   const TREE_TEXT_MAX = 24000;
+  // observe.rs REACH_ABOVE, REACH_BELOW, REACH_SIDE: how far beyond the viewport the page is described.
+  const REACH_ABOVE = 1.0;
+  const REACH_BELOW = 2.0;
+  const REACH_SIDE = 1.0;
   const NAME_MAX = 120;
   const SKIPPED = new Set([
     'script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'base',
@@ -712,8 +716,8 @@
   };
 
   Walk.prototype.textNode = function (node, ctx, out) {
-    // Past the budget, text under a box wholly off screen is not even read.
-    if (this.treeTextBytes >= TREE_TEXT_MAX && ctx.outside) return;
+    // Past the budget, text under a box wholly off screen is not even read, nor ever under one out of reach.
+    if (ctx.far || (this.treeTextBytes >= TREE_TEXT_MAX && ctx.outside)) return;
     const raw = node.textContent || '';
     if (!NON_WS.test(raw) || ctx.covered) return;
     const parent = node.parentElement;
@@ -726,7 +730,6 @@
       const inView = b.right > 0 && b.bottom > 0 && b.left < ctx.viewport[0] && b.top < ctx.viewport[1];
       if (!inView) return;
     }
-    if (!box.isVisible()) return;
     if (this.range === null) this.range = ctx.doc.createRange();
     const range = this.range;
     range.selectNodeContents(node);
@@ -735,7 +738,8 @@
     const y = r.y;
     const w = r.width;
     const h = r.height;
-    if (w < 2 || h < 2) return;
+    if (w < 2 || h < 2 || !reaches(ctx.reach, x, y, w, h)) return;
+    if (!box.isVisible()) return;
     if (x + w <= 0 || y + h + ctx.scrollY <= 0) return;
     if (!box.shown && !textVisibleAt(ctx.doc, parent, x + w / 2, y + h / 2, ctx.viewport)) return;
     const text = cleanText(raw, TEXT_RUN_MAX);
@@ -770,6 +774,7 @@
       win: ctx.win,
       viewport: ctx.viewport,
       offset: ctx.offset,
+      reach: ctx.reach,
       scrollY: ctx.scrollY,
       covered: ctx.covered,
       inert: ctx.inert,
@@ -779,6 +784,7 @@
       paint: ctx.paint,
       box: ctx.box,
       outside: ctx.outside,
+      far: ctx.far,
     };
   }
 
@@ -846,7 +852,10 @@
     // Placed where no scrolling reaches (left of the page, above its top): nobody sees it.
     const offscreen = x + w <= 0 || y + h + ctx.scrollY <= 0;
     const tiny = measured && (w < 2 || h < 2);
-    const interactive = candidate && box.isVisible() && !offscreen && !tiny;
+    const reached = !measured || reaches(ctx.reach, x, y, w, h);
+    if (isFrame && !reached) return;
+    const interactive = candidate && reached && box.isVisible() && !offscreen && !tiny;
+    const far = ctx.far || (measured && !tiny && !reached);
     const outside =
       ctx.outside ||
       (measured && !tiny && (x + w <= 0 || y + h <= 0 || x >= ctx.viewport[0] || y >= ctx.viewport[1]));
@@ -947,6 +956,7 @@
       win: ctx.win,
       viewport: ctx.viewport,
       offset: ctx.offset,
+      reach: ctx.reach,
       scrollY: ctx.scrollY,
       covered,
       inert,
@@ -956,6 +966,7 @@
       paint: entry,
       box,
       outside,
+      far,
     };
     let kids = [];
     if (isFrame) {
@@ -997,6 +1008,21 @@
     }
   };
 
+  /** observe.rs `Reach::bounds`: the described region in the viewport of a frame at `offset`. */
+  function reachOf([vw, vh], offset) {
+    return {
+      left: -REACH_SIDE * vw - offset[0],
+      top: -REACH_ABOVE * vh - offset[1],
+      right: (1.0 + REACH_SIDE) * vw - offset[0],
+      bottom: (1.0 + REACH_BELOW) * vh - offset[1],
+    };
+  }
+
+  /** dom.rs `Bounds::meets`. */
+  function reaches(b, x, y, w, h) {
+    return x < b.right && y < b.bottom && x + w > b.left && y + h > b.top;
+  }
+
   function inViewportOf(viewport, r) {
     return r.x < viewport[0] && r.y < viewport[1] && r.x + r.width > 0 && r.y + r.height > 0;
   }
@@ -1014,11 +1040,13 @@
     if (doc === null || win === null) return;
     const body = doc.body;
     if (body === null) return;
+    const offset = [ctx.offset[0] + x + el.clientLeft, ctx.offset[1] + y + el.clientTop];
     const inner = {
       doc,
       win,
       viewport: viewportOf(doc, win),
-      offset: [ctx.offset[0] + x + el.clientLeft, ctx.offset[1] + y + el.clientTop],
+      offset,
+      reach: reachOf(this.topViewport, offset),
       scrollY: win.scrollY,
       covered: ctx.covered,
       inert: ctx.inert,
@@ -1028,6 +1056,7 @@
       paint: ctx.paint,
       box: new Box(body),
       outside: ctx.outside,
+      far: ctx.far,
     };
     this.range = null;
     this.children(body, inner, out);
@@ -1047,6 +1076,7 @@
       win,
       viewport: [vw, vh],
       offset: [0, 0],
+      reach: reachOf([vw, vh], [0, 0]),
       scrollY: win.scrollY,
       covered: false,
       inert: false,
@@ -1056,6 +1086,7 @@
       paint: null,
       box: doc.body !== null ? new Box(doc.body) : null,
       outside: false,
+      far: false,
     };
     const children = [];
     if (doc.body !== null) walk.children(doc.body, ctx, children);

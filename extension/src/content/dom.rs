@@ -26,7 +26,13 @@ extern "C" {
     #[wasm_bindgen(js_name = readAttributes)]
     fn read_attributes_js(el: &Element) -> String;
     #[wasm_bindgen(js_name = readCandidate)]
-    fn read_candidate_js(el: &Element) -> String;
+    fn read_candidate_js(
+        el: &Element,
+        left: f64,
+        top: f64,
+        right: f64,
+        bottom: f64,
+    ) -> Option<String>;
     #[wasm_bindgen(js_name = readRect)]
     fn read_rect_js(el: &Element);
     #[wasm_bindgen(js_name = isVisible)]
@@ -313,13 +319,40 @@ fn element_facts(text: Option<String>) -> ElementFacts {
     }
 }
 
-/// Everything the walk asks of a candidate, in one crossing: all its attributes, its border box
-/// and whether it is visible (as [`is_visible`]).
-pub fn read_candidate(el: &Element) -> (Attrs, Box4, bool) {
+/// Everything the walk asks of a candidate, in one crossing: its border box and, when that
+/// meets `reach` (or there is no bound), all its attributes and whether it is visible (as
+/// [`is_visible`]).
+pub fn read_candidate(el: &Element, reach: Option<Bounds>) -> (Box4, Option<(Attrs, bool)>) {
     ensure_bound();
-    let attrs = Attrs::parse(read_candidate_js(el));
+    let r = reach.unwrap_or(Bounds::EVERYWHERE);
+    let attrs = read_candidate_js(el, r.left, r.top, r.right, r.bottom);
     let out = facts();
-    (attrs, (out[0], out[1], out[2], out[3]), out[4] != 0.0)
+    let rect = (out[0], out[1], out[2], out[3]);
+    let rest = attrs.map(|a| (Attrs::parse(a), out[4] != 0.0));
+    (rect, rest)
+}
+
+/// A region of a frame's viewport, edges excluded.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bounds {
+    pub left: f64,
+    pub top: f64,
+    pub right: f64,
+    pub bottom: f64,
+}
+
+impl Bounds {
+    const EVERYWHERE: Bounds = Bounds {
+        left: f64::NEG_INFINITY,
+        top: f64::NEG_INFINITY,
+        right: f64::INFINITY,
+        bottom: f64::INFINITY,
+    };
+
+    /// Whether a box overlaps the region: the rule read.js `readCandidate` applies too.
+    pub fn meets(&self, (x, y, w, h): Box4) -> bool {
+        x < self.right && y < self.bottom && x + w > self.left && y + h > self.top
+    }
 }
 
 /// Border box in the frame's viewport: (x, y, width, height).

@@ -6,7 +6,8 @@
 //! markup alone says what is interactive), geometry and visibility only for
 //! what could be indexed or shown, paint order only for indexed elements in
 //! view (where overlap can be seen), and text beyond a budget only where it is
-//! in view. Hidden subtrees (`display: none`) are cut where they start; other
+//! in view. Only the page within reach of the viewport is described (see
+//! `REACH_ABOVE`). Hidden subtrees (`display: none`) are cut where they start; other
 //! hiding (`visibility`, `opacity`, `content-visibility`) is checked on each
 //! candidate and on each text's element, so hidden text never leaks.
 //! Interactive elements in view are hit-tested for occlusion and indexed only
@@ -27,13 +28,46 @@ use web_sys::{Document, Element, HtmlIFrameElement, Node, Range, Window};
 
 use super::dom::{
     clean_text, get, is_visible, read_candidate, read_first, read_next, read_node, read_paint,
-    read_rect, read_scrolls, read_text_rect, shadow_root_of, Attrs, Box4, Display, ElementFacts,
-    NodeFacts, PaintFacts,
+    read_rect, read_scrolls, read_text_rect, shadow_root_of, Attrs, Bounds, Box4, Display,
+    ElementFacts, NodeFacts, PaintFacts,
 };
 use super::occlusion;
 use super::paint;
 use super::semantics;
 use crate::frame_protocol::{ObserveFrame, UNSTITCHED};
+
+/// How far beyond the viewport the walk describes the page, in viewports: above,
+/// below, and to either side. Elements further away are neither described nor indexed
+/// (the model scrolls to them, as a person would), which keeps the cost of a walk
+/// about the same on a long page as on a short one; positioned content that escapes
+/// a faraway box into reach is still found, since candidates are measured everywhere.
+const REACH_ABOVE: f64 = 1.0;
+const REACH_BELOW: f64 = 2.0;
+const REACH_SIDE: f64 = 1.0;
+
+/// What a walk describes.
+#[derive(Clone, Copy)]
+enum Reach {
+    /// The viewport and the page around it (see `REACH_ABOVE`): what the model is shown.
+    Near,
+    /// The whole page: to find an element by fingerprint wherever it went.
+    Page,
+}
+
+impl Reach {
+    /// Its bounds in the viewport of a frame at `offset` in the top one (viewport `(vw, vh)`).
+    fn bounds(self, (vw, vh): (f64, f64), offset: (f64, f64)) -> Option<Bounds> {
+        match self {
+            Reach::Near => Some(Bounds {
+                left: -REACH_SIDE * vw - offset.0,
+                top: -REACH_ABOVE * vh - offset.1,
+                right: (1.0 + REACH_SIDE) * vw - offset.0,
+                bottom: (1.0 + REACH_BELOW) * vh - offset.1,
+            }),
+            Reach::Page => None,
+        }
+    }
+}
 
 /// Text the tree carries beyond what is in view (bytes); text in view is always kept.
 const TREE_TEXT_MAX: usize = 24_000;
@@ -62,6 +96,8 @@ struct Doc {
     viewport: (f64, f64),
     /// Offset of this frame's viewport in the top frame's.
     offset: (f64, f64),
+    /// The part of the page that is described, in this frame's viewport; `None`, all of it.
+    reach: Option<Bounds>,
     /// Read once per walk: scrolling does not change while walking.
     scroll_y: f64,
     /// One range measures every text node of the document.
@@ -80,6 +116,11 @@ impl Doc {
             width: px(w),
             height: px(h),
         }
+    }
+
+    /// Whether a box (in this frame's viewport) lies within reach.
+    fn reaches(&self, b: Box4) -> bool {
+        self.reach.is_none_or(|r| r.meets(b))
     }
 
     fn active(&self) -> Option<&Element> {
@@ -227,6 +268,8 @@ struct Ctx {
     parent_pointer: bool,
     /// An ancestor's box lies wholly outside the viewport: no style is read below it.
     outside: bool,
+    /// An ancestor's box lies wholly out of reach: no text is read below it.
+    far: bool,
     path: String,
     frame_path: Rc<Vec<i64>>,
     /// The element whose paint context the children join.
@@ -246,6 +289,7 @@ struct Walk<'a> {
     text: String,
     tree_text: usize,
     top_viewport: (f64, f64),
+    reach: Reach,
     order: u32,
     /// Paint key of each interactive node (by its provisional `paint_order`), in view only.
     paint_keys: Vec<Option<paint::Key>>,
@@ -306,10 +350,11 @@ impl Observer {
         self.remote_frames
     }
 
-    /// Observes again, placed as last time: to find elements after the page changed.
+    /// Observes again, placed as last time, the whole page: to find an element by its
+    /// fingerprint after the page changed, wherever it is now.
     pub fn observe_again(&mut self, win: &Window) -> Observation {
         let placement = self.placement.clone();
-        self.observe(win, &placement)
+        self.walk(win, &placement, Reach::Page)
     }
 
     /// Every indexed element of the last observation.
@@ -317,12 +362,18 @@ impl Observer {
         &self.indexed
     }
 
-    /// Observes this frame; `frame` places it in the top frame's terms (default: it is the top frame).
+    /// Observes this frame within reach of the viewport; `frame` places it in the top
+    /// frame's terms (default: it is the top frame).
     pub fn observe(&mut self, win: &Window, frame: &ObserveFrame) -> Observation {
+        self.walk(win, frame, Reach::Near)
+    }
+
+    fn walk(&mut self, win: &Window, frame: &ObserveFrame, reach: Reach) -> Observation {
         let perf = win.performance();
         let t0 = perf.as_ref().map(|p| p.now()).unwrap_or(0.0);
         let doc = win.document().expect("a window has a document");
         let (vw, vh) = viewport(&doc, win);
+        let top_viewport = frame.top_viewport.unwrap_or((vw, vh));
         let mut walk = Walk {
             next_index: frame.base_index,
             remote_frames: 0,
@@ -334,7 +385,8 @@ impl Observer {
             seen: HashSet::new(),
             text: String::new(),
             tree_text: 0,
-            top_viewport: frame.top_viewport.unwrap_or((vw, vh)),
+            top_viewport,
+            reach,
         };
         let scroll_y = win.scroll_y().unwrap_or(0.0);
         let top = Rc::new(Doc {
@@ -342,6 +394,7 @@ impl Observer {
             win: win.clone(),
             viewport: (vw, vh),
             offset: frame.offset,
+            reach: reach.bounds(top_viewport, frame.offset),
             scroll_y,
             range: OnceCell::new(),
             active: OnceCell::new(),
@@ -354,6 +407,7 @@ impl Observer {
                 inert: false,
                 parent_pointer: false,
                 outside: false,
+                far: false,
                 path: String::new(),
                 frame_path: Rc::new(frame.frame_path.clone()),
                 paint: None,
@@ -503,7 +557,7 @@ impl Walk<'_> {
         let over = self.tree_text >= TREE_TEXT_MAX;
         // Past the budget, text under a box wholly off screen is not even read,
         // nor text whose element's box is already known to be out of view.
-        if ctx.covered || (over && ctx.outside) {
+        if ctx.covered || ctx.far || (over && ctx.outside) {
             return false;
         }
         let out_of_view = |c: &Elem| c.rect.get().is_some_and(|r| !in_view(r, ctx.doc.viewport));
@@ -524,12 +578,12 @@ impl Walk<'_> {
         if self.tree_text >= TREE_TEXT_MAX && !in_view(container.rect(), ctx.doc.viewport) {
             return;
         }
-        if !container.visible() {
-            return;
-        }
         let Some(range) = ctx.doc.range() else { return };
         let (x, y, w, h) = read_text_rect(range, node);
-        if w < 2.0 || h < 2.0 {
+        if w < 2.0 || h < 2.0 || !ctx.doc.reaches((x, y, w, h)) {
+            return;
+        }
+        if !container.visible() {
             return;
         }
         if x + w <= 0.0 || y + h + ctx.doc.scroll_y <= 0.0 {
@@ -622,11 +676,16 @@ impl Walk<'_> {
             facts.display,
             self.order,
         ));
+        // A candidate's own box says whether it is within reach; only then is the rest read.
+        let mut reached = true;
         if candidate {
-            let (all, rect, visible) = read_candidate(&me.el);
-            attrs = all;
+            let (rect, rest) = read_candidate(&me.el, ctx.doc.reach);
             me.rect.set(Some(rect));
-            me.visible.set(Some(visible));
+            reached = rest.is_some();
+            if let Some((all, visible)) = rest {
+                attrs = all;
+                me.visible.set(Some(visible));
+            }
         }
         if is_frame && !me.visible() {
             return;
@@ -646,12 +705,17 @@ impl Walk<'_> {
         // Placed where no scrolling reaches (left of the page, above its top): nobody sees it.
         let offscreen = x + w <= 0.0 || y + h + ctx.doc.scroll_y <= 0.0;
         let tiny = measured && (w < 2.0 || h < 2.0);
-        let interactive = candidate && me.visible() && !offscreen && !tiny;
-        // A box of its own wholly off screen: what it holds is too, unless it escapes
-        // it (positioned content), which the candidates' own boxes still show.
+        let top_rect = ctx.doc.top_rect((x, y, w, h));
+        let reached = reached && (!measured || ctx.doc.reaches((x, y, w, h)));
+        if is_frame && !reached {
+            return;
+        }
+        let interactive = candidate && reached && me.visible() && !offscreen && !tiny;
+        // A box of its own wholly off screen (or out of reach): what it holds is too, unless
+        // it escapes it (positioned content), which the candidates' own boxes still show.
         let outside =
             ctx.outside || (measured && !tiny && !in_view((x, y, w, h), ctx.doc.viewport));
-        let top_rect = ctx.doc.top_rect((x, y, w, h));
+        let far = ctx.far || (measured && !tiny && !reached);
         let in_viewport = self.in_viewport(&top_rect);
 
         // Only interactive elements, frames, shadow hosts and dialogs may become nodes of their own.
@@ -689,6 +753,7 @@ impl Walk<'_> {
             inert,
             parent_pointer: pointer,
             outside,
+            far,
             path,
             frame_path: ctx.frame_path.clone(),
             paint: Some(me.clone()),
@@ -867,14 +932,16 @@ impl Walk<'_> {
         let body = doc.body()?;
         let viewport = viewport(&doc, &win);
         let scroll_y = win.scroll_y().unwrap_or(0.0);
+        let offset = (
+            ctx.doc.offset.0 + x + f64::from(el.client_left()),
+            ctx.doc.offset.1 + y + f64::from(el.client_top()),
+        );
         let frame = Rc::new(Doc {
             doc,
             win,
             viewport,
-            offset: (
-                ctx.doc.offset.0 + x + f64::from(el.client_left()),
-                ctx.doc.offset.1 + y + f64::from(el.client_top()),
-            ),
+            offset,
+            reach: self.reach.bounds(self.top_viewport, offset),
             scroll_y,
             range: OnceCell::new(),
             active: OnceCell::new(),

@@ -153,10 +153,13 @@ export function readAttributes(el) {
 
 /**
  * What the walk asks of every candidate, in one call: buffer = [x, y, width,
- * height, visible]; returns every attribute, as `readAttributes`.
+ * height]; when the box meets the region given (dom.rs `Bounds::meets`), also
+ * buffer[4] = visible, and every attribute is returned, as `readAttributes`.
  */
-export function readCandidate(el) {
-  writeRect(el.getBoundingClientRect());
+export function readCandidate(el, left, top, right, bottom) {
+  const r = el.getBoundingClientRect();
+  writeRect(r);
+  if (!(r.x < right && r.y < bottom && r.x + r.width > left && r.y + r.height > top)) return undefined;
   buffer()[4] = el.checkVisibility(VISIBILITY) ? 1 : 0;
   return attributes(el, null);
 }
