@@ -262,7 +262,9 @@ fn node_facts(text: Option<String>) -> NodeFacts {
     }
 }
 
-/// The first child of `parent` and what it is, in one crossing for most nodes (see read.js `readFirst`).
+/// The first child of `parent` the walk has a use for (nodes that would read as
+/// [`NodeFacts::Other`] or `Text(None)` are passed over) and what it is, in one crossing for
+/// most nodes (see read.js `readFirst`).
 pub fn read_first(
     parent: &Node,
     win: &Window,
@@ -274,7 +276,7 @@ pub fn read_first(
     Some((node, stepped_facts()))
 }
 
-/// The next sibling of `node` and what it is, as [`read_first`].
+/// The next sibling of `node` the walk has a use for, and what it is, as [`read_first`].
 pub fn read_next(
     node: &Node,
     win: &Window,

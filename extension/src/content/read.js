@@ -119,7 +119,8 @@ export function readNode(node, win, styled, wantText) {
 let pending;
 
 /**
- * Steps to a parent's first child and reads it as `readNode` does, in one
+ * Steps to a parent's first child the walk would use (an element, or a text
+ * that is not blank when `wantText`) and reads it as `readNode` does, in one
  * call: the node is returned, and its string (buffer[7] = 1 when there is one)
  * waits for `takeString`. Most elements have no string, so they cross once.
  */
@@ -132,12 +133,30 @@ export function readNext(node, win, styled, wantText) {
   return readAt(node.nextSibling, win, styled, wantText);
 }
 
+// Steps on from `node` (itself included) to the first node the walk would do
+// anything with, and reads it: nodes that would read as nothing (comments,
+// blank text, text when none is wanted) are passed over here rather than
+// crossing into wasm one by one. On a typical page half the nodes are blank
+// text between tags.
 function readAt(node, win, styled, wantText) {
-  if (node === null) return undefined;
-  const s = readNode(node, win, styled, wantText);
-  pending = s;
-  buffer()[7] = s === undefined ? 0 : 1;
-  return node;
+  for (; node !== null; node = node.nextSibling) {
+    const t = node.nodeType;
+    let s;
+    if (t === 1) {
+      s = readElement(node, win, styled);
+    } else if (t === 3 && wantText) {
+      s = readText(node);
+      if (s === undefined) continue;
+    } else {
+      continue;
+    }
+    pending = s;
+    const o = buffer();
+    o[6] = t;
+    o[7] = s === undefined ? 0 : 1;
+    return node;
+  }
+  return undefined;
 }
 
 export function takeString() {
