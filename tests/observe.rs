@@ -315,9 +315,7 @@ async fn elements_that_appear_after_scrolling_are_marked_new() -> Result<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paint_order_follows_stacking_contexts() -> Result<()> {
     let obs = assert_fixture("observe/paint.html").await?;
-    let mut nodes = Vec::new();
-    flatten(&obs.root, &mut nodes);
-    let mut indexed: Vec<_> = nodes.iter().filter(|n| n.index.is_some()).collect();
+    let mut indexed = indexed(&obs);
     indexed.sort_by_key(|n| n.paint_order);
     let order: Vec<&str> = indexed
         .iter()

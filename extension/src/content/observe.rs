@@ -677,11 +677,9 @@ impl Walk<'_> {
             self.order,
         ));
         // A candidate's own box says whether it is within reach; only then is the rest read.
-        let mut reached = true;
         if candidate {
             let (rect, rest) = read_candidate(&me.el, ctx.doc.reach);
             me.rect.set(Some(rect));
-            reached = rest.is_some();
             if let Some((all, visible)) = rest {
                 attrs = all;
                 me.visible.set(Some(visible));
@@ -706,7 +704,8 @@ impl Walk<'_> {
         let offscreen = x + w <= 0.0 || y + h + ctx.doc.scroll_y <= 0.0;
         let tiny = measured && (w < 2.0 || h < 2.0);
         let top_rect = ctx.doc.top_rect((x, y, w, h));
-        let reached = reached && (!measured || ctx.doc.reaches((x, y, w, h)));
+        // For a candidate this is the rule `read_candidate` applied to the same box.
+        let reached = !measured || ctx.doc.reaches((x, y, w, h));
         if is_frame && !reached {
             return;
         }

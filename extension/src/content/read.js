@@ -140,19 +140,10 @@ export function readNext(node, win, styled, wantText) {
 // text between tags.
 function readAt(node, win, styled, wantText) {
   for (; node !== null; node = node.nextSibling) {
-    const t = node.nodeType;
-    let s;
-    if (t === 1) {
-      s = readElement(node, win, styled);
-    } else if (t === 3 && wantText) {
-      s = readText(node);
-      if (s === undefined) continue;
-    } else {
-      continue;
-    }
-    pending = s;
+    const s = readNode(node, win, styled, wantText);
     const o = buffer();
-    o[6] = t;
+    if (o[6] !== 1 && s === undefined) continue;
+    pending = s;
     o[7] = s === undefined ? 0 : 1;
     return node;
   }
