@@ -11,36 +11,50 @@ extern "C" {
     fn open_or_closed_shadow_root(element: &Element) -> Result<JsValue, JsValue>;
 }
 
-// Batched reads: one crossing per node instead of one per fact (see read.js).
+// Batched reads: one crossing per parent for its children, one per candidate (see read.js).
 #[wasm_bindgen(module = "/src/content/read.js")]
 extern "C" {
     fn bind(memory: &JsValue, ptr: u32, tags: &str);
     #[wasm_bindgen(js_name = readNode)]
     fn read_node_js(node: &Node, win: &Window, styled: bool, want_text: bool) -> Option<String>;
-    #[wasm_bindgen(js_name = readFirst)]
-    fn read_first_js(parent: &Node, win: &Window, styled: bool, want_text: bool) -> Option<Node>;
-    #[wasm_bindgen(js_name = readNext)]
-    fn read_next_js(node: &Node, win: &Window, styled: bool, want_text: bool) -> Option<Node>;
-    #[wasm_bindgen(js_name = takeString)]
-    fn take_string_js() -> Option<String>;
+    #[wasm_bindgen(js_name = readChildren)]
+    #[allow(clippy::too_many_arguments)]
+    fn read_children_js(
+        parent: Option<&Node>,
+        pd: u32,
+        pi: u32,
+        depth: u32,
+        win: &Window,
+        styled: bool,
+        want_text: bool,
+        ptr: u32,
+        cap: u32,
+    ) -> Option<String>;
+    #[wasm_bindgen(js_name = nodeAt)]
+    fn node_at_js(d: u32, i: u32) -> Node;
+    #[wasm_bindgen(js_name = endWalk)]
+    fn end_walk_js();
     #[wasm_bindgen(js_name = readAttributes)]
     fn read_attributes_js(el: &Element) -> String;
     #[wasm_bindgen(js_name = readCandidate)]
+    #[allow(clippy::too_many_arguments)]
     fn read_candidate_js(
-        el: &Element,
+        node: Option<&Node>,
+        d: u32,
+        i: u32,
         left: f64,
         top: f64,
         right: f64,
         bottom: f64,
     ) -> Option<String>;
     #[wasm_bindgen(js_name = readRect)]
-    fn read_rect_js(el: &Element);
+    fn read_rect_js(node: Option<&Node>, d: u32, i: u32);
     #[wasm_bindgen(js_name = isVisible)]
-    fn is_visible_js(el: &Element) -> bool;
+    fn is_visible_js(node: Option<&Node>, d: u32, i: u32) -> bool;
     #[wasm_bindgen(js_name = readTextRect)]
-    fn read_text_rect_js(range: &Range, node: &Node);
+    fn read_text_rect_js(range: &Range, node: Option<&Node>, d: u32, i: u32);
     #[wasm_bindgen(js_name = readPaint)]
-    fn read_paint_js(el: &Element, win: &Window);
+    fn read_paint_js(node: Option<&Node>, d: u32, i: u32, win: &Window);
     /// Whether the element scrolls its content vertically (and has content to scroll).
     #[wasm_bindgen(js_name = readScrolls)]
     pub fn read_scrolls(el: &Element, win: &Window) -> bool;
@@ -147,10 +161,52 @@ fn ensure_bound() {
     }
 }
 
+/// A node the walk visits: one it holds, or one read.js holds, named by its place in
+/// the batch of children read at a depth (see read.js `readChildren`). Most nodes are
+/// only ever named: asking for the object costs a crossing of its own.
+#[derive(Clone)]
+pub enum At {
+    Held(Node),
+    /// Valid while no other batch has been read at `depth`: for a node being walked, until
+    /// the walk has left it.
+    Batched {
+        depth: u32,
+        index: u32,
+    },
+}
+
+impl At {
+    fn parts(&self) -> (Option<&Node>, u32, u32) {
+        match self {
+            At::Held(n) => (Some(n), 0, 0),
+            At::Batched { depth, index } => (None, *depth, *index),
+        }
+    }
+
+    /// The node itself.
+    pub fn node(&self) -> Node {
+        match self {
+            At::Held(n) => n.clone(),
+            At::Batched { depth, index } => node_at_js(*depth, *index),
+        }
+    }
+}
+
+/// Lets read.js drop the nodes of a finished walk.
+pub fn end_walk() {
+    end_walk_js();
+}
+
 /// Whether a person could see the element at all (not whether something covers it):
 /// `checkVisibility` with opacity and the `visibility` property checked.
 pub fn is_visible(el: &Element) -> bool {
-    is_visible_js(el)
+    is_visible_js(Some(el.unchecked_ref()), 0, 0)
+}
+
+/// [`is_visible`], for a node the walk names.
+pub fn is_visible_at(el: &At) -> bool {
+    let (n, d, i) = el.parts();
+    is_visible_js(n, d, i)
 }
 
 /// An element's attributes, read in one go: most lookups are for attributes it does not have.
@@ -250,55 +306,106 @@ pub enum NodeFacts {
 pub fn read_node(node: &Node, win: &Window, styled: bool, want_text: bool) -> NodeFacts {
     ensure_bound();
     let text = read_node_js(node, win, styled, want_text);
-    node_facts(text)
+    node_facts(&facts(), text)
 }
 
-/// What `readNode` wrote (buffer[6]: the node's type) and returned.
-fn node_facts(text: Option<String>) -> NodeFacts {
-    match facts()[6] as u8 {
-        1 => NodeFacts::Element(element_facts(text)),
+/// Numbers per node in a batch (read.js: kind, five facts, tag code, string length).
+const RECORD: usize = 8;
+
+thread_local! {
+    /// Where read.js writes the records of a batch; grown when a parent has more children.
+    static RECORDS: std::cell::RefCell<Vec<f64>> = std::cell::RefCell::new(vec![0.0; 64 * RECORD]);
+}
+
+/// The children of `parent` the walk has a use for (elements, and texts that are not blank
+/// when `want_text`), and what each is, in one crossing; they become the batch at `depth`,
+/// named `At::Batched { depth, index }` in the order returned.
+pub fn read_children(
+    parent: &At,
+    depth: u32,
+    win: &Window,
+    styled: bool,
+    want_text: bool,
+) -> Vec<NodeFacts> {
+    ensure_bound();
+    let (node, pd, pi) = parent.parts();
+    RECORDS.with(|cell| {
+        let mut records = cell.borrow_mut();
+        loop {
+            let cap = records.len() / RECORD;
+            let joined = read_children_js(
+                node,
+                pd,
+                pi,
+                depth,
+                win,
+                styled,
+                want_text,
+                records.as_mut_ptr() as u32,
+                cap as u32,
+            );
+            let n = facts()[0] as usize;
+            if n > cap {
+                records.resize(n.next_power_of_two() * RECORD, 0.0);
+                continue;
+            }
+            let joined = joined.unwrap_or_default();
+            let mut strings = Utf16Cuts::new(&joined);
+            return (0..n)
+                .map(|k| {
+                    let mut rec = [0.0; RECORD];
+                    for (j, slot) in rec.iter_mut().enumerate() {
+                        // SAFETY: in bounds (k < n <= cap); read.js wrote it during the call above.
+                        *slot = unsafe { records.as_ptr().add(k * RECORD + j).read_volatile() };
+                    }
+                    let text = (rec[7] >= 0.0).then(|| strings.take(rec[7] as usize).to_owned());
+                    node_facts(&rec, text)
+                })
+                .collect();
+        }
+    })
+}
+
+/// Cuts a string JS joined into the pieces it was joined from, given their lengths in
+/// UTF-16 units (JS's measure), in order.
+struct Utf16Cuts<'a> {
+    rest: &'a str,
+}
+
+impl<'a> Utf16Cuts<'a> {
+    fn new(s: &'a str) -> Self {
+        Self { rest: s }
+    }
+
+    fn take(&mut self, units: usize) -> &'a str {
+        let mut seen = 0;
+        let mut end = self.rest.len();
+        for (i, c) in self.rest.char_indices() {
+            if seen >= units {
+                end = i;
+                break;
+            }
+            seen += c.len_utf16();
+        }
+        let (piece, rest) = self.rest.split_at(end);
+        self.rest = rest;
+        piece
+    }
+}
+
+/// What read.js wrote for one node (`rec`: its record) and returned.
+fn node_facts(rec: &[f64; 8], text: Option<String>) -> NodeFacts {
+    match rec[0] as u8 {
+        1 => NodeFacts::Element(element_facts(rec, text)),
         3 => NodeFacts::Text(text),
         _ => NodeFacts::Other,
     }
 }
 
-/// The first child of `parent` the walk has a use for (nodes that would read as
-/// [`NodeFacts::Other`] or `Text(None)` are passed over) and what it is, in one crossing for
-/// most nodes (see read.js `readFirst`).
-pub fn read_first(
-    parent: &Node,
-    win: &Window,
-    styled: bool,
-    want_text: bool,
-) -> Option<(Node, NodeFacts)> {
-    ensure_bound();
-    let node = read_first_js(parent, win, styled, want_text)?;
-    Some((node, stepped_facts()))
-}
-
-/// The next sibling of `node` the walk has a use for, and what it is, as [`read_first`].
-pub fn read_next(
-    node: &Node,
-    win: &Window,
-    styled: bool,
-    want_text: bool,
-) -> Option<(Node, NodeFacts)> {
-    ensure_bound();
-    let node = read_next_js(node, win, styled, want_text)?;
-    Some((node, stepped_facts()))
-}
-
-/// Decodes what `readFirst`/`readNext` wrote, fetching their string only when there is one.
-fn stepped_facts() -> NodeFacts {
-    let text = (facts()[7] != 0.0).then(take_string_js).flatten();
-    node_facts(text)
-}
-
-/// Decodes what `readElement` wrote and returned.
-fn element_facts(text: Option<String>) -> ElementFacts {
+/// Decodes an element's record and string.
+fn element_facts(out: &[f64; 8], text: Option<String>) -> ElementFacts {
     let text = text.unwrap_or_default();
-    let out = facts();
-    let code = out[5] as usize;
+    let code = out[6] as usize;
     let (tag, attrs) = match code.checked_sub(1).and_then(|i| TAGS.get(i)) {
         Some(tag) => (std::borrow::Cow::Borrowed(*tag), Attrs::parse(text)),
         None => {
@@ -313,21 +420,22 @@ fn element_facts(text: Option<String>) -> ElementFacts {
     ElementFacts {
         tag,
         attrs,
-        display: Display::from_code(out[0]),
-        pointer: out[1] != 0.0,
-        has_children: out[2] != 0.0,
-        open_shadow: out[3] != 0.0,
-        child_elements: out[4] as u32,
+        display: Display::from_code(out[1]),
+        pointer: out[2] != 0.0,
+        has_children: out[3] != 0.0,
+        open_shadow: out[4] != 0.0,
+        child_elements: out[5] as u32,
     }
 }
 
 /// Everything the walk asks of a candidate, in one crossing: its border box and, when that
 /// meets `reach` (or there is no bound), all its attributes and whether it is visible (as
 /// [`is_visible`]).
-pub fn read_candidate(el: &Element, reach: Option<Bounds>) -> (Box4, Option<(Attrs, bool)>) {
+pub fn read_candidate(el: &At, reach: Option<Bounds>) -> (Box4, Option<(Attrs, bool)>) {
     ensure_bound();
     let r = reach.unwrap_or(Bounds::EVERYWHERE);
-    let attrs = read_candidate_js(el, r.left, r.top, r.right, r.bottom);
+    let (n, d, i) = el.parts();
+    let attrs = read_candidate_js(n, d, i, r.left, r.top, r.right, r.bottom);
     let out = facts();
     let rect = (out[0], out[1], out[2], out[3]);
     let rest = attrs.map(|a| (Attrs::parse(a), out[4] != 0.0));
@@ -360,17 +468,19 @@ impl Bounds {
 /// Border box in the frame's viewport: (x, y, width, height).
 pub type Box4 = (f64, f64, f64, f64);
 
-pub fn read_rect(el: &Element) -> Box4 {
+pub fn read_rect(el: &At) -> Box4 {
     ensure_bound();
-    read_rect_js(el);
+    let (n, d, i) = el.parts();
+    read_rect_js(n, d, i);
     let out = facts();
     (out[0], out[1], out[2], out[3])
 }
 
 /// Where a text node's text is drawn, measured with a range reused across the walk.
-pub fn read_text_rect(range: &Range, node: &Node) -> Box4 {
+pub fn read_text_rect(range: &Range, node: &At) -> Box4 {
     ensure_bound();
-    read_text_rect_js(range, node);
+    let (n, d, i) = node.parts();
+    read_text_rect_js(range, n, d, i);
     let out = facts();
     (out[0], out[1], out[2], out[3])
 }
@@ -387,9 +497,10 @@ pub struct PaintFacts {
     pub display: Display,
 }
 
-pub fn read_paint(el: &Element, win: &Window) -> PaintFacts {
+pub fn read_paint(el: &At, win: &Window) -> PaintFacts {
     ensure_bound();
-    read_paint_js(el, win);
+    let (n, d, i) = el.parts();
+    read_paint_js(n, d, i, win);
     let out = facts();
     let position = out[0] as u8;
     PaintFacts {

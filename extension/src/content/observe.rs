@@ -24,11 +24,11 @@ use std::rc::Rc;
 use itinero_shared::observation::{push_page_text, DomNode, Observation, Rect};
 use itinero_shared::Fingerprint;
 use wasm_bindgen::JsCast;
-use web_sys::{Document, Element, HtmlIFrameElement, Node, Range, Window};
+use web_sys::{Document, Element, HtmlIFrameElement, HtmlInputElement, Node, Range, Window};
 
 use super::dom::{
-    clean_text, get, is_visible, read_candidate, read_first, read_next, read_node, read_paint,
-    read_rect, read_scrolls, read_text_rect, shadow_root_of, Attrs, Bounds, Box4, Display,
+    clean_text, end_walk, get, is_visible_at, read_candidate, read_children, read_node, read_paint,
+    read_rect, read_scrolls, read_text_rect, shadow_root_of, At, Attrs, Bounds, Box4, Display,
     ElementFacts, NodeFacts, PaintFacts,
 };
 use super::occlusion;
@@ -144,7 +144,9 @@ impl Doc {
 
 /// An element the walk has entered: what its children may ask about it, read once, when first asked.
 struct Elem {
-    el: Element,
+    /// Where it is; the object is fetched (`el`) only when something needs it.
+    at: At,
+    el: OnceCell<Element>,
     doc: Rc<Doc>,
     /// The element its paint key extends (`None`: the page's root context).
     parent: Option<Rc<Elem>>,
@@ -162,15 +164,10 @@ struct Elem {
 }
 
 impl Elem {
-    fn new(
-        el: Element,
-        doc: Rc<Doc>,
-        parent: Option<Rc<Elem>>,
-        display: Display,
-        order: u32,
-    ) -> Self {
+    fn new(at: At, doc: Rc<Doc>, parent: Option<Rc<Elem>>, display: Display, order: u32) -> Self {
         Self {
-            el,
+            at,
+            el: OnceCell::new(),
             doc,
             parent,
             display,
@@ -185,11 +182,15 @@ impl Elem {
         }
     }
 
+    fn el(&self) -> &Element {
+        self.el.get_or_init(|| self.at.node().unchecked_into())
+    }
+
     fn visible(&self) -> bool {
         match self.visible.get() {
             Some(v) => v,
             None => {
-                let v = is_visible(&self.el);
+                let v = is_visible_at(&self.at);
                 self.visible.set(Some(v));
                 v
             }
@@ -200,7 +201,7 @@ impl Elem {
         match self.rect.get() {
             Some(r) => r,
             None => {
-                let r = read_rect(&self.el);
+                let r = read_rect(&self.at);
                 self.rect.set(Some(r));
                 r
             }
@@ -209,7 +210,7 @@ impl Elem {
 
     fn style(&self) -> &PaintFacts {
         self.style
-            .get_or_init(|| read_paint(&self.el, &self.doc.win))
+            .get_or_init(|| read_paint(&self.at, &self.doc.win))
     }
 
     fn display(&self) -> Display {
@@ -261,6 +262,8 @@ fn context_of(parent: Option<&Elem>) -> paint::Key {
 #[derive(Clone)]
 struct Ctx {
     doc: Rc<Doc>,
+    /// Where the children walked in this context are read (see `At::Batched`).
+    depth: u32,
     /// The iframe showing this document is covered: so is everything in it.
     covered: bool,
     inert: bool,
@@ -403,6 +406,7 @@ impl Observer {
         if let Some(body) = doc.body() {
             let ctx = Ctx {
                 doc: top.clone(),
+                depth: 0,
                 covered: frame.covered,
                 inert: false,
                 parent_pointer: false,
@@ -412,14 +416,15 @@ impl Observer {
                 frame_path: Rc::new(frame.frame_path.clone()),
                 paint: None,
                 container: Some(Rc::new(Elem::new(
-                    body.clone().into(),
+                    At::Held(body.clone().into()),
                     top,
                     None,
                     Display::Unread,
                     0,
                 ))),
             };
-            walk.children(body.unchecked_ref(), &ctx, &mut children);
+            walk.children(&At::Held(body.into()), &ctx, &mut children);
+            end_walk();
         }
         let seen = std::mem::take(&mut walk.seen);
         let text = std::mem::take(&mut walk.text);
@@ -517,37 +522,45 @@ fn non_empty(v: Option<&str>) -> Option<String> {
 
 impl Walk<'_> {
     /// Walks the rendered children of `parent` (slots resolved), appending kept nodes to `out`.
-    fn children(&mut self, parent: &Node, ctx: &Ctx, out: &mut Vec<DomNode>) {
+    fn children(&mut self, parent: &At, ctx: &Ctx, out: &mut Vec<DomNode>) {
         let mut counts = Vec::new();
-        let win = &ctx.doc.win;
-        // Each step reads the next child as it moves to it: one crossing per node.
-        let mut next = read_first(parent, win, !ctx.outside, self.wants_text(ctx));
-        while let Some((node, facts)) = next {
-            self.read(node.clone(), facts, ctx, &mut counts, out);
-            next = read_next(&node, win, !ctx.outside, self.wants_text(ctx));
+        // All of them in one crossing; they are named by their place, not handed over.
+        // Whether text is wanted is decided once for all: text read past the budget
+        // is still dropped, one by one, by `text_node`.
+        let kids = read_children(
+            parent,
+            ctx.depth,
+            &ctx.doc.win,
+            !ctx.outside,
+            self.wants_text(ctx),
+        );
+        for (index, facts) in kids.into_iter().enumerate() {
+            let at = At::Batched {
+                depth: ctx.depth,
+                index: index as u32,
+            };
+            self.read(at, facts, ctx, &mut counts, out);
         }
     }
 
     fn node(&mut self, node: Node, ctx: &Ctx, counts: &mut Counts, out: &mut Vec<DomNode>) {
         let wanted = self.wants_text(ctx);
         let facts = read_node(&node, &ctx.doc.win, !ctx.outside, wanted);
-        self.read(node, facts, ctx, counts, out);
+        self.read(At::Held(node), facts, ctx, counts, out);
     }
 
     /// Goes on with a node whose facts have been read.
     fn read(
         &mut self,
-        node: Node,
+        at: At,
         facts: NodeFacts,
         ctx: &Ctx,
         counts: &mut Counts,
         out: &mut Vec<DomNode>,
     ) {
         match facts {
-            NodeFacts::Element(facts) => {
-                self.element(node.unchecked_into(), facts, ctx, counts, out)
-            }
-            NodeFacts::Text(Some(raw)) => self.text_node(&node, raw, ctx, out),
+            NodeFacts::Element(facts) => self.element(at, facts, ctx, counts, out),
+            NodeFacts::Text(Some(raw)) => self.text_node(&at, raw, ctx, out),
             NodeFacts::Text(None) | NodeFacts::Other => {}
         }
     }
@@ -564,13 +577,19 @@ impl Walk<'_> {
         !(over && ctx.container.as_deref().is_some_and(out_of_view))
     }
 
-    fn text_node(&mut self, node: &Node, raw: String, ctx: &Ctx, out: &mut Vec<DomNode>) {
+    fn text_node(&mut self, node: &At, raw: String, ctx: &Ctx, out: &mut Vec<DomNode>) {
         // Texts of the walked element share its facts; others (slotted, in a
         // display:contents box) have a parent of their own to ask.
         let container = match &ctx.container {
             Some(c) => c.clone(),
-            None => match node.parent_element() {
-                Some(p) => Rc::new(Elem::new(p, ctx.doc.clone(), None, Display::Unread, 0)),
+            None => match node.node().parent_element() {
+                Some(p) => Rc::new(Elem::new(
+                    At::Held(p.into()),
+                    ctx.doc.clone(),
+                    None,
+                    Display::Unread,
+                    0,
+                )),
                 None => return,
             },
         };
@@ -592,7 +611,7 @@ impl Walk<'_> {
         if !container.shown.get()
             && !occlusion::text_visible_at(
                 &ctx.doc.doc,
-                &container.el,
+                container.el(),
                 x + w / 2.0,
                 y + h / 2.0,
                 ctx.doc.viewport,
@@ -612,7 +631,7 @@ impl Walk<'_> {
 
     fn element(
         &mut self,
-        el: Element,
+        at: At,
         facts: ElementFacts,
         ctx: &Ctx,
         counts: &mut Counts,
@@ -629,10 +648,11 @@ impl Walk<'_> {
         let path = child_path(&ctx.path, &tag, nth);
         if tag == "slot" {
             self.slot(
-                &el,
+                &at.node().unchecked_into(),
                 Ctx {
                     path,
                     container: None,
+                    depth: ctx.depth + 1,
                     ..ctx.clone()
                 },
                 out,
@@ -646,9 +666,10 @@ impl Walk<'_> {
                 let inner = Ctx {
                     path,
                     container: None,
+                    depth: ctx.depth + 1,
                     ..ctx.clone()
                 };
-                self.children(el.unchecked_ref(), &inner, out);
+                self.children(&at, &inner, out);
                 return;
             }
             _ => {}
@@ -658,27 +679,29 @@ impl Walk<'_> {
         let inert = ctx.inert || attrs.has("inert");
         let pointer = facts.pointer;
         self.order += 1;
-        let itype = semantics::input_type(&el, &tag, &attrs);
-        let role = semantics::role(&attrs, &tag, itype.as_deref());
-        let is_frame = tag == "iframe" || tag == "frame";
-        let candidate = !inert
-            && semantics::is_interactive(
-                &el,
-                &attrs,
-                &tag,
-                role.as_deref(),
-                pointer && !ctx.parent_pointer,
-            );
         let me = Rc::new(Elem::new(
-            el,
+            at,
             ctx.doc.clone(),
             ctx.paint.clone(),
             facts.display,
             self.order,
         ));
+        let itype = semantics::input_type_with(&tag, &attrs, || {
+            me.el().unchecked_ref::<HtmlInputElement>().type_()
+        });
+        let role = semantics::role(&attrs, &tag, itype.as_deref());
+        let is_frame = tag == "iframe" || tag == "frame";
+        let candidate = !inert
+            && semantics::is_interactive(
+                &attrs,
+                &tag,
+                itype.as_deref(),
+                role.as_deref(),
+                pointer && !ctx.parent_pointer,
+            );
         // A candidate's own box says whether it is within reach; only then is the rest read.
         if candidate {
-            let (rect, rest) = read_candidate(&me.el, ctx.doc.reach);
+            let (rect, rest) = read_candidate(&me.at, ctx.doc.reach);
             me.rect.set(Some(rect));
             if let Some((all, visible)) = rest {
                 attrs = all;
@@ -688,10 +711,11 @@ impl Walk<'_> {
         if is_frame && !me.visible() {
             return;
         }
-        let root = if is_frame {
+        // Only custom elements (and open roots, which the read reports) can host a shadow root.
+        let root = if is_frame || !(facts.open_shadow || tag.contains('-')) {
             None
         } else {
-            shadow_root_of(&me.el, &tag, facts.open_shadow)
+            shadow_root_of(me.el(), &tag, facts.open_shadow)
         };
         let has_children = facts.has_children || root.is_some();
         let measured = candidate || is_frame || (has_children && !ctx.outside);
@@ -729,7 +753,7 @@ impl Walk<'_> {
         let mut occluded = ctx.covered;
         let mut occluded_by = None;
         if (interactive || is_frame) && in_viewport && !ctx.covered {
-            let occ = occlusion::test(&ctx.doc.doc, &me.el, (x, y, w, h), ctx.doc.viewport);
+            let occ = occlusion::test(&ctx.doc.doc, me.el(), (x, y, w, h), ctx.doc.viewport);
             if occ.clipped {
                 return;
             }
@@ -748,6 +772,7 @@ impl Walk<'_> {
 
         let inner = Ctx {
             doc: ctx.doc.clone(),
+            depth: ctx.depth + 1,
             covered,
             inert,
             parent_pointer: pointer,
@@ -762,19 +787,19 @@ impl Walk<'_> {
         let start = out.len();
         let mut remote = None;
         if is_frame {
-            remote = self.frame(&me.el, (x, y), &inner, out);
+            remote = self.frame(me.el(), (x, y), &inner, out);
         } else if let Some(root) = root {
             let shadow = Ctx {
                 path: format!("{}/shadow", inner.path),
                 container: None,
                 ..inner
             };
-            self.children(root.unchecked_ref(), &shadow, out);
+            self.children(&At::Held(root.into()), &shadow, out);
         } else if has_children
             && (!tiny || facts.child_elements > 0)
             && !matches!(tag.as_ref(), "select" | "textarea" | "option")
         {
-            self.children(me.el.unchecked_ref(), &inner, out);
+            self.children(&me.at, &inner, out);
             if tiny && out[start..].iter().any(|n| n.tag == "#text") {
                 // A tiny box's own text is visually hidden (the sr-only pattern); its positioned children may not be.
                 let walked = out.split_off(start);
@@ -787,7 +812,7 @@ impl Walk<'_> {
         };
         if let Some(src) = remote {
             // Its own content script walks it; the background stitches it in here.
-            let el = &me.el;
+            let el = me.el();
             node.frame_id = Some(UNSTITCHED);
             node.href = Some(src);
             self.remote_frames += 1;
@@ -809,7 +834,7 @@ impl Walk<'_> {
             }
             node.children = out.split_off(start);
             node.occluded = false;
-            node.scroll_container = read_scrolls(&me.el, &ctx.doc.win);
+            node.scroll_container = read_scrolls(me.el(), &ctx.doc.win);
             out.push(node);
         }
         // Otherwise (an empty frame, shadow host or dialog) the kept content, if any, stays flattened.
@@ -835,7 +860,7 @@ impl Walk<'_> {
         ctx: &Ctx,
         node: &mut DomNode,
     ) {
-        let el = &me.el;
+        let el = me.el();
         let doc = &ctx.doc.doc;
         let name = semantics::accessible_name(doc, el, attrs, tag, itype.as_deref());
         let fingerprint = Fingerprint {
@@ -904,7 +929,7 @@ impl Walk<'_> {
             .map(|v| js_sys::Array::from(&v))
             .unwrap_or_default();
         if assigned.length() == 0 {
-            self.children(el.unchecked_ref(), &inner, out);
+            self.children(&At::Held(el.clone().into()), &inner, out);
         } else {
             let mut slot_counts = Vec::new();
             for n in assigned.iter() {
@@ -947,7 +972,7 @@ impl Walk<'_> {
         });
         let inner = Ctx {
             container: Some(Rc::new(Elem::new(
-                body.clone().into(),
+                At::Held(body.clone().into()),
                 frame.clone(),
                 None,
                 Display::Unread,
@@ -958,7 +983,7 @@ impl Walk<'_> {
             parent_pointer: false,
             ..ctx.clone()
         };
-        self.children(body.unchecked_ref(), &inner, out);
+        self.children(&At::Held(body.into()), &inner, out);
         None
     }
 }

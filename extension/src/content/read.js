@@ -3,9 +3,10 @@
 // Each call into JavaScript from WebAssembly costs glue, and every string
 // argument is decoded on the way: a walk that asks for each fact separately
 // crosses the boundary ~35 times per element. These functions read what the
-// walk needs about one node in a single crossing, writing numbers into a
-// buffer in wasm memory and returning at most one string. They only read: every
-// decision stays in Rust.
+// walk needs in as few crossings as they can: all the children of a parent in
+// one (`readChildren`), every fact of a candidate in one (`readCandidate`),
+// writing numbers into buffers in wasm memory and returning at most one string.
+// They only read: every decision stays in Rust.
 
 const VISIBILITY = { checkOpacity: true, checkVisibilityCSS: true };
 // Tags the walk never enters (observe.rs SKIPPED) and slots, whose style is not asked for.
@@ -27,23 +28,31 @@ function displayCode(d) {
 }
 
 // Numbers go back through a buffer in wasm memory (dom.rs `FACTS`), viewed
-// afresh whenever memory has grown: no array is allocated per call. (Growing
-// detaches a WebAssembly memory's old buffer, but wasm2js's memory replaces it
-// without detaching, so the check must compare buffers.)
+// afresh whenever memory has grown: no array is allocated per call. Growing
+// detaches a WebAssembly memory's old buffer, which empties every view of it (a
+// cheap test: asking a memory for its buffer is not); wasm2js's memory replaces
+// its buffer without detaching, so there the buffers must be compared.
 let memory = null;
+let detaches = false;
 let base = 0;
 let view = null;
+
+/** Whether `v` no longer views the memory's current buffer. */
+function stale(v) {
+  return detaches ? v.length === 0 : v.buffer !== memory.buffer;
+}
 // Tag name → code (its position in dom.rs `TAGS`, plus one): common tags cross as a number.
 let tagCodes = new Map();
 
 function buffer() {
-  if (view === null || view.buffer !== memory.buffer) view = new Float64Array(memory.buffer, base, 8);
+  if (view === null || stale(view)) view = new Float64Array(memory.buffer, base, 8);
   return view;
 }
 
 /** Called once: where the buffer is, and the tags that have codes (comma-separated). */
 export function bind(mem, ptr, tags) {
   memory = mem;
+  detaches = typeof WebAssembly === 'object' && mem instanceof WebAssembly.Memory;
   base = ptr;
   view = null;
   tagCodes = new Map(tags.split(',').map((t, i) => [t, i + 1]));
@@ -53,29 +62,33 @@ export function bind(mem, ptr, tags) {
 // the rest are read (`readAttributes`) only for elements that are.
 const DECIDING = new Set(['role', 'contenteditable', 'tabindex', 'onclick', 'inert', 'href', 'type', 'multiple']);
 
+// One node's facts, as a record of 8 numbers (dom.rs `RECORD`): [kind (1 element,
+// 3 text, 0 other), display, pointer cursor, has children, open shadow root, child
+// element count, tag code (0: the tag leads the string), string length in UTF-16
+// units (-1: none)]. Only an element's first seven are meaningful beside its kind.
+
 /**
- * One element. Buffer: [display, pointer cursor, has children, open shadow root,
- * child element count, tag code (0: the tag leads the string)]. Style is read
- * only when `styled`. Returns nothing for a tag with a code and none of the
- * DECIDING attributes; else the tag (when it has no code), then each of those
- * attributes as NUL-separated name and value (HTML cannot hold NUL).
+ * An element's facts into `o` from `at` (see above). Style is read only when
+ * `styled`. Returns nothing for a tag with a code and none of the DECIDING
+ * attributes; else the tag (when it has no code), then each of those attributes
+ * as NUL-separated name and value (HTML cannot hold NUL).
  */
-export function readElement(el, win, styled) {
-  const o = buffer();
+function elementInto(o, at, el, win, styled) {
   const tag = el.localName;
+  o[at] = 1;
   if (styled && !NO_STYLE.has(tag)) {
     const s = win.getComputedStyle(el);
-    o[0] = displayCode(s.getPropertyValue('display'));
-    o[1] = s.getPropertyValue('cursor') === 'pointer' ? 1 : 0;
+    o[at + 1] = displayCode(s.getPropertyValue('display'));
+    o[at + 2] = s.getPropertyValue('cursor') === 'pointer' ? 1 : 0;
   } else {
-    o[0] = UNREAD;
-    o[1] = 0;
+    o[at + 1] = UNREAD;
+    o[at + 2] = 0;
   }
-  o[2] = el.firstChild !== null ? 1 : 0;
-  o[3] = el.shadowRoot !== null ? 1 : 0;
-  o[4] = el.childElementCount;
+  o[at + 3] = el.firstChild !== null ? 1 : 0;
+  o[at + 4] = el.shadowRoot !== null ? 1 : 0;
+  o[at + 5] = el.childElementCount;
   const code = tagCodes.get(tag) || 0;
-  o[5] = code;
+  o[at + 6] = code;
   const attrs = attributes(el, DECIDING);
   if (code !== 0) return attrs === '' ? undefined : attrs;
   return tag + attrs;
@@ -101,62 +114,89 @@ export function readText(node) {
 }
 
 /**
- * Any node, in one call: buffer[6] says what it was (1 element, read as
- * `readElement`; 3 text, returned as `readText` when `wantText`; 0 other).
+ * Any node, in one call: its record (see above) into the buffer, and its string
+ * returned (a text's only when `wantText`).
  */
 export function readNode(node, win, styled, wantText) {
+  const o = buffer();
   const t = node.nodeType;
+  let s;
   if (t === 1) {
-    const s = readElement(node, win, styled);
-    buffer()[6] = 1;
-    return s;
+    s = elementInto(o, 0, node, win, styled);
+  } else {
+    o[0] = t === 3 ? 3 : 0;
+    if (t === 3 && wantText) s = readText(node);
   }
-  buffer()[6] = t === 3 ? 3 : 0;
-  return t === 3 && wantText ? readText(node) : undefined;
-}
-
-// The string the last readFirst/readNext produced, until takeString asks for it.
-let pending;
-
-/**
- * Steps to a parent's first child the walk would use (an element, or a text
- * that is not blank when `wantText`) and reads it as `readNode` does, in one
- * call: the node is returned, and its string (buffer[7] = 1 when there is one)
- * waits for `takeString`. Most elements have no string, so they cross once.
- */
-export function readFirst(parent, win, styled, wantText) {
-  return readAt(parent.firstChild, win, styled, wantText);
-}
-
-/** As `readFirst`, for the next sibling of `node`. */
-export function readNext(node, win, styled, wantText) {
-  return readAt(node.nextSibling, win, styled, wantText);
-}
-
-// Steps on from `node` (itself included) to the first node the walk would do
-// anything with, and reads it: nodes that would read as nothing (comments,
-// blank text, text when none is wanted) are passed over here rather than
-// crossing into wasm one by one. On a typical page half the nodes are blank
-// text between tags.
-function readAt(node, win, styled, wantText) {
-  for (; node !== null; node = node.nextSibling) {
-    const s = readNode(node, win, styled, wantText);
-    const o = buffer();
-    if (o[6] !== 1 && s === undefined) continue;
-    pending = s;
-    o[7] = s === undefined ? 0 : 1;
-    return node;
-  }
-  return undefined;
-}
-
-export function takeString() {
-  const s = pending;
-  pending = undefined;
+  o[7] = s === undefined ? -1 : s.length;
   return s;
 }
 
-/** Every attribute of an element, as `readElement` returns them (after the tag). */
+// The children the walk has read, by depth: `batches[d]` holds the nodes the last
+// `readChildren` at depth d wrote records for. Rust names such a node by its depth
+// and index and asks for it as an object (`nodeAt`) only when it needs one: most
+// nodes of a page never cross the boundary at all.
+const batches = [];
+const RECORD = 8;
+let records = null;
+
+/** The node a position names: `node` itself when Rust holds it, else index `i` of batch `d`. */
+function at(node, d, i) {
+  return node === undefined || node === null ? batches[d][i] : node;
+}
+
+export function nodeAt(d, i) {
+  return batches[d][i];
+}
+
+/** Lets go of every node read: called when a walk ends. */
+export function endWalk() {
+  batches.length = 0;
+}
+
+/**
+ * The children of a parent (named as `at` does) that the walk would use, read in
+ * one call: elements, and texts that are not blank when `wantText` (comments,
+ * blank text between tags and unwanted text are passed over here). Their records
+ * go to the `cap` records at `ptr` in wasm memory, and they become batch `depth`.
+ * Returns their strings joined (each record says its length); buffer[0] is their
+ * number. When that is more than `cap`, nothing is returned and Rust asks again
+ * with room for all.
+ */
+export function readChildren(parent, pd, pi, depth, win, styled, wantText, ptr, cap) {
+  if (records === null || records.byteOffset !== ptr || records.length < cap * RECORD || stale(records)) {
+    records = new Float64Array(memory.buffer, ptr, cap * RECORD);
+  }
+  const o = records;
+  const kids = [];
+  let joined = '';
+  let n = 0;
+  for (let node = at(parent, pd, pi).firstChild; node !== null; node = node.nextSibling) {
+    const t = node.nodeType;
+    let s;
+    if (t === 1) {
+      if (n < cap) s = elementInto(o, n * RECORD, node, win, styled);
+    } else if (t === 3 && wantText) {
+      s = readText(node);
+      if (s === undefined) continue;
+      if (n < cap) o[n * RECORD] = 3;
+    } else {
+      continue;
+    }
+    if (n < cap) {
+      o[n * RECORD + 7] = s === undefined ? -1 : s.length;
+      if (s !== undefined) joined += s;
+    }
+    kids.push(node);
+    n += 1;
+  }
+  buffer()[0] = n;
+  if (n > cap) return undefined;
+  batches[depth] = kids;
+  batches.length = depth + 1;
+  return joined === '' ? undefined : joined;
+}
+
+/** Every attribute of an element, as `elementInto` returns them (after the tag). */
 export function readAttributes(el) {
   return attributes(el, null);
 }
@@ -166,7 +206,8 @@ export function readAttributes(el) {
  * height]; when the box meets the region given (dom.rs `Bounds::meets`), also
  * buffer[4] = visible, and every attribute is returned, as `readAttributes`.
  */
-export function readCandidate(el, left, top, right, bottom) {
+export function readCandidate(node, d, i, left, top, right, bottom) {
+  const el = at(node, d, i);
   const r = el.getBoundingClientRect();
   writeRect(r);
   if (!(r.x < right && r.y < bottom && r.x + r.width > left && r.y + r.height > top)) return undefined;
@@ -175,8 +216,8 @@ export function readCandidate(el, left, top, right, bottom) {
 }
 
 /** Buffer: [x, y, width, height] of the element's border box. */
-export function readRect(el) {
-  writeRect(el.getBoundingClientRect());
+export function readRect(node, d, i) {
+  writeRect(at(node, d, i).getBoundingClientRect());
 }
 
 function writeRect(r) {
@@ -188,13 +229,13 @@ function writeRect(r) {
 }
 
 /** `Element.checkVisibility` with opacity and `visibility` checked. */
-export function isVisible(el) {
-  return el.checkVisibility(VISIBILITY);
+export function isVisible(node, d, i) {
+  return at(node, d, i).checkVisibility(VISIBILITY);
 }
 
 /** Buffer: [x, y, width, height] of a text node's rendered text, measured with `range`. */
-export function readTextRect(range, node) {
-  range.selectNodeContents(node);
+export function readTextRect(range, node, d, i) {
+  range.selectNodeContents(at(node, d, i));
   writeRect(range.getBoundingClientRect());
 }
 
@@ -203,9 +244,9 @@ export function readTextRect(range, node) {
  * 4 sticky), z-index (NaN for auto), opacity, transform, filter, isolate,
  * display], as the strings computed style gives them reduced to numbers.
  */
-export function readPaint(el, win) {
+export function readPaint(node, d, i, win) {
   const out = buffer();
-  const s = win.getComputedStyle(el);
+  const s = win.getComputedStyle(at(node, d, i));
   const p = s.getPropertyValue('position');
   out[0] = p === 'relative' ? 1 : p === 'absolute' ? 2 : p === 'fixed' ? 3 : p === 'sticky' ? 4 : 0;
   const z = s.getPropertyValue('z-index');

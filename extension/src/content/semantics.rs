@@ -38,12 +38,20 @@ const TEXT_INPUTS: &[&str] = &[
 ];
 
 pub fn input_type(el: &Element, tag: &str, attrs: &Attrs) -> Option<String> {
+    input_type_with(tag, attrs, || {
+        el.unchecked_ref::<HtmlInputElement>().type_()
+    })
+}
+
+/// [`input_type`], given a way to read an input's `type` property: the walk holds most
+/// elements only by name, and fetches one only for an `input`.
+pub fn input_type_with(
+    tag: &str,
+    attrs: &Attrs,
+    input_type: impl FnOnce() -> String,
+) -> Option<String> {
     match tag {
-        "input" => Some(
-            el.unchecked_ref::<HtmlInputElement>()
-                .type_()
-                .to_ascii_lowercase(),
-        ),
+        "input" => Some(input_type().to_ascii_lowercase()),
         "button" => Some(attrs.get("type").unwrap_or("submit").to_ascii_lowercase()),
         _ => None,
     }
@@ -88,16 +96,16 @@ pub fn role(attrs: &Attrs, tag: &str, input_type: Option<&str>) -> Option<String
 /// Whether a person could operate the element. `pointer_cursor` is the element's
 /// computed cursor being `pointer` where its parent's is not (a click handler's usual sign).
 pub fn is_interactive(
-    el: &Element,
     attrs: &Attrs,
     tag: &str,
+    input_type: Option<&str>,
     role: Option<&str>,
     pointer_cursor: bool,
 ) -> bool {
     match tag {
         "a" => return attrs.has("href") || pointer_cursor,
         "button" | "select" | "textarea" | "summary" => return true,
-        "input" => return el.unchecked_ref::<HtmlInputElement>().type_() != "hidden",
+        "input" => return input_type != Some("hidden"),
         _ => {}
     }
     if role.is_some_and(|r| WIDGET_ROLES.contains(&r)) {
