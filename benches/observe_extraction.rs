@@ -403,6 +403,27 @@ const CALL_COSTS: &str = r#"
   return out;
 "#;
 
+/// What one hit test costs on this page: `elementFromPoint` at the centre of each link, button
+/// and field in view, all in a row (so nothing else is timed), in µs; the median of five passes.
+/// Its cost grows with the page, not with what is in view.
+const HIT_COST: &str = r#"
+  const pts = [];
+  for (const e of document.querySelectorAll('a, button, input, select, textarea')) {
+    const r = e.getBoundingClientRect();
+    const x = r.x + r.width / 2, y = r.y + r.height / 2;
+    if (r.width > 0 && r.height > 0 && x >= 0 && y >= 0 && x < innerWidth && y < innerHeight) pts.push([x, y]);
+  }
+  const passes = [];
+  let sink = 0;
+  for (let k = 0; k < 5; k++) {
+    const t0 = performance.now();
+    for (const [x, y] of pts) sink += document.elementFromPoint(x, y) ? 1 : 0;
+    passes.push((performance.now() - t0) * 1000 / Math.max(1, pts.length));
+  }
+  passes.sort((a, b) => a - b);
+  return { points: pts.length, us: passes[2], sink: sink > -1 };
+"#;
+
 /// Samples the renderer's V8 isolate (main world, isolated worlds and wasm alike) during
 /// `walks`; prints where the time went: self time by function, and, for the Rust/WASM walk,
 /// time by boundary crossing (the wasm-bindgen import on the stack nearest to the sample),
@@ -667,6 +688,13 @@ async fn main() -> Result<()> {
             percentile(&rs, 50.0) / percentile(&jsi, 50.0),
             percentile(&rr, 50.0),
         );
+
+        let hit: Value = page.run_js(HIT_COST).await?;
+        notes.push(format!(
+            "n={n}: one hit test (elementFromPoint at the centre of each of the {} links, buttons and fields in view): {:.0} µs",
+            hit["points"],
+            hit["us"].as_f64().unwrap_or(f64::NAN)
+        ));
 
         if n == INSTRUMENTED_N {
             notes.push(format!(
