@@ -8,8 +8,9 @@
 //! (`chrome.tabs.sendMessage`) and timed by the observation's own `snapshot_ms`
 //! (`performance.now()` around the walk, inside the page); the reference is timed
 //! inside the page with `performance.now()` around `__itineroReferenceObserve()`.
-//! Both exclude messaging and serialisation. It then counts the DOM calls the
-//! reference makes per element (a separate, instrumented run) and prints the size
+//! Both exclude messaging and serialisation. It also times one hit test on each
+//! page, counts the DOM calls the reference makes per element (a separate,
+//! instrumented run) and prints the size
 //! of each fixture page's observation as the model sees it.
 //!
 //! Run: `cargo build --release -p itinero-host && cargo bench --bench observe_extraction`
