@@ -9,7 +9,7 @@
 //! (`performance.now()` around the walk, inside the page); the reference is timed
 //! inside the page with `performance.now()` around `__itineroReferenceObserve()`.
 //! Both exclude messaging and serialisation. It also times one hit test on each
-//! page, counts the DOM calls the reference makes per element (a separate,
+//! page, counts the reference's hit tests that no possible cover makes necessary, counts the DOM calls the reference makes per element (a separate,
 //! instrumented run) and prints the size
 //! of each fixture page's observation as the model sees it.
 //!
@@ -425,6 +425,39 @@ const HIT_COST: &str = r#"
   return { points: pts.length, us: passes[2], sink: sink > -1 };
 "#;
 
+/// How many of the reference walk's hit tests something could decide without one: the points
+/// it tests (recorded), against every rendered element that could paint over another
+/// (positioned, transformed, floated, translucent, filtered) and every clipping one
+/// (overflow, clip-path). A point needs its hit test when such a cover's box holds it and
+/// the cover does not hold what was hit, or when what was hit has a clipping ancestor.
+const HIT_CENSUS: &str = r#"
+  const points = [];
+  const original = Document.prototype.elementFromPoint;
+  Document.prototype.elementFromPoint = function (x, y) {
+    const top = original.call(this, x, y);
+    points.push([x, y, top]);
+    return top;
+  };
+  try { window.__itineroReferenceObserve(); } finally { Document.prototype.elementFromPoint = original; }
+  const covers = [];
+  const clips = [];
+  for (const e of document.body.getElementsByTagName('*')) {
+    const s = getComputedStyle(e);
+    if (s.display === 'none') continue;
+    if (s.position !== 'static' || s.transform !== 'none' || s.float !== 'none' || Number(s.opacity) < 1 || s.filter !== 'none') {
+      covers.push([e, e.getBoundingClientRect()]);
+    }
+    if (s.overflowX !== 'visible' || s.overflowY !== 'visible' || s.clipPath !== 'none') clips.push(e);
+  }
+  let covered = 0, clipped = 0;
+  for (const [x, y, top] of points) {
+    if (top === null) continue;
+    if (covers.some(([c, r]) => x >= r.x && x < r.x + r.width && y >= r.y && y < r.y + r.height && !c.contains(top))) covered += 1;
+    else if (clips.some((c) => c !== top && c.contains(top))) clipped += 1;
+  }
+  return { points: points.length, covers: covers.length, covered, clipped };
+"#;
+
 /// Samples the renderer's V8 isolate (main world, isolated worlds and wasm alike) during
 /// `walks`; prints where the time went: self time by function, and, for the Rust/WASM walk,
 /// time by boundary crossing (the wasm-bindgen import on the stack nearest to the sample),
@@ -695,6 +728,18 @@ async fn main() -> Result<()> {
             "n={n}: one hit test (elementFromPoint at the centre of each of the {} links, buttons and fields in view): {:.0} µs",
             hit["points"],
             hit["us"].as_f64().unwrap_or(f64::NAN)
+        ));
+        let census: Value = page.run_js(HIT_CENSUS).await?;
+        let (points, covered, clipped) = (
+            census["points"].as_u64().unwrap_or(0),
+            census["covered"].as_u64().unwrap_or(0),
+            census["clipped"].as_u64().unwrap_or(0),
+        );
+        notes.push(format!(
+            "  of the reference walk's {points} hit tests, {covered} are at a point one of the page's {} possible covers (positioned, transformed, floated, translucent, filtered) holds, {clipped} more under a clipping ancestor; {} ({:.0} %) need none by that rule",
+            census["covers"],
+            points.saturating_sub(covered + clipped),
+            100.0 * points.saturating_sub(covered + clipped) as f64 / points.max(1) as f64
         ));
 
         if n == INSTRUMENTED_N {
