@@ -9,9 +9,9 @@
 //! (`performance.now()` around the walk, inside the page); the reference is timed
 //! inside the page with `performance.now()` around `__itineroReferenceObserve()`.
 //! Both exclude messaging and serialisation. It also times one hit test on each
-//! page, counts the reference's hit tests that no possible cover makes necessary, counts the DOM calls the reference makes per element (a separate,
-//! instrumented run) and prints the size
-//! of each fixture page's observation as the model sees it.
+//! page, counts the reference's hit tests that no possible cover makes necessary,
+//! counts the DOM calls the reference makes per element (a separate, instrumented
+//! run) and prints the size of each fixture page's observation as the model sees it.
 //!
 //! Run: `cargo build --release -p itinero-host && cargo bench --bench observe_extraction`
 //! (`ITINERO_BENCH_PROFILE=1` adds a sampled CPU profile of both walks at n = 5000,
@@ -735,11 +735,11 @@ async fn main() -> Result<()> {
             census["covered"].as_u64().unwrap_or(0),
             census["clipped"].as_u64().unwrap_or(0),
         );
+        let needless = points.saturating_sub(covered + clipped);
         notes.push(format!(
-            "  of the reference walk's {points} hit tests, {covered} are at a point one of the page's {} possible covers (positioned, transformed, floated, translucent, filtered) holds, {clipped} more under a clipping ancestor; {} ({:.0} %) need none by that rule",
+            "  of the reference walk's {points} hit tests, {covered} are at a point one of the page's {} possible covers (positioned, transformed, floated, translucent, filtered) holds, {clipped} more under a clipping ancestor; {needless} ({:.0} %) need none by that rule",
             census["covers"],
-            points.saturating_sub(covered + clipped),
-            100.0 * points.saturating_sub(covered + clipped) as f64 / points.max(1) as f64
+            100.0 * needless as f64 / points.max(1) as f64
         ));
 
         if n == INSTRUMENTED_N {
