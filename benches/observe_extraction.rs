@@ -9,7 +9,8 @@
 //! (`performance.now()` around the walk, inside the page); the reference is timed
 //! inside the page with `performance.now()` around `__itineroReferenceObserve()`.
 //! Both exclude messaging and serialisation. It also times one hit test on each
-//! page, counts the reference's hit tests that no possible cover makes necessary,
+//! page, counts the reference's hit tests and how many of them a census of the whole
+//! page's possible covers would have found unneeded,
 //! counts the DOM calls the reference makes per element (a separate, instrumented
 //! run) and prints the size of each fixture page's observation as the model sees it.
 //!
@@ -737,7 +738,7 @@ async fn main() -> Result<()> {
         );
         let needless = points.saturating_sub(covered + clipped);
         notes.push(format!(
-            "  of the reference walk's {points} hit tests, {covered} are at a point one of the page's {} possible covers (positioned, transformed, floated, translucent, filtered) holds, {clipped} more under a clipping ancestor; {needless} ({:.0} %) need none by that rule",
+            "  the reference walk made {points} hit tests (only where a cover or clip it read could hide something); by the whole page's {} possible covers (positioned, transformed, floated, translucent, filtered) and clipping ancestors, {covered} are under a cover, {clipped} more under a clip, {needless} ({:.0} %) need none",
             census["covers"],
             100.0 * needless as f64 / points.max(1) as f64
         ));

@@ -179,6 +179,32 @@ async fn a_sticky_header_covers_the_link_under_it() -> Result<()> {
     assert_fixture("observe/sticky-header.html").await.map(drop)
 }
 
+/// The observer hit-tests only where a cover or a clip could hide something: this page holds
+/// the cases that rule must still catch (a cover escaping an off-screen box, a cover whose
+/// content overflows it, a clip) and those it may skip (covers around or inside the target).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hit_tests_are_skipped_only_where_nothing_could_cover() -> Result<()> {
+    let obs = assert_fixture("observe/overlap.html").await?;
+    let mut all = Vec::new();
+    flatten(&obs.root, &mut all);
+    let by = |id: &str| {
+        all.iter()
+            .find(|n| n.attributes.iter().any(|(k, v)| k == "id" && v == id))
+            .and_then(|n| n.occluded_by.clone())
+    };
+    assert!(
+        by("under-promo").is_some_and(|b| b.contains("promo")),
+        "the promo bar covers #under-promo: {:?}",
+        by("under-promo")
+    );
+    assert!(
+        by("under-tall").is_some_and(|b| b.contains("tall-content")),
+        "the tall box's content covers #under-tall: {:?}",
+        by("under-tall")
+    );
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hidden_elements_and_their_text_stay_out() -> Result<()> {
     assert_fixture("observe/visibility.html").await.map(drop)

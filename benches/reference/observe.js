@@ -207,19 +207,43 @@
 
   const VISIBLE = { clipped: false, occluded: false, by: null };
 
-  function occlusionTest(doc, el, x, y, w, h, viewport) {
-    const points = [
+  function inViewportPoint(px, py, viewport) {
+    return px >= 0 && py >= 0 && px < viewport[0] && py < viewport[1];
+  }
+
+  /** occlusion.rs `points`: the five points of a box that lie in the viewport. */
+  function testPoints(x, y, w, h, viewport) {
+    return [
       [x + w * 0.5, y + h * 0.5],
       [x + w * 0.25, y + h * 0.25],
       [x + w * 0.75, y + h * 0.25],
       [x + w * 0.25, y + h * 0.75],
       [x + w * 0.75, y + h * 0.75],
-    ];
+    ].filter(([px, py]) => inViewportPoint(px, py, viewport));
+  }
+
+  const MAX_FRAGMENTS = 4;
+
+  /** occlusion.rs `a_fragment_shows`: a wrapped inline element on top at one of its fragments. */
+  function aFragmentShows(doc, el, viewport) {
+    const rects = el.getClientRects();
+    if (rects.length < 2) return false;
+    for (let i = 0; i < Math.min(rects.length, MAX_FRAGMENTS); i++) {
+      const r = rects[i];
+      const px = r.x + r.width / 2;
+      const py = r.y + r.height / 2;
+      if (!inViewportPoint(px, py, viewport)) continue;
+      const top = elementAt(doc, px, py);
+      if (top !== null && composedContains(el, top)) return true;
+    }
+    return false;
+  }
+
+  function occlusionTest(doc, el, points, viewport) {
     let tested = 0;
     let ancestorsOnly = true;
     let cover = null;
     for (const [px, py] of points) {
-      if (px < 0 || py < 0 || px >= viewport[0] || py >= viewport[1]) continue;
       tested += 1;
       const top = elementAt(doc, px, py);
       if (top !== null) {
@@ -232,7 +256,7 @@
         ancestorsOnly = false;
       }
     }
-    if (tested === 0) return VISIBLE;
+    if (tested === 0 || aFragmentShows(doc, el, viewport)) return VISIBLE;
     if (ancestorsOnly && pointerEvents(el) !== 'none') {
       return { clipped: true, occluded: false, by: null };
     }
@@ -240,12 +264,97 @@
   }
 
   function textVisibleAt(doc, parent, px, py, viewport) {
-    if (px < 0 || py < 0 || px >= viewport[0] || py >= viewport[1]) return true;
+    if (!inViewportPoint(px, py, viewport)) return true;
     const top = elementAt(doc, px, py);
     if (top === null) return true;
     if (composedContains(parent, top)) return true;
     if (composedContains(top, parent)) return pointerEvents(parent) === 'none';
     return false;
+  }
+
+  // ---- overlap.rs ------------------------------------------------------------------------------
+
+  // read.js style flags.
+  const POINTER = 1;
+  const COVER = 2;
+  const CLIPS = 4;
+  const CLIPS_ANYHOW = 8;
+  const NOWHERE = [0, 0, 0, 0];
+
+  function styleFlags(s) {
+    let f = s.getPropertyValue('cursor') === 'pointer' ? POINTER : 0;
+    const position = s.getPropertyValue('position');
+    const transformed = s.getPropertyValue('transform') !== 'none';
+    if (
+      position !== 'static' ||
+      transformed ||
+      s.getPropertyValue('float') !== 'none' ||
+      s.getPropertyValue('opacity') !== '1' ||
+      s.getPropertyValue('filter') !== 'none'
+    ) {
+      f |= COVER;
+    }
+    if (s.getPropertyValue('overflow') !== 'visible') f |= transformed ? CLIPS_ANYHOW : CLIPS;
+    if (s.getPropertyValue('clip-path') !== 'none') f |= CLIPS_ANYHOW;
+    if ((position === 'absolute' || position === 'fixed') && s.getPropertyValue('clip') !== 'auto') f |= CLIPS_ANYHOW;
+    return f;
+  }
+
+  function boxContains(b, px, py) {
+    return px >= b[0] && px < b[0] + b[2] && py >= b[1] && py < b[1] + b[3];
+  }
+
+  function spanHolds(span, order) {
+    return span.order <= order && order <= span.end;
+  }
+
+  function Cover(span, r) {
+    this.span = span;
+    this.extent = [r.x, r.y, r.width, r.height];
+  }
+
+  Cover.prototype.grow = function (x, y, w, h) {
+    if (w <= 0 || h <= 0) return;
+    const e = this.extent;
+    if (e[2] <= 0 || e[3] <= 0) {
+      this.extent = [x, y, w, h];
+      return;
+    }
+    const left = Math.min(e[0], x);
+    const top = Math.min(e[1], y);
+    const right = Math.max(e[0] + e[2], x + w);
+    const bottom = Math.max(e[1] + e[3], y + h);
+    this.extent = [left, top, right - left, bottom - top];
+  };
+
+  function coveredSomewhere(covers, points, span, ownsInside) {
+    for (const c of covers) {
+      const around = span !== null && spanHolds(c.span, span.order);
+      const inside = ownsInside && span !== null && spanHolds(span, c.span.order);
+      if (around || inside) continue;
+      for (const [px, py] of points) if (boxContains(c.extent, px, py)) return true;
+    }
+    return false;
+  }
+
+  function clippedSomewhere(clip, points) {
+    if (clip === null) return false;
+    for (const [px, py] of points) if (!boxContains(clip, px, py)) return true;
+    return false;
+  }
+
+  function intersect(a, x, y, w, h) {
+    if (a === null) return [x, y, Math.max(w, 0), Math.max(h, 0)];
+    const left = Math.max(a[0], x);
+    const top = Math.max(a[1], y);
+    const right = Math.min(a[0] + a[2], x + w);
+    const bottom = Math.min(a[1] + a[3], y + h);
+    return [left, top, Math.max(right - left, 0), Math.max(bottom - top, 0)];
+  }
+
+  /** observe.rs `Test::needed`. */
+  function testNeeded(t) {
+    return t.state.escaped || t.clipped || coveredSomewhere(t.state.covers, t.points, t.span, t.ownsInside);
   }
 
   function describe(el) {
@@ -614,6 +723,10 @@
     this.paintKeys = [];
     // Interactive nodes, whose provisional paint_order indexes paintKeys.
     this.painted = [];
+    // observe.rs `Mark`s, by the node they were left on (settled after the walk).
+    this.marks = new Map();
+    // The frame walked is covered (never, for the reference: it walks the top frame).
+    this.covered = false;
     this.range = null;
     this.treeTextBytes = 0;
     // Each document's focused element, read once: focus does not move while walking.
@@ -633,12 +746,14 @@
    * An element whose children are being walked: the facts about it that its
    * children may need, read only when one of them asks (observe.rs `Box_`).
    */
-  function Box(el) {
+  function Box(el, span) {
     this.el = el;
+    // Its place in document order ({order, end}); null for the page root and new boxes.
+    this.span = span;
     this.visible = undefined;
     this.rect = undefined;
-    // Indexed and hit-tested visible: its own text needs no hit test of its own.
-    this.shown = false;
+    // Its mark, when it is indexed: its own text needs no hit test when that shows it.
+    this.mark = null;
   }
 
   Box.prototype.isVisible = function () {
@@ -655,7 +770,8 @@
    * Paint facts of an element that is an ancestor of (or is) something indexed,
    * read lazily: most elements are never asked (observe.rs `PaintEntry`).
    */
-  function PaintEntry(win, el, style, display, order, parent) {
+  function PaintEntry(win, el, style, display, order, parent, span) {
+    this.span = span;
     this.win = win;
     this.el = el;
     this.style = style;
@@ -719,11 +835,12 @@
     // Past the budget, text under a box wholly off screen is not even read, nor ever under one out of reach.
     if (ctx.far || (this.treeTextBytes >= TREE_TEXT_MAX && ctx.outside)) return;
     const raw = node.textContent || '';
-    if (!NON_WS.test(raw) || ctx.covered) return;
+    if (!NON_WS.test(raw) || this.covered) return;
     const parent = node.parentElement;
     if (parent === null) return;
     // Texts of the walked element share its facts; a slotted text's parent is elsewhere.
-    const box = ctx.box !== null && ctx.box.el === parent ? ctx.box : new Box(parent);
+    const own = ctx.box !== null && ctx.box.el === parent;
+    const box = own ? ctx.box : new Box(parent, null);
     if (this.treeTextBytes >= TREE_TEXT_MAX) {
       // Past the budget only text in view is kept: its element's box tells, without measuring the text.
       const b = box.boundingRect();
@@ -741,22 +858,32 @@
     if (w < 2 || h < 2 || !reaches(ctx.reach, x, y, w, h)) return;
     if (!box.isVisible()) return;
     if (x + w <= 0 || y + h + ctx.scrollY <= 0) return;
-    if (!box.shown && !textVisibleAt(ctx.doc, parent, x + w / 2, y + h / 2, ctx.viewport)) return;
+    if (ctx.cover !== null) ctx.cover.grow(x, y, w, h);
+    const cx = x + w / 2;
+    const cy = y + h / 2;
+    let mark = null;
+    if (inViewportPoint(cx, cy, ctx.viewport)) {
+      if (ctx.outside) ctx.state.escaped = true;
+      const points = [[cx, cy]];
+      mark = {
+        test: {
+          state: ctx.state,
+          doc: ctx.doc,
+          viewport: ctx.viewport,
+          el: parent,
+          points,
+          span: own ? ctx.box.span : ctx.paint !== null ? ctx.paint.span : null,
+          ownsInside: own,
+          clipped: clippedSomewhere(ctx.clip, points),
+          textOf: box.mark,
+        },
+        key: null,
+        shown: false,
+      };
+    }
     const text = cleanText(raw, TEXT_RUN_MAX);
     this.treeTextBytes += utf8Len(text);
-    if (this.textBytes < PAGE_TEXT_MAX) {
-      if (this.text !== '') {
-        this.text += ' ';
-        this.textBytes += 1;
-      }
-      this.text += text;
-      this.textBytes += utf8Len(text);
-      if (this.textBytes > PAGE_TEXT_MAX) {
-        this.text = truncateUtf8(this.text, PAGE_TEXT_MAX);
-        this.textBytes = utf8Len(this.text);
-      }
-    }
-    out.push({
+    const textNode = {
       tag: '#text',
       text,
       rect: { x: 0, y: 0, width: 0, height: 0 },
@@ -765,7 +892,24 @@
       scroll_container: false,
       paint_order: 0,
       is_new: false,
-    });
+    };
+    if (mark !== null) this.marks.set(textNode, mark);
+    out.push(textNode);
+  };
+
+  /** shared `push_page_text`: the page text, bounded. */
+  Walk.prototype.pushText = function (text) {
+    if (this.textBytes >= PAGE_TEXT_MAX) return;
+    if (this.text !== '') {
+      this.text += ' ';
+      this.textBytes += 1;
+    }
+    this.text += text;
+    this.textBytes += utf8Len(text);
+    if (this.textBytes > PAGE_TEXT_MAX) {
+      this.text = truncateUtf8(this.text, PAGE_TEXT_MAX);
+      this.textBytes = utf8Len(this.text);
+    }
   };
 
   function withPath(ctx, path) {
@@ -776,7 +920,7 @@
       offset: ctx.offset,
       reach: ctx.reach,
       scrollY: ctx.scrollY,
-      covered: ctx.covered,
+      state: ctx.state,
       inert: ctx.inert,
       parentPointer: ctx.parentPointer,
       path,
@@ -785,6 +929,8 @@
       box: ctx.box,
       outside: ctx.outside,
       far: ctx.far,
+      clip: ctx.clip,
+      cover: ctx.cover,
     };
   }
 
@@ -812,7 +958,7 @@
     // (an ancestor's box lies wholly off screen) markup alone decides.
     let style = null;
     let display = null;
-    let pointer = false;
+    let flags = 0;
     if (!ctx.outside) {
       style = ctx.win.getComputedStyle(el);
       display = style.getPropertyValue('display');
@@ -822,17 +968,25 @@
         this.children(el, withPath(ctx, path), out);
         return;
       }
-      pointer = style.getPropertyValue('cursor') === 'pointer';
+      flags = styleFlags(style);
     }
+    const pointer = (flags & POINTER) !== 0;
     const attrs = attributesOf(el).length > 0;
     const inert = ctx.inert || (attrs && hasAttr(el, 'inert'));
     this.order += 1;
-    const entry = new PaintEntry(ctx.win, el, style, display, this.order, ctx.paint);
+    const span = { order: this.order, end: this.order };
+    const entry = new PaintEntry(ctx.win, el, style, display, this.order, ctx.paint, span);
     const itype = inputType(el, tag, attrs);
     const rl = role(el, tag, itype, attrs);
     const isFrame = tag === 'iframe' || tag === 'frame';
     const candidate = !inert && isInteractive(el, tag, rl, pointer && !ctx.parentPointer, attrs);
-    const box = new Box(el);
+    const box = new Box(el, span);
+    // Its box, and what it draws beyond it, may hide others' (overlap.rs).
+    let cover = null;
+    if ((flags & COVER) !== 0) {
+      cover = new Cover(span, box.boundingRect());
+      ctx.state.covers.push(cover);
+    }
     if (isFrame && !box.isVisible()) return;
     const root = isFrame ? null : shadowRoot(el);
     const hasChildren = el.firstChild !== null || root !== null;
@@ -848,6 +1002,7 @@
       w = r.width;
       h = r.height;
       measured = true;
+      if (ctx.cover !== null) ctx.cover.grow(x, y, w, h);
     }
     // Placed where no scrolling reaches (left of the page, above its top): nobody sees it.
     const offscreen = x + w <= 0 || y + h + ctx.scrollY <= 0;
@@ -868,18 +1023,24 @@
     const inViewport = inViewportOf(this.topViewport, topRect);
 
     const node = domNode(tag, topRect, inViewport, false);
-    let covered = ctx.covered;
-    let occludedBy = null;
-    if ((interactive || isFrame) && inViewport && !ctx.covered) {
-      const occ = occlusionTest(ctx.doc, el, x, y, w, h, ctx.viewport);
-      if (occ.clipped) return;
-      node.occluded = occ.occluded;
-      occludedBy = occ.by;
-      covered = occ.occluded;
-      box.shown = interactive && !occ.occluded;
-    } else if (ctx.covered) {
-      node.occluded = true;
+    // Whether it is covered or clipped away is settled after the walk (`settle`).
+    let test = null;
+    if ((interactive || isFrame) && inViewport && !this.covered) {
+      if (ctx.outside) ctx.state.escaped = true;
+      const points = testPoints(x, y, w, h, ctx.viewport);
+      test = {
+        state: ctx.state,
+        doc: ctx.doc,
+        viewport: ctx.viewport,
+        el,
+        points,
+        span,
+        ownsInside: true,
+        clipped: clippedSomewhere(ctx.clip, points),
+        textOf: undefined,
+      };
     }
+    const mark = interactive || test !== null ? { test, key: null, shown: false } : null;
     let result = node;
     if (interactive) {
       const name = accessibleName(ctx.doc, el, tag, itype);
@@ -898,9 +1059,7 @@
       if (ariaLabel !== null) fingerprint.aria_label = ariaLabel;
       fingerprint.path = path;
       if (ctx.framePath.length) fingerprint.frame_path = ctx.framePath.slice();
-      const key = fingerprintKey(fingerprint);
-      const isNew = this.previous !== null && !this.previous.has(key);
-      this.seen.add(key);
+      const isNew = this.previous !== null && !this.previous.has(fingerprintKey(fingerprint));
       const v = value(el, tag, itype);
       let href = null;
       if (tag === 'a' && attr(el, 'href') !== null) {
@@ -914,10 +1073,8 @@
         if (av !== null) attributes.push([a, av]);
       }
       const st = states(this.activeOf(ctx.doc), el, tag, itype);
-      const index = node.occluded ? null : this.nextIndex++;
-      // Rebuilt in serde's field order.
+      // In serde's field order (the index, given out by `settle`, goes first).
       result = {};
-      if (index !== null) result.index = index;
       result.tag = tag;
       if (rl !== null) result.role = rl;
       if (name !== null) result.name = name;
@@ -929,26 +1086,23 @@
       if (st.length) result.states = st;
       result.rect = topRect;
       result.in_viewport = inViewport;
-      result.occluded = node.occluded;
-      if (occludedBy !== null) result.occluded_by = occludedBy;
+      result.occluded = false;
       result.scroll_container = scrollContainer(el, styleOf(entry));
-      result.paint_order = this.paintKeys.length;
+      result.paint_order = 0;
       result.is_new = isNew;
       result.fingerprint = fingerprint;
-      this.paintKeys.push(inViewport ? keyOf(entry) : null);
-      this.painted.push(result);
-    } else if (occludedBy !== null) {
-      // Frames: the occluded_by field sits before scroll_container.
-      result = {
-        tag,
-        rect: topRect,
-        in_viewport: inViewport,
-        occluded: node.occluded,
-        occluded_by: occludedBy,
-        scroll_container: false,
-        paint_order: 0,
-        is_new: false,
-      };
+      mark.key = inViewport ? keyOf(entry) : null;
+      mark.el = el;
+      box.mark = mark;
+    }
+    if (mark !== null) this.marks.set(result, mark);
+    // What its content is clipped to.
+    let clip = ctx.clip;
+    if (hasChildren && (flags & CLIPS_ANYHOW) !== 0) {
+      clip = NOWHERE;
+    } else if (hasChildren && (flags & CLIPS) !== 0) {
+      const r = box.boundingRect();
+      clip = intersect(ctx.clip, r.x + el.clientLeft, r.y + el.clientTop, el.clientWidth, el.clientHeight);
     }
 
     const inner = {
@@ -958,7 +1112,7 @@
       offset: ctx.offset,
       reach: ctx.reach,
       scrollY: ctx.scrollY,
-      covered,
+      state: ctx.state,
       inert,
       parentPointer: pointer,
       path,
@@ -967,6 +1121,8 @@
       box,
       outside,
       far,
+      clip,
+      cover: cover !== null ? cover : ctx.cover,
     };
     let kids = [];
     if (isFrame) {
@@ -986,6 +1142,7 @@
       this.children(el, inner, kids);
       if (tiny) kids = kids.filter((n) => n.tag !== '#text');
     }
+    span.end = this.order;
 
     if (interactive) {
       if (kids.length) result.children = kids;
@@ -1006,6 +1163,57 @@
       // Plain containers are flattened away: their kept content joins the parent's.
       for (const k of kids) out.push(k);
     }
+  };
+
+  /**
+   * observe.rs `Walk::settle`: what the walk left open, settled once every cover is
+   * known; then indices, page text and paint keys in document order.
+   */
+  Walk.prototype.settle = function (nodes, covered) {
+    const out = [];
+    for (let node of nodes) {
+      const mark = this.marks.get(node);
+      if (node.tag === '#text') {
+        if (covered || (mark !== undefined && !this.textShows(mark))) continue;
+        this.pushText(node.text);
+        out.push(node);
+        continue;
+      }
+      let hidden = covered;
+      if (mark !== undefined && !covered && mark.test !== null && testNeeded(mark.test)) {
+        const t = mark.test;
+        const occ = occlusionTest(t.doc, t.el, t.points, t.viewport);
+        if (occ.clipped) continue;
+        if (occ.occluded) {
+          hidden = true;
+          if (occ.by !== null) node.occluded_by = occ.by;
+        }
+      }
+      if (node.fingerprint !== undefined && mark !== undefined) {
+        node.occluded = hidden;
+        this.seen.add(fingerprintKey(node.fingerprint));
+        mark.shown = !hidden && mark.test !== null;
+        if (!hidden) node = Object.assign({ index: this.nextIndex++ }, node);
+        node.paint_order = this.paintKeys.length;
+        this.paintKeys.push(mark.key);
+        this.painted.push(node);
+      }
+      if (node.children !== undefined) {
+        const kids = this.settle(node.children, hidden);
+        if (kids.length) node.children = kids;
+        else delete node.children;
+      }
+      out.push(node);
+    }
+    return out;
+  };
+
+  /** observe.rs `Walk::text_shows`. */
+  Walk.prototype.textShows = function (mark) {
+    const t = mark.test;
+    if (t.textOf !== null && t.textOf.shown) return true;
+    if (!testNeeded(t)) return true;
+    return textVisibleAt(t.doc, t.el, t.points[0][0], t.points[0][1], t.viewport);
   };
 
   /** observe.rs `Reach::bounds`: the described region in the viewport of a frame at `offset`. */
@@ -1048,15 +1256,18 @@
       offset,
       reach: reachOf(this.topViewport, offset),
       scrollY: win.scrollY,
-      covered: ctx.covered,
+      // Another document, with boxes and clips of its own.
+      state: { covers: [], escaped: false },
       inert: ctx.inert,
       parentPointer: false,
       path: ctx.path + '/frame',
       framePath: ctx.framePath,
       paint: ctx.paint,
-      box: new Box(body),
+      box: new Box(body, null),
       outside: ctx.outside,
       far: ctx.far,
+      clip: null,
+      cover: null,
     };
     this.range = null;
     this.children(body, inner, out);
@@ -1078,18 +1289,21 @@
       offset: [0, 0],
       reach: reachOf([vw, vh], [0, 0]),
       scrollY: win.scrollY,
-      covered: false,
+      state: { covers: [], escaped: false },
       inert: false,
       parentPointer: false,
       path: '',
       framePath: [],
       paint: null,
-      box: doc.body !== null ? new Box(doc.body) : null,
+      box: doc.body !== null ? new Box(doc.body, null) : null,
       outside: false,
       far: false,
+      clip: null,
+      cover: null,
     };
-    const children = [];
-    if (doc.body !== null) walk.children(doc.body, ctx, children);
+    const walked = [];
+    if (doc.body !== null) walk.children(doc.body, ctx, walked);
+    const children = walk.settle(walked, walk.covered);
     // Provisional paint orders (indices into the key list) become ranks.
     const ranks = paintRanks(walk.paintKeys);
     for (const node of walk.painted) node.paint_order = ranks[node.paint_order];

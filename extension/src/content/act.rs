@@ -146,12 +146,9 @@ fn locate(
     options.set_inline(web_sys::ScrollLogicalPosition::Nearest);
     el.scroll_into_view_with_scroll_into_view_options(&options);
     let r = el.get_bounding_client_rect();
-    let occ = occlusion::test(
-        doc,
-        &el,
-        (r.x(), r.y(), r.width(), r.height()),
-        super::observe::viewport(doc, win),
-    );
+    let viewport = super::observe::viewport(doc, win);
+    let points = occlusion::points((r.x(), r.y(), r.width(), r.height()), viewport);
+    let occ = occlusion::test(doc, &el, &points, viewport);
     if occ.occluded || occ.clipped {
         return Err(Outcome::TargetOccluded {
             by: occ

@@ -53,6 +53,8 @@ extern "C" {
     fn is_visible_js(node: Option<&Node>, d: u32, i: u32) -> bool;
     #[wasm_bindgen(js_name = readTextRect)]
     fn read_text_rect_js(range: &Range, node: Option<&Node>, d: u32, i: u32);
+    #[wasm_bindgen(js_name = readClipBox)]
+    fn read_clip_box_js(node: Option<&Node>, d: u32, i: u32);
     #[wasm_bindgen(js_name = readPaint)]
     fn read_paint_js(node: Option<&Node>, d: u32, i: u32, win: &Window);
     /// Whether the element scrolls its content vertically (and has content to scroll).
@@ -289,10 +291,29 @@ pub struct ElementFacts {
     pub attrs: Attrs,
     pub display: Display,
     pub pointer: bool,
+    /// It may paint over content not its own (read.js `COVER`); unread outside the viewport.
+    pub cover: bool,
+    pub clip: Clip,
     pub has_children: bool,
     pub open_shadow: bool,
     pub child_elements: u32,
 }
+
+/// How an element clips its content, as far as hit tests care.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Clip {
+    None,
+    /// To its padding box (`overflow`).
+    PaddingBox,
+    /// To a shape its boxes do not give (`clip-path`, `clip`, a clip under a transform).
+    Shape,
+}
+
+/// read.js style flags.
+const POINTER: u8 = 1;
+const COVER: u8 = 2;
+const CLIPS: u8 = 4;
+const CLIPS_ANYHOW: u8 = 8;
 
 /// What a node is, read in one crossing.
 pub enum NodeFacts {
@@ -394,7 +415,7 @@ impl<'a> Utf16Cuts<'a> {
 }
 
 /// What read.js wrote for one node (`rec`: its record) and returned.
-fn node_facts(rec: &[f64; 8], text: Option<String>) -> NodeFacts {
+fn node_facts(rec: &[f64; RECORD], text: Option<String>) -> NodeFacts {
     match rec[0] as u8 {
         1 => NodeFacts::Element(element_facts(rec, text)),
         3 => NodeFacts::Text(text),
@@ -403,7 +424,7 @@ fn node_facts(rec: &[f64; 8], text: Option<String>) -> NodeFacts {
 }
 
 /// Decodes an element's record and string.
-fn element_facts(out: &[f64; 8], text: Option<String>) -> ElementFacts {
+fn element_facts(out: &[f64; RECORD], text: Option<String>) -> ElementFacts {
     let text = text.unwrap_or_default();
     let code = out[6] as usize;
     let (tag, attrs) = match code.checked_sub(1).and_then(|i| TAGS.get(i)) {
@@ -417,11 +438,20 @@ fn element_facts(out: &[f64; 8], text: Option<String>) -> ElementFacts {
             (std::borrow::Cow::Owned(tag), attrs)
         }
     };
+    let flags = out[2] as u8;
     ElementFacts {
         tag,
         attrs,
         display: Display::from_code(out[1]),
-        pointer: out[2] != 0.0,
+        pointer: flags & POINTER != 0,
+        cover: flags & COVER != 0,
+        clip: if flags & CLIPS_ANYHOW != 0 {
+            Clip::Shape
+        } else if flags & CLIPS != 0 {
+            Clip::PaddingBox
+        } else {
+            Clip::None
+        },
         has_children: out[3] != 0.0,
         open_shadow: out[4] != 0.0,
         child_elements: out[5] as u32,
@@ -474,6 +504,15 @@ pub fn read_rect(el: &At) -> Box4 {
     read_rect_js(n, d, i);
     let out = facts();
     (out[0], out[1], out[2], out[3])
+}
+
+/// The padding box (which content is clipped to) of an element whose border box is `border`.
+pub fn read_clip_box(el: &At, border: Box4) -> Box4 {
+    ensure_bound();
+    let (n, d, i) = el.parts();
+    read_clip_box_js(n, d, i);
+    let out = facts();
+    (border.0 + out[0], border.1 + out[1], out[2], out[3])
 }
 
 /// Where a text node's text is drawn, measured with a range reused across the walk.

@@ -9,6 +9,7 @@ mod dom;
 mod navigation;
 mod observe;
 mod occlusion;
+mod overlap;
 mod paint;
 mod secret_field;
 mod semantics;

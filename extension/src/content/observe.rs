@@ -10,12 +10,15 @@
 //! `REACH_ABOVE`). Hidden subtrees (`display: none`) are cut where they start; other
 //! hiding (`visibility`, `opacity`, `content-visibility`) is checked on each
 //! candidate and on each text's element, so hidden text never leaks.
-//! Interactive elements in view are hit-tested for occlusion and indexed only
-//! when usable. Open and closed shadow roots are walked through their slots as
-//! rendered, and same-origin iframes in place, offset by the iframe's position.
+//! Interactive elements in view are checked for occlusion and indexed only
+//! when usable. That is settled after the walk, once every element that could
+//! paint over another is known, and only points such an element or a clip could
+//! hide are hit-tested (see `overlap`). Open and closed shadow roots are walked
+//! through their slots as rendered, and same-origin iframes in place, offset by
+//! the iframe's position.
 
 use std::borrow::Cow;
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
@@ -27,11 +30,12 @@ use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlIFrameElement, HtmlInputElement, Node, Range, Window};
 
 use super::dom::{
-    clean_text, end_walk, get, is_visible_at, read_candidate, read_children, read_node, read_paint,
-    read_rect, read_scrolls, read_text_rect, shadow_root_of, At, Attrs, Bounds, Box4, Display,
-    ElementFacts, NodeFacts, PaintFacts,
+    clean_text, end_walk, get, is_visible_at, read_candidate, read_children, read_clip_box,
+    read_node, read_paint, read_rect, read_scrolls, read_text_rect, shadow_root_of, At, Attrs,
+    Bounds, Box4, Clip, Display, ElementFacts, NodeFacts, PaintFacts,
 };
 use super::occlusion;
+use super::overlap::{self, Cover, Span, Target};
 use super::paint;
 use super::semantics;
 use crate::frame_protocol::{ObserveFrame, UNSTITCHED};
@@ -105,6 +109,11 @@ struct Doc {
     /// The focused element, read once: focus does not move while walking. `None` when it
     /// is the body, which is never a candidate.
     active: OnceCell<Option<Element>>,
+    /// Every element met that may paint over others (see `overlap`).
+    covers: RefCell<Vec<Rc<Cover>>>,
+    /// Content showed up in view from below a box wholly off screen, where no style (so no
+    /// cover) is read: every point in this document must be hit-tested.
+    escaped: Cell<bool>,
 }
 
 impl Doc {
@@ -153,10 +162,12 @@ struct Elem {
     display: Display,
     /// Document order, for paint keys.
     order: u32,
+    /// The last of its descendants in document order, once they are walked.
+    end: Cell<u32>,
     visible: Cell<Option<bool>>,
     rect: Cell<Option<Box4>>,
-    /// Indexed and hit-tested visible: its own text needs no hit test of its own.
-    shown: Cell<bool>,
+    /// Its mark, when it is indexed: its own text needs no hit test when that shows it.
+    mark: Cell<Option<usize>>,
     style: OnceCell<PaintFacts>,
     painting: OnceCell<paint::Paint>,
     key: OnceCell<paint::Key>,
@@ -172,9 +183,10 @@ impl Elem {
             parent,
             display,
             order,
+            end: Cell::new(order),
             visible: Cell::new(None),
             rect: Cell::new(None),
-            shown: Cell::new(false),
+            mark: Cell::new(None),
             style: OnceCell::new(),
             painting: OnceCell::new(),
             key: OnceCell::new(),
@@ -243,6 +255,15 @@ impl Elem {
             .clone()
     }
 
+    /// Its place in document order; `None` for the page root and elements the walk did
+    /// not number (the parent of a slotted text).
+    fn span(&self) -> Option<Span> {
+        (self.order > 0).then(|| Span {
+            order: self.order,
+            end: self.end.get(),
+        })
+    }
+
     fn key(&self) -> paint::Key {
         self.key
             .get_or_init(|| {
@@ -264,8 +285,6 @@ struct Ctx {
     doc: Rc<Doc>,
     /// Where the children walked in this context are read (see `At::Batched`).
     depth: u32,
-    /// The iframe showing this document is covered: so is everything in it.
-    covered: bool,
     inert: bool,
     /// Parent has a pointer cursor: children inherit it without being click targets themselves.
     parent_pointer: bool,
@@ -279,6 +298,67 @@ struct Ctx {
     paint: Option<Rc<Elem>>,
     /// The element whose children these are, when their text nodes' parent is it.
     container: Option<Rc<Elem>>,
+    /// What the ancestors' clips leave of this document's viewport coordinates (`None`:
+    /// nothing clips).
+    clip: Option<Box4>,
+    /// The nearest element around that may paint over others: what is drawn here is its.
+    cover: Option<Rc<Cover>>,
+}
+
+/// What the walk leaves to be settled once every cover is known (`Walk::settle`): an
+/// indexed element, or an element or text in view that a hit test may hide.
+struct Mark {
+    test: Option<Test>,
+    /// The indexed element, to act on.
+    el: Option<Element>,
+    /// An indexed element's paint key, in view only.
+    key: Option<paint::Key>,
+    /// Settled: an indexed element in view and not covered, whose own text then shows.
+    shown: bool,
+}
+
+/// A hit test that may tell whether something is covered or clipped away.
+struct Test {
+    doc: Rc<Doc>,
+    /// The element tested; for a text, its parent.
+    el: Element,
+    points: Vec<(f64, f64)>,
+    /// The walked element it is, or (for a text) lies in; `owns_inside` as `Target` says.
+    holder: Option<Rc<Elem>>,
+    owns_inside: bool,
+    /// Some point lies outside an ancestor's clip.
+    clipped: bool,
+    tested: Tested,
+}
+
+enum Tested {
+    Element,
+    /// A text, with the mark of its element when that is indexed: if that shows, so does
+    /// the text.
+    Text {
+        owner: Option<usize>,
+    },
+}
+
+impl Test {
+    /// Whether anything could hide a point: else the hit test would only find the target.
+    fn needed(&self) -> bool {
+        let target = Target {
+            span: self.holder.as_deref().and_then(Elem::span),
+            owns_inside: self.owns_inside,
+        };
+        self.doc.escaped.get()
+            || self.clipped
+            || overlap::covered_somewhere(&self.doc.covers.borrow(), &self.points, target)
+    }
+}
+
+/// What a hit test settled for an element.
+enum Verdict {
+    Shows,
+    Occluded(Option<String>),
+    /// Cut away by an ancestor's clip: hidden, not covered.
+    Clipped,
 }
 
 struct Walk<'a> {
@@ -287,6 +367,9 @@ struct Walk<'a> {
     /// Written on indexed nodes when this is not the top frame.
     frame_id: Option<i64>,
     indexed: Vec<(Element, Fingerprint)>,
+    /// The frame being walked is covered (its iframe is, in the frame above): so is everything in it.
+    covered: bool,
+    marks: Vec<Mark>,
     previous: Option<&'a HashSet<u64>>,
     seen: HashSet<u64>,
     text: String,
@@ -294,8 +377,6 @@ struct Walk<'a> {
     top_viewport: (f64, f64),
     reach: Reach,
     order: u32,
-    /// Paint key of each interactive node (by its provisional `paint_order`), in view only.
-    paint_keys: Vec<Option<paint::Key>>,
 }
 
 /// The part of the window that shows the page: scrollbars excluded, since nothing under them can be seen or hit.
@@ -382,8 +463,9 @@ impl Observer {
             remote_frames: 0,
             frame_id: frame.frame_id,
             indexed: Vec::new(),
+            covered: frame.covered,
+            marks: Vec::new(),
             order: 0,
-            paint_keys: Vec::new(),
             previous: self.previous.as_ref(),
             seen: HashSet::new(),
             text: String::new(),
@@ -401,13 +483,14 @@ impl Observer {
             scroll_y,
             range: OnceCell::new(),
             active: OnceCell::new(),
+            covers: RefCell::new(Vec::new()),
+            escaped: Cell::new(false),
         });
         let mut children = Vec::new();
         if let Some(body) = doc.body() {
             let ctx = Ctx {
                 doc: top.clone(),
                 depth: 0,
-                covered: frame.covered,
                 inert: false,
                 parent_pointer: false,
                 outside: false,
@@ -422,15 +505,19 @@ impl Observer {
                     Display::Unread,
                     0,
                 ))),
+                clip: None,
+                cover: None,
             };
             walk.children(&At::Held(body.into()), &ctx, &mut children);
             end_walk();
         }
+        let mut keys = Vec::new();
+        let mut children = walk.settle(children, frame.covered, &mut keys);
         let seen = std::mem::take(&mut walk.seen);
         let text = std::mem::take(&mut walk.text);
         let indexed = std::mem::take(&mut walk.indexed);
         let remote_frames = walk.remote_frames;
-        let ranks = paint::ranks(&walk.paint_keys);
+        let ranks = paint::ranks(&keys);
         for child in &mut children {
             apply_ranks(child, &ranks);
         }
@@ -570,7 +657,7 @@ impl Walk<'_> {
         let over = self.tree_text >= TREE_TEXT_MAX;
         // Past the budget, text under a box wholly off screen is not even read,
         // nor text whose element's box is already known to be out of view.
-        if ctx.covered || ctx.far || (over && ctx.outside) {
+        if self.covered || ctx.far || (over && ctx.outside) {
             return false;
         }
         let out_of_view = |c: &Elem| c.rect.get().is_some_and(|r| !in_view(r, ctx.doc.viewport));
@@ -608,25 +695,53 @@ impl Walk<'_> {
         if x + w <= 0.0 || y + h + ctx.doc.scroll_y <= 0.0 {
             return;
         }
-        if !container.shown.get()
-            && !occlusion::text_visible_at(
-                &ctx.doc.doc,
-                container.el(),
-                x + w / 2.0,
-                y + h / 2.0,
-                ctx.doc.viewport,
-            )
-        {
-            return;
+        if let Some(c) = &ctx.cover {
+            c.grow((x, y, w, h));
+        }
+        // Whether something hides it is settled after the walk; a hit test tells only in view.
+        let centre = (x + w / 2.0, y + h / 2.0);
+        let mut mark = None;
+        if occlusion::in_viewport(centre, ctx.doc.viewport) {
+            if ctx.outside {
+                ctx.doc.escaped.set(true);
+            }
+            // A cover inside the text's own element would be hit as part of that element.
+            let (holder, owns_inside) = match &ctx.container {
+                Some(c) => (Some(c.clone()), true),
+                None => (ctx.paint.clone(), false),
+            };
+            let test = Test {
+                doc: ctx.doc.clone(),
+                el: container.el().clone(),
+                points: vec![centre],
+                holder,
+                owns_inside,
+                clipped: overlap::clipped_somewhere(ctx.clip, &[centre]),
+                tested: Tested::Text {
+                    owner: container.mark.get(),
+                },
+            };
+            mark = Some(self.mark(Some(test)));
         }
         let text = clean_text(&raw, TEXT_RUN_MAX);
         self.tree_text += text.len();
-        push_page_text(&mut self.text, &text);
         out.push(DomNode {
             tag: "#text".into(),
             text: Some(text),
+            paint_order: mark.map_or(0, |m| m as u32 + 1),
             ..Default::default()
         });
+    }
+
+    /// Leaves a mark for `settle`; its number plus one goes into the node's `paint_order`.
+    fn mark(&mut self, test: Option<Test>) -> usize {
+        self.marks.push(Mark {
+            test,
+            el: None,
+            key: None,
+            shown: false,
+        });
+        self.marks.len() - 1
     }
 
     fn element(
@@ -708,6 +823,12 @@ impl Walk<'_> {
                 me.visible.set(Some(visible));
             }
         }
+        // Its box, and what it draws beyond it, may hide others' (see `overlap`).
+        let cover = facts.cover.then(|| {
+            let c = Rc::new(Cover::new(self.order, me.rect()));
+            ctx.doc.covers.borrow_mut().push(c.clone());
+            c
+        });
         if is_frame && !me.visible() {
             return;
         }
@@ -724,6 +845,9 @@ impl Walk<'_> {
         } else {
             (0.0, 0.0, 0.0, 0.0)
         };
+        if let (true, Some(c)) = (measured, &ctx.cover) {
+            c.grow((x, y, w, h));
+        }
         // Placed where no scrolling reaches (left of the page, above its top): nobody sees it.
         let offscreen = x + w <= 0.0 || y + h + ctx.doc.scroll_y <= 0.0;
         let tiny = measured && (w < 2.0 || h < 2.0);
@@ -749,31 +873,44 @@ impl Walk<'_> {
             in_viewport,
             ..Default::default()
         });
-        let mut covered = ctx.covered;
-        let mut occluded = ctx.covered;
-        let mut occluded_by = None;
-        if (interactive || is_frame) && in_viewport && !ctx.covered {
-            let occ = occlusion::test(&ctx.doc.doc, me.el(), (x, y, w, h), ctx.doc.viewport);
-            if occ.clipped {
-                return;
+        // Whether it is covered or clipped away is settled after the walk (`settle`).
+        let test = ((interactive || is_frame) && in_viewport && !self.covered).then(|| {
+            if ctx.outside {
+                ctx.doc.escaped.set(true);
             }
-            occluded = occ.occluded;
-            occluded_by = occ.by;
-            covered = occ.occluded;
-            me.shown.set(interactive && !occ.occluded);
-        }
+            let points = occlusion::points((x, y, w, h), ctx.doc.viewport);
+            Test {
+                doc: ctx.doc.clone(),
+                el: me.el().clone(),
+                clipped: overlap::clipped_somewhere(ctx.clip, &points),
+                points,
+                holder: Some(me.clone()),
+                owns_inside: true,
+                tested: Tested::Element,
+            }
+        });
+        let mark = (interactive || test.is_some()).then(|| self.mark(test));
         if let Some(node) = &mut node {
-            node.occluded = occluded;
-            node.occluded_by = occluded_by;
+            node.paint_order = mark.map_or(0, |m| m as u32 + 1);
             if interactive {
+                me.mark.set(mark);
                 self.describe(&me, &attrs, &tag, role, itype, path.clone(), ctx, node);
             }
         }
+        // What its content is clipped to.
+        let clip = match facts.clip {
+            Clip::None => ctx.clip,
+            _ if !has_children => ctx.clip,
+            Clip::PaddingBox => Some(overlap::intersect(
+                ctx.clip,
+                read_clip_box(&me.at, me.rect()),
+            )),
+            Clip::Shape => Some(overlap::NOWHERE),
+        };
 
         let inner = Ctx {
             doc: ctx.doc.clone(),
             depth: ctx.depth + 1,
-            covered,
             inert,
             parent_pointer: pointer,
             outside,
@@ -782,6 +919,8 @@ impl Walk<'_> {
             frame_path: ctx.frame_path.clone(),
             paint: Some(me.clone()),
             container: Some(me.clone()),
+            clip,
+            cover: cover.clone().or_else(|| ctx.cover.clone()),
         };
         // Kept content goes straight into `out`; a node of its own takes it back as children.
         let start = out.len();
@@ -806,6 +945,10 @@ impl Walk<'_> {
                 out.extend(walked.into_iter().filter(|n| n.tag != "#text"));
             }
         }
+        me.end.set(self.order);
+        if let Some(c) = &cover {
+            c.end.set(self.order);
+        }
         let Some(mut node) = node else {
             // Plain containers are flattened away: their kept content joins the parent's.
             return;
@@ -815,7 +958,6 @@ impl Walk<'_> {
             let el = me.el();
             node.frame_id = Some(UNSTITCHED);
             node.href = Some(src);
-            self.remote_frames += 1;
             node.rect = ctx.doc.top_rect((
                 x + f64::from(el.client_left()),
                 y + f64::from(el.client_top()),
@@ -838,6 +980,103 @@ impl Walk<'_> {
             out.push(node);
         }
         // Otherwise (an empty frame, shadow host or dialog) the kept content, if any, stays flattened.
+    }
+
+    /// Settles what the walk left open, now that every cover is known: which elements and
+    /// texts in view are covered or clipped away (hit-testing only where something could
+    /// hide them), then gives out indices, page text and paint keys in document order.
+    /// `covered`: everything here is under something that covers it.
+    fn settle(
+        &mut self,
+        nodes: Vec<DomNode>,
+        covered: bool,
+        keys: &mut Vec<Option<paint::Key>>,
+    ) -> Vec<DomNode> {
+        let mut out = Vec::with_capacity(nodes.len());
+        for mut node in nodes {
+            let mark = (node.paint_order as usize).checked_sub(1);
+            node.paint_order = 0;
+            if node.tag == "#text" {
+                if covered || mark.is_some_and(|m| !self.text_shows(m)) {
+                    continue;
+                }
+                push_page_text(&mut self.text, node.text.as_deref().unwrap_or_default());
+                out.push(node);
+                continue;
+            }
+            let mut hidden = covered;
+            if let (Some(m), false) = (mark, covered) {
+                match self.verdict(m) {
+                    Verdict::Clipped => continue,
+                    Verdict::Occluded(by) => {
+                        hidden = true;
+                        node.occluded_by = by;
+                    }
+                    Verdict::Shows => {}
+                }
+            }
+            if let (Some(fp), Some(m)) = (&node.fingerprint, mark) {
+                node.occluded = hidden;
+                self.seen.insert(fingerprint_key(fp));
+                let mark = &mut self.marks[m];
+                mark.shown = !hidden && mark.test.is_some();
+                if !hidden {
+                    if let Some(el) = &mark.el {
+                        node.frame_id = self.frame_id;
+                        node.index = Some(self.next_index);
+                        self.next_index += 1;
+                        self.indexed.push((el.clone(), fp.clone()));
+                    }
+                }
+                node.paint_order = keys.len() as u32;
+                keys.push(mark.key.take());
+            } else if node.frame_id == Some(UNSTITCHED) {
+                node.occluded = hidden;
+                self.remote_frames += 1;
+            }
+            let children = std::mem::take(&mut node.children);
+            node.children = self.settle(children, hidden, keys);
+            out.push(node);
+        }
+        out
+    }
+
+    /// Whether an element's mark leaves it showing, covered, or clipped away.
+    fn verdict(&self, m: usize) -> Verdict {
+        let Some(test) = &self.marks[m].test else {
+            return Verdict::Shows;
+        };
+        if !test.needed() {
+            return Verdict::Shows;
+        }
+        let occ = occlusion::test(&test.doc.doc, &test.el, &test.points, test.doc.viewport);
+        if occ.clipped {
+            Verdict::Clipped
+        } else if occ.occluded {
+            Verdict::Occluded(occ.by)
+        } else {
+            Verdict::Shows
+        }
+    }
+
+    /// Whether a text's mark leaves it showing: its indexed element shows, nothing could
+    /// hide it, or a hit test finds its element on top.
+    fn text_shows(&self, m: usize) -> bool {
+        let Some(test) = &self.marks[m].test else {
+            return true;
+        };
+        if let Tested::Text { owner: Some(o) } = test.tested {
+            if self.marks[o].shown {
+                return true;
+            }
+        }
+        !test.needed()
+            || occlusion::text_visible_at(
+                &test.doc.doc,
+                &test.el,
+                test.points[0],
+                test.doc.viewport,
+            )
     }
 
     fn in_viewport(&self, r: &Rect) -> bool {
@@ -879,9 +1118,9 @@ impl Walk<'_> {
             path,
             frame_path: (*ctx.frame_path).clone(),
         };
-        let key = fingerprint_key(&fingerprint);
-        node.is_new = self.previous.is_some_and(|p| !p.contains(&key));
-        self.seen.insert(key);
+        node.is_new = self
+            .previous
+            .is_some_and(|p| !p.contains(&fingerprint_key(&fingerprint)));
         node.role = role;
         node.name = name;
         node.value = semantics::value(el, tag, itype.as_deref());
@@ -905,15 +1144,11 @@ impl Walk<'_> {
         node.states = semantics::states(el, attrs, tag, itype.as_deref(), focused);
         node.input_type = itype;
         node.scroll_container = read_scrolls(el, &ctx.doc.win);
-        if !node.occluded {
-            node.frame_id = self.frame_id;
-            node.index = Some(self.next_index);
-            self.next_index += 1;
-            self.indexed.push((el.clone(), fingerprint.clone()));
-        }
         node.fingerprint = Some(fingerprint);
-        node.paint_order = self.paint_keys.len() as u32;
-        self.paint_keys.push(node.in_viewport.then(|| me.key()));
+        if let Some(m) = me.mark.get() {
+            self.marks[m].el = Some(el.clone());
+            self.marks[m].key = node.in_viewport.then(|| me.key());
+        }
     }
 
     /// Rendered content of a slot: its assigned nodes, else its fallback children.
@@ -969,6 +1204,8 @@ impl Walk<'_> {
             scroll_y,
             range: OnceCell::new(),
             active: OnceCell::new(),
+            covers: RefCell::new(Vec::new()),
+            escaped: Cell::new(false),
         });
         let inner = Ctx {
             container: Some(Rc::new(Elem::new(
@@ -981,6 +1218,9 @@ impl Walk<'_> {
             doc: frame,
             path: format!("{}/frame", ctx.path),
             parent_pointer: false,
+            // Another document, with boxes and clips of its own.
+            clip: None,
+            cover: None,
             ..ctx.clone()
         };
         self.children(&At::Held(body.into()), &inner, out);

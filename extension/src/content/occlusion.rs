@@ -10,7 +10,7 @@
 use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, Node};
 
-use super::dom::{attr, clean_text, composed_contains, element_at};
+use super::dom::{attr, clean_text, composed_contains, element_at, Box4};
 
 /// Outcome of hit-testing an element.
 pub struct Occlusion {
@@ -37,29 +37,41 @@ fn pointer_events(el: &Element) -> String {
         .unwrap_or_default()
 }
 
-/// `rect` is in the element's own frame's viewport coordinates; `(vw, vh)` that viewport's size.
-pub fn test(
-    doc: &Document,
-    el: &Element,
-    rect: (f64, f64, f64, f64),
-    viewport: (f64, f64),
-) -> Occlusion {
-    let (x, y, w, h) = rect;
-    let points = [
+/// The points of an element's box that are hit-tested: those of the five that lie in the viewport.
+pub fn points((x, y, w, h): Box4, viewport: (f64, f64)) -> Vec<(f64, f64)> {
+    [
         (x + w * 0.5, y + h * 0.5),
         (x + w * 0.25, y + h * 0.25),
         (x + w * 0.75, y + h * 0.25),
         (x + w * 0.25, y + h * 0.75),
         (x + w * 0.75, y + h * 0.75),
-    ];
+    ]
+    .into_iter()
+    .filter(|&p| in_viewport(p, viewport))
+    .collect()
+}
+
+/// Whether a point can be hit-tested: the viewport's own, scrollbars excluded.
+pub fn in_viewport((px, py): (f64, f64), viewport: (f64, f64)) -> bool {
+    px >= 0.0 && py >= 0.0 && px < viewport.0 && py < viewport.1
+}
+
+/// Line fragments of a wrapped inline element that are hit-tested when its box's points miss it.
+const MAX_FRAGMENTS: u32 = 4;
+
+/// `points` as [`points`] gives them for the element's box, in its own frame's viewport
+/// (`viewport`, its size).
+pub fn test(
+    doc: &Document,
+    el: &Element,
+    points: &[(f64, f64)],
+    viewport: (f64, f64),
+) -> Occlusion {
     let node: &Node = el.unchecked_ref();
     let mut tested = 0;
     let mut ancestors_only = true;
     let mut cover: Option<Element> = None;
-    for (px, py) in points {
-        if px < 0.0 || py < 0.0 || px >= viewport.0 || py >= viewport.1 {
-            continue;
-        }
+    for &(px, py) in points {
         tested += 1;
         match element_at(doc, px, py) {
             Some(top) if composed_contains(node, top.unchecked_ref()) => return VISIBLE,
@@ -72,7 +84,7 @@ pub fn test(
             None => ancestors_only = false,
         }
     }
-    if tested == 0 {
+    if tested == 0 || a_fragment_shows(doc, el, viewport) {
         return VISIBLE;
     }
     if ancestors_only && pointer_events(el) != "none" {
@@ -89,16 +101,33 @@ pub fn test(
     }
 }
 
+/// Whether an inline element broken over lines is on top at the centre of one of its
+/// fragments. Its box's points may all miss it (falling on the text beside it or between
+/// lines), which would say covered or clipped of a link anyone can see.
+fn a_fragment_shows(doc: &Document, el: &Element, viewport: (f64, f64)) -> bool {
+    let rects = el.get_client_rects();
+    if rects.length() < 2 {
+        return false;
+    }
+    let node: &Node = el.unchecked_ref();
+    (0..rects.length().min(MAX_FRAGMENTS))
+        .filter_map(|i| rects.get(i))
+        .map(|r| (r.x() + r.width() / 2.0, r.y() + r.height() / 2.0))
+        .filter(|&p| in_viewport(p, viewport))
+        .any(|(px, py)| {
+            element_at(doc, px, py).is_some_and(|top| composed_contains(node, top.unchecked_ref()))
+        })
+}
+
 /// Whether text at a point shows: the topmost element there is the text's
 /// element, inside it, or one of its ancestors (text itself is never hit).
 pub fn text_visible_at(
     doc: &Document,
     parent: &Element,
-    px: f64,
-    py: f64,
+    (px, py): (f64, f64),
     viewport: (f64, f64),
 ) -> bool {
-    if px < 0.0 || py < 0.0 || px >= viewport.0 || py >= viewport.1 {
+    if !in_viewport((px, py), viewport) {
         return true;
     }
     match element_at(doc, px, py) {

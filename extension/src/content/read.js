@@ -21,6 +21,37 @@ const BLOCK = 2;
 const FLEX_OR_GRID = 3;
 const UNREAD = 4;
 
+// Style flags (dom.rs `StyleFlags`), in the record's third number.
+const POINTER = 1;
+// It may paint over content that is not its own: positioned, transformed, floated,
+// translucent or filtered. Only such an element's box can hide another's part of the page.
+const COVER = 2;
+// It clips its content to its padding box (`overflow` other than `visible`).
+const CLIPS = 4;
+// It clips its content to a shape its boxes do not give (`clip-path`, `clip`, or a clip
+// under a transform): anything inside may be hidden.
+const CLIPS_ANYHOW = 8;
+
+/** What a computed style says about pointing, covering and clipping (the flags above). */
+function styleFlags(s) {
+  let f = s.getPropertyValue('cursor') === 'pointer' ? POINTER : 0;
+  const position = s.getPropertyValue('position');
+  const transformed = s.getPropertyValue('transform') !== 'none';
+  if (
+    position !== 'static' ||
+    transformed ||
+    s.getPropertyValue('float') !== 'none' ||
+    s.getPropertyValue('opacity') !== '1' ||
+    s.getPropertyValue('filter') !== 'none'
+  ) {
+    f |= COVER;
+  }
+  if (s.getPropertyValue('overflow') !== 'visible') f |= transformed ? CLIPS_ANYHOW : CLIPS;
+  if (s.getPropertyValue('clip-path') !== 'none') f |= CLIPS_ANYHOW;
+  if ((position === 'absolute' || position === 'fixed') && s.getPropertyValue('clip') !== 'auto') f |= CLIPS_ANYHOW;
+  return f;
+}
+
 function displayCode(d) {
   if (d === 'none') return NONE;
   if (d === 'contents') return CONTENTS;
@@ -63,7 +94,7 @@ export function bind(mem, ptr, tags) {
 const DECIDING = new Set(['role', 'contenteditable', 'tabindex', 'onclick', 'inert', 'href', 'type', 'multiple']);
 
 // One node's facts, as a record of 8 numbers (dom.rs `RECORD`): [kind (1 element,
-// 3 text, 0 other), display, pointer cursor, has children, open shadow root, child
+// 3 text, 0 other), display, style flags (above), has children, open shadow root, child
 // element count, tag code (0: the tag leads the string), string length in UTF-16
 // units (-1: none)]. Only an element's first seven are meaningful beside its kind.
 
@@ -78,8 +109,10 @@ function elementInto(o, at, el, win, styled) {
   o[at] = 1;
   if (styled && !NO_STYLE.has(tag)) {
     const s = win.getComputedStyle(el);
-    o[at + 1] = displayCode(s.getPropertyValue('display'));
-    o[at + 2] = s.getPropertyValue('cursor') === 'pointer' ? 1 : 0;
+    const display = displayCode(s.getPropertyValue('display'));
+    o[at + 1] = display;
+    // A hidden subtree is cut where it starts, and `contents` has no box: no more is asked.
+    o[at + 2] = display === NONE || display === CONTENTS ? 0 : styleFlags(s);
   } else {
     o[at + 1] = UNREAD;
     o[at + 2] = 0;
@@ -226,6 +259,20 @@ function writeRect(r) {
   o[1] = r.y;
   o[2] = r.width;
   o[3] = r.height;
+}
+
+/**
+ * Buffer: [left, top, width, height] of the element's padding box, which its content
+ * is clipped to, relative to its border box (borders and scrollbars, under which
+ * nothing shows, left out).
+ */
+export function readClipBox(node, d, i) {
+  const el = at(node, d, i);
+  const o = buffer();
+  o[0] = el.clientLeft;
+  o[1] = el.clientTop;
+  o[2] = el.clientWidth;
+  o[3] = el.clientHeight;
 }
 
 /** `Element.checkVisibility` with opacity and `visibility` checked. */
