@@ -10,9 +10,9 @@
 //! inside the page with `performance.now()` around `__itineroReferenceObserve()`.
 //! Both exclude messaging and serialisation. It also times one hit test on each
 //! page, counts the reference's hit tests and how many of them a census of the whole
-//! page's possible covers would have found unneeded,
-//! counts the DOM calls the reference makes per element (a separate, instrumented
-//! run) and prints the size of each fixture page's observation as the model sees it.
+//! page's possible covers would have found unneeded, counts the DOM calls the
+//! reference makes per element (a separate, instrumented run) and prints the size
+//! of each fixture page's observation as the model sees it.
 //!
 //! Run: `cargo build --release -p itinero-host && cargo bench --bench observe_extraction`
 //! (`ITINERO_BENCH_PROFILE=1` adds a sampled CPU profile of both walks at n = 5000,

@@ -240,11 +240,10 @@
   }
 
   function occlusionTest(doc, el, points, viewport) {
-    let tested = 0;
+    if (points.length === 0) return VISIBLE;
     let ancestorsOnly = true;
     let cover = null;
     for (const [px, py] of points) {
-      tested += 1;
       const top = elementAt(doc, px, py);
       if (top !== null) {
         if (composedContains(el, top)) return VISIBLE;
@@ -256,7 +255,7 @@
         ancestorsOnly = false;
       }
     }
-    if (tested === 0 || aFragmentShows(doc, el, viewport)) return VISIBLE;
+    if (aFragmentShows(doc, el, viewport)) return VISIBLE;
     if (ancestorsOnly && pointerEvents(el) !== 'none') {
       return { clipped: true, occluded: false, by: null };
     }
@@ -1040,7 +1039,7 @@
         textOf: undefined,
       };
     }
-    const mark = interactive || test !== null ? { test, key: null, shown: false } : null;
+    const mark = interactive || test !== null ? { test, key: null, seen: null, shown: false } : null;
     let result = node;
     if (interactive) {
       const name = accessibleName(ctx.doc, el, tag, itype);
@@ -1059,7 +1058,8 @@
       if (ariaLabel !== null) fingerprint.aria_label = ariaLabel;
       fingerprint.path = path;
       if (ctx.framePath.length) fingerprint.frame_path = ctx.framePath.slice();
-      const isNew = this.previous !== null && !this.previous.has(fingerprintKey(fingerprint));
+      const key = fingerprintKey(fingerprint);
+      const isNew = this.previous !== null && !this.previous.has(key);
       const v = value(el, tag, itype);
       let href = null;
       if (tag === 'a' && attr(el, 'href') !== null) {
@@ -1092,6 +1092,7 @@
       result.is_new = isNew;
       result.fingerprint = fingerprint;
       mark.key = inViewport ? keyOf(entry) : null;
+      mark.seen = key;
       mark.el = el;
       box.mark = mark;
     }
@@ -1191,7 +1192,7 @@
       }
       if (node.fingerprint !== undefined && mark !== undefined) {
         node.occluded = hidden;
-        this.seen.add(fingerprintKey(node.fingerprint));
+        this.seen.add(mark.seen);
         mark.shown = !hidden && mark.test !== null;
         if (!hidden) node = Object.assign({ index: this.nextIndex++ }, node);
         node.paint_order = this.paintKeys.length;

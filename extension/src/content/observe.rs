@@ -313,6 +313,8 @@ struct Mark {
     el: Option<Element>,
     /// An indexed element's paint key, in view only.
     key: Option<paint::Key>,
+    /// An indexed element's `fingerprint_key`, for the next observation's `is_new`.
+    seen: Option<u64>,
     /// Settled: an indexed element in view and not covered, whose own text then shows.
     shown: bool,
 }
@@ -739,6 +741,7 @@ impl Walk<'_> {
             test,
             el: None,
             key: None,
+            seen: None,
             shown: false,
         });
         self.marks.len() - 1
@@ -1017,8 +1020,8 @@ impl Walk<'_> {
             }
             if let (Some(fp), Some(m)) = (&node.fingerprint, mark) {
                 node.occluded = hidden;
-                self.seen.insert(fingerprint_key(fp));
                 let mark = &mut self.marks[m];
+                self.seen.extend(mark.seen);
                 mark.shown = !hidden && mark.test.is_some();
                 if !hidden {
                     if let Some(el) = &mark.el {
@@ -1118,9 +1121,8 @@ impl Walk<'_> {
             path,
             frame_path: (*ctx.frame_path).clone(),
         };
-        node.is_new = self
-            .previous
-            .is_some_and(|p| !p.contains(&fingerprint_key(&fingerprint)));
+        let seen = fingerprint_key(&fingerprint);
+        node.is_new = self.previous.is_some_and(|p| !p.contains(&seen));
         node.role = role;
         node.name = name;
         node.value = semantics::value(el, tag, itype.as_deref());
@@ -1148,6 +1150,7 @@ impl Walk<'_> {
         if let Some(m) = me.mark.get() {
             self.marks[m].el = Some(el.clone());
             self.marks[m].key = node.in_viewport.then(|| me.key());
+            self.marks[m].seen = Some(seen);
         }
     }
 

@@ -67,12 +67,13 @@ pub fn test(
     points: &[(f64, f64)],
     viewport: (f64, f64),
 ) -> Occlusion {
+    if points.is_empty() {
+        return VISIBLE;
+    }
     let node: &Node = el.unchecked_ref();
-    let mut tested = 0;
     let mut ancestors_only = true;
     let mut cover: Option<Element> = None;
     for &(px, py) in points {
-        tested += 1;
         match element_at(doc, px, py) {
             Some(top) if composed_contains(node, top.unchecked_ref()) => return VISIBLE,
             Some(top) => {
@@ -84,7 +85,7 @@ pub fn test(
             None => ancestors_only = false,
         }
     }
-    if tested == 0 || a_fragment_shows(doc, el, viewport) {
+    if a_fragment_shows(doc, el, viewport) {
         return VISIBLE;
     }
     if ancestors_only && pointer_events(el) != "none" {

@@ -21,7 +21,7 @@ const BLOCK = 2;
 const FLEX_OR_GRID = 3;
 const UNREAD = 4;
 
-// Style flags (dom.rs `StyleFlags`), in the record's third number.
+// Style flags (the same constants in dom.rs), in the record's third number.
 const POINTER = 1;
 // It may paint over content that is not its own: positioned, transformed, floated,
 // translucent or filtered. Only such an element's box can hide another's part of the page.
