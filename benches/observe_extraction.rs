@@ -456,7 +456,8 @@ const HIT_CENSUS: &str = r#"
     if (covers.some(([c, r]) => x >= r.x && x < r.x + r.width && y >= r.y && y < r.y + r.height && !c.contains(top))) covered += 1;
     else if (clips.some((c) => c !== top && c.contains(top))) clipped += 1;
   }
-  return { points: points.length, covers: covers.length, covered, clipped };
+  const { elements, notEntered } = window.__itineroReferenceObserve.census;
+  return { points: points.length, covers: covers.length, covered, clipped, elements, notEntered };
 "#;
 
 /// Samples the renderer's V8 isolate (main world, isolated worlds and wasm alike) during
@@ -741,6 +742,10 @@ async fn main() -> Result<()> {
             "  the reference walk made {points} hit tests (only where a cover or clip it read could hide something); by the whole page's {} possible covers (positioned, transformed, floated, translucent, filtered) and clipping ancestors, {covered} are under a cover, {clipped} more under a clip, {needless} ({:.0} %) need none",
             census["covers"],
             100.0 * needless as f64 / points.max(1) as f64
+        ));
+        notes.push(format!(
+            "  it entered {} of the page's {elements} elements; {} boxes wholly out of reach, with nothing in them that could be drawn within, were not entered",
+            census["elements"], census["notEntered"]
         ));
 
         if n == INSTRUMENTED_N {

@@ -205,6 +205,42 @@ async fn hit_tests_are_skipped_only_where_nothing_could_cover() -> Result<()> {
     Ok(())
 }
 
+/// The walk does not enter a box far out of reach unless the page's style sheets say
+/// something in it may be drawn elsewhere (read.js `farAndAlone`): each way content leaves
+/// such a box is on the page, and each must still be found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_drawn_in_view_from_a_faraway_box_is_found() -> Result<()> {
+    let obs = assert_fixture("observe/far.html").await?;
+    // The fixture's marks are read from the light DOM only; this one is in a shadow tree.
+    assert!(
+        indexed(&obs)
+            .iter()
+            .any(|n| n.name.as_deref() == Some("Fixed in a shadow tree")),
+        "the custom element's fixed button is indexed"
+    );
+    Ok(())
+}
+
+/// A style sheet from another origin cannot be read, so nothing can be ruled out: every
+/// faraway box is entered, and what its rules move into view is found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_style_sheet_from_another_origin_rules_nothing_out() -> Result<()> {
+    let h = Harness::start().await?;
+    let css = h
+        .other_origin_url("observe/far-cross.css")
+        .replace(':', "%3A")
+        .replace('/', "%2F");
+    let path = format!("observe/far.html?xcss={css}");
+    let (obs, problems) = check(&h, &path).await?;
+    assert!(
+        problems.is_empty(),
+        "{path}: {}\n{}",
+        problems.join("\n  "),
+        itinero_shared::render::render(&obs, &Default::default()).text
+    );
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hidden_elements_and_their_text_stay_out() -> Result<()> {
     assert_fixture("observe/visibility.html").await.map(drop)

@@ -299,6 +299,214 @@
     return f;
   }
 
+  // read.js's test for a faraway subtree, copied: the reference runs alone in the page.
+  // Elements that may draw content outside their ancestors' boxes whatever the page's sheets
+  // say, each kind found in one native pass over the document: custom elements (a shadow tree
+  // no selector reaches may hold anything, and no selector matches a tag by its hyphen, so
+  // XPath finds them), inline styles that may position, move or animate, and dialogs and
+  // popovers (the top layer).
+  const CUSTOM_ELEMENTS = "//*[contains(local-name(), '-')]";
+  const ESCAPING_ANYWAY = '[style],dialog,[popover]';
+  const ESCAPING_STYLE = /position|transform|translate|animation|offset/i;
+
+  // Testing a box against the selector costs about as much per selector and element as
+  // walking the box costs per element once there are some dozens of selectors: past this many
+  // from the page's sheets, far boxes are entered as before.
+  const MAX_ESCAPERS = 32;
+
+  // A sheet's escapers, kept while its number of rules stays the same (style sheets are
+  // mostly added to, not edited in place); `null`: it cannot tell (see `sheetEscapers`).
+  const sheetCache = new WeakMap();
+  // Each document's selector, made once per walk (cleared by `endWalk`).
+  const escapeSelectors = new Map();
+  // Each document's elements that hold something drawn within the region whatever the sheets
+  // say (`unsureOf`), found once per walk (cleared by `endWalk`).
+  const unsure = new Map();
+
+  // Values that leave an element where its ancestors put it (`position`, `all`); any other
+  // (`absolute`, `fixed`, `inherit`, a `var()`) may not.
+  const STAYS = new Set(['', 'static', 'relative', 'sticky', 'initial', 'unset', 'revert', 'revert-layer']);
+
+  /** Whether a declared value sets anything (a `var()` or a keyword like `inherit` counts). */
+  function isSet(v) {
+    return v !== '' && v !== 'none' && v !== 'initial';
+  }
+
+  /**
+   * Whether a style rule's declarations may take an element out of its ancestors' boxes:
+   * far enough to matter, as positioning, transforms and animations can. Relative offsets
+   * and negative margins move content by its own size, not by viewports, and are let be.
+   */
+  function mayEscape(style) {
+    return (
+      !STAYS.has(style.getPropertyValue('position')) ||
+      !STAYS.has(style.getPropertyValue('all')) ||
+      isSet(style.getPropertyValue('transform')) ||
+      isSet(style.getPropertyValue('translate')) ||
+      isSet(style.getPropertyValue('animation-name')) ||
+      isSet(style.getPropertyValue('animation')) ||
+      isSet(style.getPropertyValue('offset-path')) ||
+      isSet(style.getPropertyValue('offset'))
+    );
+  }
+
+  /**
+   * A style rule's selector for the elements it styles: pseudo-elements are drawn by
+   * their element, so the element stands for them. Each selector of the list is kept
+   * apart; one left empty (a bare `::before`) stands for every element.
+   */
+  function elementSelector(text) {
+    const parts = [];
+    let depth = 0;
+    let start = 0;
+    for (let i = 0; i <= text.length; i++) {
+      const c = text[i];
+      if (c === '(' || c === '[') depth += 1;
+      else if (c === ')' || c === ']') depth -= 1;
+      else if ((c === ',' && depth === 0) || i === text.length) {
+        const part = text
+          .slice(start, i)
+          .replace(/::[A-Za-z-]+(\([^)]*\))?/g, '')
+          .replace(/:(before|after|first-line|first-letter)\b/gi, '')
+          .trim();
+        parts.push(part === '' || /[>+~]$/.test(part) ? '*' : part);
+        start = i + 1;
+      }
+    }
+    return parts.join(',');
+  }
+
+  /** Selectors of the rules in `rules` that may take an element out of its ancestors' boxes, into `out`; false when a rule cannot be read that way. */
+  function collectEscapers(rules, out, probe) {
+    for (const r of rules) {
+      if (r.type === 1) {
+        // Nested rules' selectors are relative to their parent's: not worth resolving.
+        if (r.cssRules !== undefined && r.cssRules.length > 0) return false;
+        if (!mayEscape(r.style)) continue;
+        const sel = elementSelector(r.selectorText);
+        try {
+          probe.querySelector(sel);
+        } catch (e) {
+          return false;
+        }
+        out.push(sel);
+      } else if (r.type === 3) {
+        if (r.styleSheet !== null && !sheetEscapersInto(r.styleSheet, out, probe)) return false;
+      } else if (r.type === 7 || r.type === 6) {
+        // Keyframes apply through `animation`, which is looked for; pages are not printed.
+      } else if (r.cssRules !== undefined) {
+        // @scope limits its rules to subtrees a selector cannot tell apart.
+        if ('start' in r) return false;
+        if (!collectEscapers(r.cssRules, out, probe)) return false;
+      }
+    }
+    return true;
+  }
+
+  /** A sheet's escapers (`collectEscapers`) into `out`, from the cache while it holds. */
+  function sheetEscapersInto(sheet, out, probe) {
+    let rules;
+    try {
+      rules = sheet.cssRules;
+    } catch (e) {
+      // A sheet from another origin, which the page may not read.
+      return false;
+    }
+    let known = sheetCache.get(sheet);
+    if (known === undefined || known.count !== rules.length) {
+      const found = [];
+      known = { count: rules.length, selectors: collectEscapers(rules, found, probe) ? found : null };
+      sheetCache.set(sheet, known);
+    }
+    if (known.selectors === null) return false;
+    for (const s of known.selectors) out.push(s);
+    return true;
+  }
+
+  /**
+   * One selector for every element of `doc` that its style sheets may draw outside its
+   * ancestors' boxes: positioned (absolute, fixed), transformed or animated (`''`: none).
+   * `null` when the sheets cannot tell (one from another origin, nested or scoped rules), or
+   * name too many such rules for the test to pay (`MAX_ESCAPERS`).
+   */
+  function escapeSelector(doc) {
+    let sel = escapeSelectors.get(doc);
+    if (sel !== undefined) return sel;
+    const found = [];
+    const probe = doc.createDocumentFragment();
+    sel = null;
+    if (
+      Array.prototype.every.call(doc.styleSheets, (s) => sheetEscapersInto(s, found, probe)) &&
+      (doc.adoptedStyleSheets || []).every((s) => sheetEscapersInto(s, found, probe))
+    ) {
+      const distinct = new Set(found);
+      if (distinct.size <= MAX_ESCAPERS) sel = [...distinct].join(',');
+    }
+    escapeSelectors.set(doc, sel);
+    return sel;
+  }
+
+  /**
+   * Whether a box `b` of element `e`, grown by what overflows it, meets the region (left,
+   * top, right, bottom). Overflow grows a box right and down only: it is read for a box above
+   * or left of the region.
+   */
+  function meetsRegion(b, e, left, top, right, bottom) {
+    return (
+      b.x < right &&
+      b.y < bottom &&
+      (b.x + b.width > left || b.x + e.scrollWidth > left) &&
+      (b.y + b.height > top || b.y + e.scrollHeight > top)
+    );
+  }
+
+  /**
+   * The ancestors of every custom element of `doc`, of every element `ESCAPING_ANYWAY`
+   * finds that is drawn within the region, and of the fullscreen element.
+   */
+  function unsureOf(doc, left, top, right, bottom) {
+    let set = unsure.get(doc);
+    if (set !== undefined) return set;
+    set = new Set();
+    const mark = (e) => {
+      for (let a = e.parentNode; a !== null && !set.has(a); a = a.parentNode) set.add(a);
+    };
+    const custom = doc.evaluate(CUSTOM_ELEMENTS, doc, null, XPathResult.UNORDERED_NODE_SNAPSHOT_TYPE, null);
+    for (let i = 0; i < custom.snapshotLength; i++) mark(custom.snapshotItem(i));
+    for (const e of doc.querySelectorAll(ESCAPING_ANYWAY)) {
+      const style = e.getAttribute('style');
+      if (style !== null && !ESCAPING_STYLE.test(style) && e.localName !== 'dialog' && !e.hasAttribute('popover')) continue;
+      if (meetsRegion(e.getBoundingClientRect(), e, left, top, right, bottom)) mark(e);
+    }
+    if (doc.fullscreenElement) mark(doc.fullscreenElement);
+    unsure.set(doc, set);
+    return set;
+  }
+
+  /**
+   * Whether an element whose box `r` lies out of the region (left, top, right,
+   * bottom), with what overflows it, draws nothing inside the region: then the walk
+   * need not enter it. Content leaves its ancestors' boxes when something on the way is
+   * positioned, transformed, animated or in the top layer; such elements (`unsureOf`,
+   * `escapeSelector`) are measured, with what overflows them. Where the sheets cannot
+   * tell, or a custom element may hold a shadow tree, the answer is no. Shadow roots
+   * attached to built-in elements inside it are not looked for.
+   */
+  function farAndAlone(el, r, left, top, right, bottom) {
+    if (r.width < 2 || r.height < 2 || meetsRegion(r, el, left, top, right, bottom)) return false;
+    const doc = el.ownerDocument;
+    if (el.shadowRoot !== null || el.localName.includes('-') || el.getRootNode() !== doc) return false;
+    if (unsureOf(doc, left, top, right, bottom).has(el)) return false;
+    const sel = escapeSelector(doc);
+    if (sel === null) return false;
+    if (sel !== '') {
+      for (const e of el.querySelectorAll(sel)) {
+        if (meetsRegion(e.getBoundingClientRect(), e, left, top, right, bottom)) return false;
+      }
+    }
+    return true;
+  }
+
   function boxContains(b, px, py) {
     return px >= b[0] && px < b[0] + b[2] && py >= b[1] && py < b[1] + b[3];
   }
@@ -719,6 +927,8 @@
     this.textBytes = 0;
     this.topViewport = topViewport;
     this.order = 0;
+    // Boxes out of reach the walk did not enter (for the benchmark's census).
+    this.notEntered = 0;
     this.paintKeys = [];
     // Interactive nodes, whose provisional paint_order indexes paintKeys.
     this.painted = [];
@@ -955,6 +1165,17 @@
     // Inside the viewport every element's style is read: hidden subtrees are cut
     // where they start and a pointer cursor marks a click target. Outside it
     // (an ancestor's box lies wholly off screen) markup alone decides.
+    // An element with children in view is measured first: one out of reach with nothing
+    // that could be drawn within it is not entered (read.js `farAndAlone`).
+    let measuredFirst = null;
+    if (!ctx.outside && el.firstChild !== null) {
+      measuredFirst = el.getBoundingClientRect();
+      const b = ctx.reach;
+      if (b !== null && farAndAlone(el, measuredFirst, b.left, b.top, b.right, b.bottom)) {
+        this.notEntered += 1;
+        return;
+      }
+    }
     let style = null;
     let display = null;
     let flags = 0;
@@ -980,6 +1201,7 @@
     const isFrame = tag === 'iframe' || tag === 'frame';
     const candidate = !inert && isInteractive(el, tag, rl, pointer && !ctx.parentPointer, attrs);
     const box = new Box(el, span);
+    if (measuredFirst !== null) box.rect = measuredFirst;
     // Its box, and what it draws beyond it, may hide others' (overlap.rs).
     let cover = null;
     if ((flags & COVER) !== 0) {
@@ -1305,10 +1527,13 @@
     const walked = [];
     if (doc.body !== null) walk.children(doc.body, ctx, walked);
     const children = walk.settle(walked, walk.covered);
+    escapeSelectors.clear();
+    unsure.clear();
     // Provisional paint orders (indices into the key list) become ranks.
     const ranks = paintRanks(walk.paintKeys);
     for (const node of walk.painted) node.paint_order = ranks[node.paint_order];
     observe.previous = walk.seen;
+    observe.census = { elements: walk.order, notEntered: walk.notEntered };
     const scrollX = win.scrollX;
     const scrollY = ctx.scrollY;
     const fullHeight = doc.documentElement !== null ? doc.documentElement.scrollHeight : vh;

@@ -16,7 +16,17 @@ extern "C" {
 extern "C" {
     fn bind(memory: &JsValue, ptr: u32, tags: &str);
     #[wasm_bindgen(js_name = readNode)]
-    fn read_node_js(node: &Node, win: &Window, styled: bool, want_text: bool) -> Option<String>;
+    #[allow(clippy::too_many_arguments)]
+    fn read_node_js(
+        node: &Node,
+        win: &Window,
+        styled: bool,
+        want_text: bool,
+        left: f64,
+        top: f64,
+        right: f64,
+        bottom: f64,
+    ) -> Option<String>;
     #[wasm_bindgen(js_name = readChildren)]
     #[allow(clippy::too_many_arguments)]
     fn read_children_js(
@@ -27,6 +37,10 @@ extern "C" {
         win: &Window,
         styled: bool,
         want_text: bool,
+        left: f64,
+        top: f64,
+        right: f64,
+        bottom: f64,
         ptr: u32,
         cap: u32,
     ) -> Option<String>;
@@ -46,6 +60,10 @@ extern "C" {
         top: f64,
         right: f64,
         bottom: f64,
+        x: f64,
+        y: f64,
+        width: f64,
+        height: f64,
     ) -> Option<String>;
     #[wasm_bindgen(js_name = readRect)]
     fn read_rect_js(node: Option<&Node>, d: u32, i: u32);
@@ -140,14 +158,14 @@ const TAGS: &[&str] = &[
 ];
 
 /// Where read.js writes numbers. Single-threaded wasm; read right after each call.
-static mut FACTS: [f64; 8] = [0.0; 8];
+static mut FACTS: [f64; RECORD] = [0.0; RECORD];
 
 thread_local! {
     static BOUND: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// The numbers the last read wrote.
-fn facts() -> [f64; 8] {
+fn facts() -> [f64; RECORD] {
     // SAFETY: wasm32 here is single-threaded and read.js only writes during the calls above.
     unsafe { std::ptr::addr_of!(FACTS).read_volatile() }
 }
@@ -269,6 +287,9 @@ pub enum Display {
     FlexOrGrid,
     /// Not read (outside the viewport, the walk reads no style).
     Unread,
+    /// Not read either: its box and everything it holds lie out of the region walked
+    /// (read.js `farAndAlone`), so nothing in it needs walking.
+    Far,
 }
 
 impl Display {
@@ -278,6 +299,7 @@ impl Display {
             1 => Self::Contents,
             2 => Self::Block,
             3 => Self::FlexOrGrid,
+            5 => Self::Far,
             _ => Self::Unread,
         }
     }
@@ -297,6 +319,8 @@ pub struct ElementFacts {
     pub has_children: bool,
     pub open_shadow: bool,
     pub child_elements: u32,
+    /// Its border box, when read.js measured it (an element with children, in view).
+    pub rect: Option<Box4>,
 }
 
 /// How an element clips its content, as far as hit tests care.
@@ -323,15 +347,25 @@ pub enum NodeFacts {
     Other,
 }
 
-/// `styled`: read an element's computed style too; `want_text`: read a text node's text.
-pub fn read_node(node: &Node, win: &Window, styled: bool, want_text: bool) -> NodeFacts {
+/// `styled`: read an element's computed style too; `want_text`: read a text node's text;
+/// `reach`: the region walked, out of which an element may be found `Display::Far`.
+pub fn read_node(
+    node: &Node,
+    win: &Window,
+    styled: bool,
+    want_text: bool,
+    reach: Option<Bounds>,
+) -> NodeFacts {
     ensure_bound();
-    let text = read_node_js(node, win, styled, want_text);
+    let r = reach.unwrap_or(Bounds::EVERYWHERE);
+    let text = read_node_js(
+        node, win, styled, want_text, r.left, r.top, r.right, r.bottom,
+    );
     node_facts(&facts(), text)
 }
 
-/// Numbers per node in a batch (read.js: kind, five facts, tag code, string length).
-const RECORD: usize = 8;
+/// Numbers per node in a batch (read.js: kind, five facts, tag code, string length, box).
+const RECORD: usize = 12;
 
 thread_local! {
     /// Where read.js writes the records of a batch; grown when a parent has more children.
@@ -340,16 +374,18 @@ thread_local! {
 
 /// The children of `parent` the walk has a use for (elements, and texts that are not blank
 /// when `want_text`), and what each is, in one crossing; they become the batch at `depth`,
-/// named `At::Batched { depth, index }` in the order returned.
+/// named `At::Batched { depth, index }` in the order returned. `reach` as [`read_node`].
 pub fn read_children(
     parent: &At,
     depth: u32,
     win: &Window,
     styled: bool,
     want_text: bool,
+    reach: Option<Bounds>,
 ) -> Vec<NodeFacts> {
     ensure_bound();
     let (node, pd, pi) = parent.parts();
+    let r = reach.unwrap_or(Bounds::EVERYWHERE);
     RECORDS.with(|cell| {
         let mut records = cell.borrow_mut();
         loop {
@@ -362,6 +398,10 @@ pub fn read_children(
                 win,
                 styled,
                 want_text,
+                r.left,
+                r.top,
+                r.right,
+                r.bottom,
                 records.as_mut_ptr() as u32,
                 cap as u32,
             );
@@ -455,17 +495,23 @@ fn element_facts(out: &[f64; RECORD], text: Option<String>) -> ElementFacts {
         has_children: out[3] != 0.0,
         open_shadow: out[4] != 0.0,
         child_elements: out[5] as u32,
+        rect: (!out[8].is_nan()).then(|| (out[8], out[9], out[10], out[11])),
     }
 }
 
 /// Everything the walk asks of a candidate, in one crossing: its border box and, when that
 /// meets `reach` (or there is no bound), all its attributes and whether it is visible (as
-/// [`is_visible`]).
-pub fn read_candidate(el: &At, reach: Option<Bounds>) -> (Box4, Option<(Attrs, bool)>) {
+/// [`is_visible`]). `known`: its box, when measured already.
+pub fn read_candidate(
+    el: &At,
+    reach: Option<Bounds>,
+    known: Option<Box4>,
+) -> (Box4, Option<(Attrs, bool)>) {
     ensure_bound();
     let r = reach.unwrap_or(Bounds::EVERYWHERE);
     let (n, d, i) = el.parts();
-    let attrs = read_candidate_js(n, d, i, r.left, r.top, r.right, r.bottom);
+    let (x, y, w, h) = known.unwrap_or((f64::NAN, 0.0, 0.0, 0.0));
+    let attrs = read_candidate_js(n, d, i, r.left, r.top, r.right, r.bottom, x, y, w, h);
     let out = facts();
     let rect = (out[0], out[1], out[2], out[3]);
     let rest = attrs.map(|a| (Attrs::parse(a), out[4] != 0.0));

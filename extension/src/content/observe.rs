@@ -622,6 +622,7 @@ impl Walk<'_> {
             &ctx.doc.win,
             !ctx.outside,
             self.wants_text(ctx),
+            ctx.doc.reach,
         );
         for (index, facts) in kids.into_iter().enumerate() {
             let at = At::Batched {
@@ -634,7 +635,7 @@ impl Walk<'_> {
 
     fn node(&mut self, node: Node, ctx: &Ctx, counts: &mut Counts, out: &mut Vec<DomNode>) {
         let wanted = self.wants_text(ctx);
-        let facts = read_node(&node, &ctx.doc.win, !ctx.outside, wanted);
+        let facts = read_node(&node, &ctx.doc.win, !ctx.outside, wanted, ctx.doc.reach);
         self.read(At::Held(node), facts, ctx, counts, out);
     }
 
@@ -778,7 +779,8 @@ impl Walk<'_> {
             return;
         }
         match facts.display {
-            Display::None => return,
+            // Out of reach, with nothing in it that could be drawn within: it is not entered.
+            Display::None | Display::Far => return,
             Display::Contents => {
                 // No box of its own, while its children render.
                 let inner = Ctx {
@@ -804,6 +806,9 @@ impl Walk<'_> {
             facts.display,
             self.order,
         ));
+        if let Some(r) = facts.rect {
+            me.rect.set(Some(r));
+        }
         let itype = semantics::input_type_with(&tag, &attrs, || {
             me.el().unchecked_ref::<HtmlInputElement>().type_()
         });
@@ -819,7 +824,7 @@ impl Walk<'_> {
             );
         // A candidate's own box says whether it is within reach; only then is the rest read.
         if candidate {
-            let (rect, rest) = read_candidate(&me.at, ctx.doc.reach);
+            let (rect, rest) = read_candidate(&me.at, ctx.doc.reach, me.rect.get());
             me.rect.set(Some(rect));
             if let Some((all, visible)) = rest {
                 attrs = all;

@@ -20,6 +20,8 @@ const CONTENTS = 1;
 const BLOCK = 2;
 const FLEX_OR_GRID = 3;
 const UNREAD = 4;
+// Its box and everything it holds lie out of the region walked (`farAndAlone`).
+const FAR = 5;
 
 // Style flags (the same constants in dom.rs), in the record's third number.
 const POINTER = 1;
@@ -52,6 +54,213 @@ function styleFlags(s) {
   return f;
 }
 
+// Elements that may draw content outside their ancestors' boxes whatever the page's sheets
+// say, each kind found in one native pass over the document: custom elements (a shadow tree
+// no selector reaches may hold anything, and no selector matches a tag by its hyphen, so
+// XPath finds them), inline styles that may position, move or animate, and dialogs and
+// popovers (the top layer).
+const CUSTOM_ELEMENTS = "//*[contains(local-name(), '-')]";
+const ESCAPING_ANYWAY = '[style],dialog,[popover]';
+const ESCAPING_STYLE = /position|transform|translate|animation|offset/i;
+
+// Testing a box against the selector costs about as much per selector and element as
+// walking the box costs per element once there are some dozens of selectors: past this many
+// from the page's sheets, far boxes are entered as before.
+const MAX_ESCAPERS = 32;
+
+// A sheet's escapers, kept while its number of rules stays the same (style sheets are
+// mostly added to, not edited in place); `null`: it cannot tell (see `sheetEscapers`).
+const sheetCache = new WeakMap();
+// Each document's selector, made once per walk (cleared by `endWalk`).
+const escapeSelectors = new Map();
+// Each document's elements that hold something drawn within the region whatever the sheets
+// say (`unsureOf`), found once per walk (cleared by `endWalk`).
+const unsure = new Map();
+
+// Values that leave an element where its ancestors put it (`position`, `all`); any other
+// (`absolute`, `fixed`, `inherit`, a `var()`) may not.
+const STAYS = new Set(['', 'static', 'relative', 'sticky', 'initial', 'unset', 'revert', 'revert-layer']);
+
+/** Whether a declared value sets anything (a `var()` or a keyword like `inherit` counts). */
+function isSet(v) {
+  return v !== '' && v !== 'none' && v !== 'initial';
+}
+
+/**
+ * Whether a style rule's declarations may take an element out of its ancestors' boxes:
+ * far enough to matter, as positioning, transforms and animations can. Relative offsets
+ * and negative margins move content by its own size, not by viewports, and are let be.
+ */
+function mayEscape(style) {
+  return (
+    !STAYS.has(style.getPropertyValue('position')) ||
+    !STAYS.has(style.getPropertyValue('all')) ||
+    isSet(style.getPropertyValue('transform')) ||
+    isSet(style.getPropertyValue('translate')) ||
+    isSet(style.getPropertyValue('animation-name')) ||
+    isSet(style.getPropertyValue('animation')) ||
+    isSet(style.getPropertyValue('offset-path')) ||
+    isSet(style.getPropertyValue('offset'))
+  );
+}
+
+/**
+ * A style rule's selector for the elements it styles: pseudo-elements are drawn by
+ * their element, so the element stands for them. Each selector of the list is kept
+ * apart; one left empty (a bare `::before`) stands for every element.
+ */
+function elementSelector(text) {
+  const parts = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = text[i];
+    if (c === '(' || c === '[') depth += 1;
+    else if (c === ')' || c === ']') depth -= 1;
+    else if ((c === ',' && depth === 0) || i === text.length) {
+      const part = text
+        .slice(start, i)
+        .replace(/::[A-Za-z-]+(\([^)]*\))?/g, '')
+        .replace(/:(before|after|first-line|first-letter)\b/gi, '')
+        .trim();
+      parts.push(part === '' || /[>+~]$/.test(part) ? '*' : part);
+      start = i + 1;
+    }
+  }
+  return parts.join(',');
+}
+
+/** Selectors of the rules in `rules` that may take an element out of its ancestors' boxes, into `out`; false when a rule cannot be read that way. */
+function collectEscapers(rules, out, probe) {
+  for (const r of rules) {
+    if (r.type === 1) {
+      // Nested rules' selectors are relative to their parent's: not worth resolving.
+      if (r.cssRules !== undefined && r.cssRules.length > 0) return false;
+      if (!mayEscape(r.style)) continue;
+      const sel = elementSelector(r.selectorText);
+      try {
+        probe.querySelector(sel);
+      } catch (e) {
+        return false;
+      }
+      out.push(sel);
+    } else if (r.type === 3) {
+      if (r.styleSheet !== null && !sheetEscapersInto(r.styleSheet, out, probe)) return false;
+    } else if (r.type === 7 || r.type === 6) {
+      // Keyframes apply through `animation`, which is looked for; pages are not printed.
+    } else if (r.cssRules !== undefined) {
+      // @scope limits its rules to subtrees a selector cannot tell apart.
+      if ('start' in r) return false;
+      if (!collectEscapers(r.cssRules, out, probe)) return false;
+    }
+  }
+  return true;
+}
+
+/** A sheet's escapers (`collectEscapers`) into `out`, from the cache while it holds. */
+function sheetEscapersInto(sheet, out, probe) {
+  let rules;
+  try {
+    rules = sheet.cssRules;
+  } catch (e) {
+    // A sheet from another origin, which the page may not read.
+    return false;
+  }
+  let known = sheetCache.get(sheet);
+  if (known === undefined || known.count !== rules.length) {
+    const found = [];
+    known = { count: rules.length, selectors: collectEscapers(rules, found, probe) ? found : null };
+    sheetCache.set(sheet, known);
+  }
+  if (known.selectors === null) return false;
+  for (const s of known.selectors) out.push(s);
+  return true;
+}
+
+/**
+ * One selector for every element of `doc` that its style sheets may draw outside its
+ * ancestors' boxes: positioned (absolute, fixed), transformed or animated (`''`: none).
+ * `null` when the sheets cannot tell (one from another origin, nested or scoped rules), or
+ * name too many such rules for the test to pay (`MAX_ESCAPERS`).
+ */
+function escapeSelector(doc) {
+  let sel = escapeSelectors.get(doc);
+  if (sel !== undefined) return sel;
+  const found = [];
+  const probe = doc.createDocumentFragment();
+  sel = null;
+  if (
+    Array.prototype.every.call(doc.styleSheets, (s) => sheetEscapersInto(s, found, probe)) &&
+    (doc.adoptedStyleSheets || []).every((s) => sheetEscapersInto(s, found, probe))
+  ) {
+    const distinct = new Set(found);
+    if (distinct.size <= MAX_ESCAPERS) sel = [...distinct].join(',');
+  }
+  escapeSelectors.set(doc, sel);
+  return sel;
+}
+
+/**
+ * Whether a box `b` of element `e`, grown by what overflows it, meets the region (left,
+ * top, right, bottom). Overflow grows a box right and down only: it is read for a box above
+ * or left of the region.
+ */
+function meetsRegion(b, e, left, top, right, bottom) {
+  return (
+    b.x < right &&
+    b.y < bottom &&
+    (b.x + b.width > left || b.x + e.scrollWidth > left) &&
+    (b.y + b.height > top || b.y + e.scrollHeight > top)
+  );
+}
+
+/**
+ * The ancestors of every custom element of `doc`, of every element `ESCAPING_ANYWAY`
+ * finds that is drawn within the region, and of the fullscreen element.
+ */
+function unsureOf(doc, left, top, right, bottom) {
+  let set = unsure.get(doc);
+  if (set !== undefined) return set;
+  set = new Set();
+  const mark = (e) => {
+    for (let a = e.parentNode; a !== null && !set.has(a); a = a.parentNode) set.add(a);
+  };
+  const custom = doc.evaluate(CUSTOM_ELEMENTS, doc, null, XPathResult.UNORDERED_NODE_SNAPSHOT_TYPE, null);
+  for (let i = 0; i < custom.snapshotLength; i++) mark(custom.snapshotItem(i));
+  for (const e of doc.querySelectorAll(ESCAPING_ANYWAY)) {
+    const style = e.getAttribute('style');
+    if (style !== null && !ESCAPING_STYLE.test(style) && e.localName !== 'dialog' && !e.hasAttribute('popover')) continue;
+    if (meetsRegion(e.getBoundingClientRect(), e, left, top, right, bottom)) mark(e);
+  }
+  if (doc.fullscreenElement) mark(doc.fullscreenElement);
+  unsure.set(doc, set);
+  return set;
+}
+
+/**
+ * Whether an element whose box `r` lies out of the region (left, top, right,
+ * bottom), with what overflows it, draws nothing inside the region: then the walk
+ * need not enter it. Content leaves its ancestors' boxes when something on the way is
+ * positioned, transformed, animated or in the top layer; such elements (`unsureOf`,
+ * `escapeSelector`) are measured, with what overflows them. Where the sheets cannot
+ * tell, or a custom element may hold a shadow tree, the answer is no. Shadow roots
+ * attached to built-in elements inside it are not looked for.
+ */
+function farAndAlone(el, r, left, top, right, bottom) {
+  if (r.width < 2 || r.height < 2 || meetsRegion(r, el, left, top, right, bottom)) return false;
+  const doc = el.ownerDocument;
+  if (el.shadowRoot !== null || el.localName.includes('-') || el.getRootNode() !== doc) return false;
+  if (unsureOf(doc, left, top, right, bottom).has(el)) return false;
+  const sel = escapeSelector(doc);
+  if (sel === null) return false;
+  if (sel !== '') {
+    for (const e of el.querySelectorAll(sel)) {
+      if (meetsRegion(e.getBoundingClientRect(), e, left, top, right, bottom)) return false;
+    }
+  }
+  return true;
+}
+
 function displayCode(d) {
   if (d === 'none') return NONE;
   if (d === 'contents') return CONTENTS;
@@ -72,11 +281,12 @@ let view = null;
 function stale(v) {
   return detaches ? v.length === 0 : v.buffer !== memory.buffer;
 }
+const RECORD = 12;
 // Tag name → code (its position in dom.rs `TAGS`, plus one): common tags cross as a number.
 let tagCodes = new Map();
 
 function buffer() {
-  if (view === null || stale(view)) view = new Float64Array(memory.buffer, base, 8);
+  if (view === null || stale(view)) view = new Float64Array(memory.buffer, base, RECORD);
   return view;
 }
 
@@ -93,21 +303,37 @@ export function bind(mem, ptr, tags) {
 // the rest are read (`readAttributes`) only for elements that are.
 const DECIDING = new Set(['role', 'contenteditable', 'tabindex', 'onclick', 'inert', 'href', 'type', 'multiple']);
 
-// One node's facts, as a record of 8 numbers (dom.rs `RECORD`): [kind (1 element,
+// One node's facts, as a record of 12 numbers (dom.rs `RECORD`): [kind (1 element,
 // 3 text, 0 other), display, style flags (above), has children, open shadow root, child
 // element count, tag code (0: the tag leads the string), string length in UTF-16
-// units (-1: none)]. Only an element's first seven are meaningful beside its kind.
+// units (-1: none), then x, y, width, height of its border box (x NaN: not measured)].
+// Only an element's are meaningful beside its kind.
 
 /**
  * An element's facts into `o` from `at` (see above). Style is read only when
- * `styled`. Returns nothing for a tag with a code and none of the DECIDING
- * attributes; else the tag (when it has no code), then each of those attributes
- * as NUL-separated name and value (HTML cannot hold NUL).
+ * `styled`; then an element with children is measured first, and is not read further
+ * when `farAndAlone` in the region (left, top, right, bottom). Returns nothing for a
+ * tag with a code and none of the DECIDING attributes; else the tag (when it has no
+ * code), then each of those attributes as NUL-separated name and value (HTML cannot
+ * hold NUL).
  */
-function elementInto(o, at, el, win, styled) {
+function elementInto(o, at, el, win, styled, left, top, right, bottom) {
   const tag = el.localName;
   o[at] = 1;
-  if (styled && !NO_STYLE.has(tag)) {
+  o[at + 8] = NaN;
+  let far = false;
+  if (styled && !NO_STYLE.has(tag) && el.firstChild !== null) {
+    const r = el.getBoundingClientRect();
+    o[at + 8] = r.x;
+    o[at + 9] = r.y;
+    o[at + 10] = r.width;
+    o[at + 11] = r.height;
+    far = farAndAlone(el, r, left, top, right, bottom);
+  }
+  if (far) {
+    o[at + 1] = FAR;
+    o[at + 2] = 0;
+  } else if (styled && !NO_STYLE.has(tag)) {
     const s = win.getComputedStyle(el);
     const display = displayCode(s.getPropertyValue('display'));
     o[at + 1] = display;
@@ -148,14 +374,14 @@ export function readText(node) {
 
 /**
  * Any node, in one call: its record (see above) into the buffer, and its string
- * returned (a text's only when `wantText`).
+ * returned (a text's only when `wantText`); the region as `elementInto` takes it.
  */
-export function readNode(node, win, styled, wantText) {
+export function readNode(node, win, styled, wantText, left, top, right, bottom) {
   const o = buffer();
   const t = node.nodeType;
   let s;
   if (t === 1) {
-    s = elementInto(o, 0, node, win, styled);
+    s = elementInto(o, 0, node, win, styled, left, top, right, bottom);
   } else {
     o[0] = t === 3 ? 3 : 0;
     if (t === 3 && wantText) s = readText(node);
@@ -169,7 +395,6 @@ export function readNode(node, win, styled, wantText) {
 // and index and asks for it as an object (`nodeAt`) only when it needs one: most
 // nodes of a page never cross the boundary at all.
 const batches = [];
-const RECORD = 8;
 let records = null;
 
 /** The node a position names: `node` itself when Rust holds it, else index `i` of batch `d`. */
@@ -184,18 +409,21 @@ export function nodeAt(d, i) {
 /** Lets go of every node read: called when a walk ends. */
 export function endWalk() {
   batches.length = 0;
+  escapeSelectors.clear();
+  unsure.clear();
 }
 
 /**
  * The children of a parent (named as `at` does) that the walk would use, read in
  * one call: elements, and texts that are not blank when `wantText` (comments,
- * blank text between tags and unwanted text are passed over here). Their records
+ * blank text between tags and unwanted text are passed over here); the region (left,
+ * top, right, bottom) is the one `elementInto` skips what lies wholly out of. Their records
  * go to the `cap` records at `ptr` in wasm memory, and they become batch `depth`.
  * Returns their strings joined (each record says its length); buffer[0] is their
  * number. When that is more than `cap`, nothing is returned and Rust asks again
  * with room for all.
  */
-export function readChildren(parent, pd, pi, depth, win, styled, wantText, ptr, cap) {
+export function readChildren(parent, pd, pi, depth, win, styled, wantText, left, top, right, bottom, ptr, cap) {
   if (records === null || records.byteOffset !== ptr || records.length < cap * RECORD || stale(records)) {
     records = new Float64Array(memory.buffer, ptr, cap * RECORD);
   }
@@ -207,7 +435,7 @@ export function readChildren(parent, pd, pi, depth, win, styled, wantText, ptr, 
     const t = node.nodeType;
     let s;
     if (t === 1) {
-      if (n < cap) s = elementInto(o, n * RECORD, node, win, styled);
+      if (n < cap) s = elementInto(o, n * RECORD, node, win, styled, left, top, right, bottom);
     } else if (t === 3 && wantText) {
       s = readText(node);
       if (s === undefined) continue;
@@ -237,11 +465,12 @@ export function readAttributes(el) {
 /**
  * What the walk asks of every candidate, in one call: buffer = [x, y, width,
  * height]; when the box meets the region given (dom.rs `Bounds::meets`), also
- * buffer[4] = visible, and every attribute is returned, as `readAttributes`.
+ * buffer[4] = visible, and every attribute is returned, as `readAttributes`. A box
+ * measured already (`elementInto`) is passed in (`x` NaN: none).
  */
-export function readCandidate(node, d, i, left, top, right, bottom) {
+export function readCandidate(node, d, i, left, top, right, bottom, x, y, width, height) {
   const el = at(node, d, i);
-  const r = el.getBoundingClientRect();
+  const r = Number.isNaN(x) ? el.getBoundingClientRect() : { x, y, width, height };
   writeRect(r);
   if (!(r.x < right && r.y < bottom && r.x + r.width > left && r.y + r.height > top)) return undefined;
   buffer()[4] = el.checkVisibility(VISIBILITY) ? 1 : 0;
