@@ -390,6 +390,8 @@
           return false;
         }
         out.push(sel);
+        // Far past `MAX_ESCAPERS` (repeats allowed for), the answer is no: reading on would not change it.
+        if (out.length > 4 * MAX_ESCAPERS) return false;
       } else if (r.type === 3) {
         if (r.styleSheet !== null && !sheetEscapersInto(r.styleSheet, out, probe)) return false;
       } else if (r.type === 7 || r.type === 6) {

@@ -144,6 +144,8 @@ function collectEscapers(rules, out, probe) {
         return false;
       }
       out.push(sel);
+      // Far past `MAX_ESCAPERS` (repeats allowed for), the answer is no: reading on would not change it.
+      if (out.length > 4 * MAX_ESCAPERS) return false;
     } else if (r.type === 3) {
       if (r.styleSheet !== null && !sheetEscapersInto(r.styleSheet, out, probe)) return false;
     } else if (r.type === 7 || r.type === 6) {
