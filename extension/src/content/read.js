@@ -69,7 +69,7 @@ const ESCAPING_STYLE = /position|transform|translate|animation|offset/i;
 const MAX_ESCAPERS = 32;
 
 // A sheet's escapers, kept while its number of rules stays the same (style sheets are
-// mostly added to, not edited in place); `null`: it cannot tell (see `sheetEscapers`).
+// mostly added to, not edited in place); `null`: it cannot tell (see `sheetEscapersInto`).
 const sheetCache = new WeakMap();
 // Each document's selector, made once per walk (cleared by `endWalk`).
 const escapeSelectors = new Map();
