@@ -476,8 +476,8 @@
     const custom = doc.evaluate(CUSTOM_ELEMENTS, doc, null, XPathResult.UNORDERED_NODE_SNAPSHOT_TYPE, null);
     for (let i = 0; i < custom.snapshotLength; i++) mark(custom.snapshotItem(i));
     for (const e of doc.querySelectorAll(ESCAPING_ANYWAY)) {
-      const style = e.getAttribute('style');
-      if (style !== null && !ESCAPING_STYLE.test(style) && e.localName !== 'dialog' && !e.hasAttribute('popover')) continue;
+      const topLayer = e.localName === 'dialog' || e.hasAttribute('popover');
+      if (!topLayer && !ESCAPING_STYLE.test(e.getAttribute('style') ?? '')) continue;
       if (meetsRegion(e.getBoundingClientRect(), e, left, top, right, bottom)) mark(e);
     }
     if (doc.fullscreenElement) mark(doc.fullscreenElement);

@@ -230,8 +230,8 @@ function unsureOf(doc, left, top, right, bottom) {
   const custom = doc.evaluate(CUSTOM_ELEMENTS, doc, null, XPathResult.UNORDERED_NODE_SNAPSHOT_TYPE, null);
   for (let i = 0; i < custom.snapshotLength; i++) mark(custom.snapshotItem(i));
   for (const e of doc.querySelectorAll(ESCAPING_ANYWAY)) {
-    const style = e.getAttribute('style');
-    if (style !== null && !ESCAPING_STYLE.test(style) && e.localName !== 'dialog' && !e.hasAttribute('popover')) continue;
+    const topLayer = e.localName === 'dialog' || e.hasAttribute('popover');
+    if (!topLayer && !ESCAPING_STYLE.test(e.getAttribute('style') ?? '')) continue;
     if (meetsRegion(e.getBoundingClientRect(), e, left, top, right, bottom)) mark(e);
   }
   if (doc.fullscreenElement) mark(doc.fullscreenElement);
@@ -323,8 +323,9 @@ function elementInto(o, at, el, win, styled, left, top, right, bottom) {
   const tag = el.localName;
   o[at] = 1;
   o[at + 8] = NaN;
+  const styledHere = styled && !NO_STYLE.has(tag);
   let far = false;
-  if (styled && !NO_STYLE.has(tag) && el.firstChild !== null) {
+  if (styledHere && el.firstChild !== null) {
     const r = el.getBoundingClientRect();
     o[at + 8] = r.x;
     o[at + 9] = r.y;
@@ -335,7 +336,7 @@ function elementInto(o, at, el, win, styled, left, top, right, bottom) {
   if (far) {
     o[at + 1] = FAR;
     o[at + 2] = 0;
-  } else if (styled && !NO_STYLE.has(tag)) {
+  } else if (styledHere) {
     const s = win.getComputedStyle(el);
     const display = displayCode(s.getPropertyValue('display'));
     o[at + 1] = display;
