@@ -205,6 +205,15 @@ async fn hit_tests_are_skipped_only_where_nothing_could_cover() -> Result<()> {
     Ok(())
 }
 
+/// A box wholly outside a clip known to be exact is cut away without a hit test (which,
+/// beyond the clip's edge, would blame whatever lies there): the scrolled-out link must be
+/// left out, not called covered. The page's other links only seem to lie outside a clip
+/// (positioned out of it, an inline box, a clip margin, a scaled ancestor) and must show.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clips_cut_away_only_what_they_surely_hide() -> Result<()> {
+    assert_fixture("observe/clip.html").await.map(drop)
+}
+
 /// The walk does not enter a box far out of reach unless the page's style sheets say
 /// something in it may be drawn elsewhere (read.js `farAndAlone`): each way content leaves
 /// such a box is on the page, and each must still be found.

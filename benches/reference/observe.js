@@ -278,6 +278,10 @@
   const COVER = 2;
   const CLIPS = 4;
   const CLIPS_ANYHOW = 8;
+  const ESCAPES_CLIPS = 16;
+  const CLIPS_EXACTLY = 32;
+  const EXACT_OVERFLOW = /^(hidden|auto|scroll)( (hidden|auto|scroll))?$/;
+  const CLIPPING_DISPLAY = /^(block|flow-root|inline-block|list-item|(inline-)?(flex|grid))$/;
   const NOWHERE = [0, 0, 0, 0];
 
   function styleFlags(s) {
@@ -293,9 +297,16 @@
     ) {
       f |= COVER;
     }
-    if (s.getPropertyValue('overflow') !== 'visible') f |= transformed ? CLIPS_ANYHOW : CLIPS;
+    const overflow = s.getPropertyValue('overflow');
+    if (overflow !== 'visible') {
+      f |= transformed ? CLIPS_ANYHOW : CLIPS;
+      if (EXACT_OVERFLOW.test(overflow) && CLIPPING_DISPLAY.test(s.getPropertyValue('display'))) f |= CLIPS_EXACTLY;
+    }
     if (s.getPropertyValue('clip-path') !== 'none') f |= CLIPS_ANYHOW;
-    if ((position === 'absolute' || position === 'fixed') && s.getPropertyValue('clip') !== 'auto') f |= CLIPS_ANYHOW;
+    if (position === 'absolute' || position === 'fixed') {
+      f |= ESCAPES_CLIPS;
+      if (s.getPropertyValue('clip') !== 'auto') f |= CLIPS_ANYHOW;
+    }
     return f;
   }
 
@@ -546,10 +557,17 @@
     return false;
   }
 
-  function clippedSomewhere(clip, points) {
-    if (clip === null) return false;
-    for (const [px, py] of points) if (!boxContains(clip, px, py)) return true;
+  /** overlap.rs `inside_somewhere`. */
+  function insideSomewhere(clip, points) {
+    for (const [px, py] of points) if (clip === null || boxContains(clip, px, py)) return true;
     return false;
+  }
+
+  /** overlap.rs `wholly_outside`. */
+  function whollyOutside(clip, x, y, w, h) {
+    if (clip === null) return false;
+    const [cx, cy, cw, ch] = clip;
+    return x + w <= cx || y + h <= cy || x >= cx + cw || y >= cy + ch || cw <= 0 || ch <= 0;
   }
 
   function intersect(a, x, y, w, h) {
@@ -561,9 +579,11 @@
     return [left, top, Math.max(right - left, 0), Math.max(bottom - top, 0)];
   }
 
-  /** observe.rs `Test::needed`. */
-  function testNeeded(t) {
-    return t.state.escaped || t.clipped || coveredSomewhere(t.state.covers, t.points, t.span, t.ownsInside);
+  /** observe.rs `Test::by_layout`: true shows, false cut away, null only a hit test can tell. */
+  function byLayout(t) {
+    if (t.state.escaped) return null;
+    if (t.cutAway) return false;
+    return t.inClip && !coveredSomewhere(t.state.covers, t.points, t.span, t.ownsInside) ? true : null;
   }
 
   function describe(el) {
@@ -1085,7 +1105,8 @@
           points,
           span: own ? ctx.box.span : ctx.paint !== null ? ctx.paint.span : null,
           ownsInside: own,
-          clipped: clippedSomewhere(ctx.clip, points),
+          inClip: insideSomewhere(ctx.clip, points),
+          cutAway: whollyOutside(ctx.exactClip, x, y, w, h),
           textOf: box.mark,
         },
         key: null,
@@ -1141,6 +1162,7 @@
       outside: ctx.outside,
       far: ctx.far,
       clip: ctx.clip,
+      exactClip: ctx.exactClip,
       cover: ctx.cover,
     };
   }
@@ -1246,6 +1268,8 @@
     const inViewport = inViewportOf(this.topViewport, topRect);
 
     const node = domNode(tag, topRect, inViewport, false);
+    // Positioned out of its ancestors' clips, it may show outside all of them.
+    const exactClip = (flags & ESCAPES_CLIPS) !== 0 ? null : ctx.exactClip;
     // Whether it is covered or clipped away is settled after the walk (`settle`).
     let test = null;
     if ((interactive || isFrame) && inViewport && !this.covered) {
@@ -1259,7 +1283,8 @@
         points,
         span,
         ownsInside: true,
-        clipped: clippedSomewhere(ctx.clip, points),
+        inClip: insideSomewhere(ctx.clip, points),
+        cutAway: whollyOutside(exactClip, x, y, w, h),
         textOf: undefined,
       };
     }
@@ -1323,11 +1348,15 @@
     if (mark !== null) this.marks.set(result, mark);
     // What its content is clipped to.
     let clip = ctx.clip;
+    let innerExactClip = exactClip;
     if (hasChildren && (flags & CLIPS_ANYHOW) !== 0) {
       clip = NOWHERE;
     } else if (hasChildren && (flags & CLIPS) !== 0) {
       const r = box.boundingRect();
-      clip = intersect(ctx.clip, r.x + el.clientLeft, r.y + el.clientTop, el.clientWidth, el.clientHeight);
+      const [cx, cy, cw, ch] = [r.x + el.clientLeft, r.y + el.clientTop, el.clientWidth, el.clientHeight];
+      clip = intersect(ctx.clip, cx, cy, cw, ch);
+      const untransformed = Math.abs(r.width - (el.offsetWidth ?? NaN)) < 1 && Math.abs(r.height - (el.offsetHeight ?? NaN)) < 1;
+      if ((flags & CLIPS_EXACTLY) !== 0 && untransformed) innerExactClip = intersect(exactClip, cx, cy, cw, ch);
     }
 
     const inner = {
@@ -1347,6 +1376,7 @@
       outside,
       far,
       clip,
+      exactClip: innerExactClip,
       cover: cover !== null ? cover : ctx.cover,
     };
     let kids = [];
@@ -1405,7 +1435,9 @@
         continue;
       }
       let hidden = covered;
-      if (mark !== undefined && !covered && mark.test !== null && testNeeded(mark.test)) {
+      const shows = mark === undefined || covered || mark.test === null ? true : byLayout(mark.test);
+      if (shows === false) continue;
+      if (shows === null) {
         const t = mark.test;
         const occ = occlusionTest(t.doc, t.el, t.points, t.viewport);
         if (occ.clipped) continue;
@@ -1437,7 +1469,8 @@
   Walk.prototype.textShows = function (mark) {
     const t = mark.test;
     if (t.textOf !== null && t.textOf.shown) return true;
-    if (!testNeeded(t)) return true;
+    const shows = byLayout(t);
+    if (shows !== null) return shows;
     return textVisibleAt(t.doc, t.el, t.points[0][0], t.points[0][1], t.viewport);
   };
 
@@ -1492,6 +1525,7 @@
       outside: ctx.outside,
       far: ctx.far,
       clip: null,
+      exactClip: null,
       cover: null,
     };
     this.range = null;
@@ -1524,6 +1558,7 @@
       outside: false,
       far: false,
       clip: null,
+      exactClip: null,
       cover: null,
     };
     const walked = [];

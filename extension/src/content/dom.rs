@@ -316,6 +316,8 @@ pub struct ElementFacts {
     /// It may paint over content not its own (read.js `COVER`); unread outside the viewport.
     pub cover: bool,
     pub clip: Clip,
+    /// Absolutely positioned or fixed: out of its ancestors' clips (read.js `ESCAPES_CLIPS`).
+    pub escapes_clips: bool,
     pub has_children: bool,
     pub open_shadow: bool,
     pub child_elements: u32,
@@ -327,8 +329,11 @@ pub struct ElementFacts {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Clip {
     None,
-    /// To its padding box (`overflow`).
-    PaddingBox,
+    /// To its padding box (`overflow`); `exact`: to that box and no more (read.js
+    /// `CLIPS_EXACTLY`), so content wholly outside it is cut away.
+    PaddingBox {
+        exact: bool,
+    },
     /// To a shape its boxes do not give (`clip-path`, `clip`, a clip under a transform).
     Shape,
 }
@@ -338,6 +343,8 @@ const POINTER: u8 = 1;
 const COVER: u8 = 2;
 const CLIPS: u8 = 4;
 const CLIPS_ANYHOW: u8 = 8;
+const ESCAPES_CLIPS: u8 = 16;
+const CLIPS_EXACTLY: u8 = 32;
 
 /// What a node is, read in one crossing.
 pub enum NodeFacts {
@@ -488,10 +495,13 @@ fn element_facts(out: &[f64; RECORD], text: Option<String>) -> ElementFacts {
         clip: if flags & CLIPS_ANYHOW != 0 {
             Clip::Shape
         } else if flags & CLIPS != 0 {
-            Clip::PaddingBox
+            Clip::PaddingBox {
+                exact: flags & CLIPS_EXACTLY != 0,
+            }
         } else {
             Clip::None
         },
+        escapes_clips: flags & ESCAPES_CLIPS != 0,
         has_children: out[3] != 0.0,
         open_shadow: out[4] != 0.0,
         child_elements: out[5] as u32,
@@ -552,13 +562,20 @@ pub fn read_rect(el: &At) -> Box4 {
     (out[0], out[1], out[2], out[3])
 }
 
-/// The padding box (which content is clipped to) of an element whose border box is `border`.
-pub fn read_clip_box(el: &At, border: Box4) -> Box4 {
+/// The padding box (which content is clipped to) of an element measured at `border`, and
+/// whether that box is where it is drawn. Where it or an ancestor is scaled or turned, its
+/// measured box bounds a transformed one and differs in size from its layout box, so the
+/// answer is false. A half turn keeps the size and is not caught.
+pub fn read_clip_box(el: &At, border: Box4) -> (Box4, bool) {
     ensure_bound();
     let (n, d, i) = el.parts();
     read_clip_box_js(n, d, i);
     let out = facts();
-    (border.0 + out[0], border.1 + out[1], out[2], out[3])
+    let untransformed = (border.2 - out[4]).abs() < 1.0 && (border.3 - out[5]).abs() < 1.0;
+    (
+        (border.0 + out[0], border.1 + out[1], out[2], out[3]),
+        untransformed,
+    )
 }
 
 /// Where a text node's text is drawn, measured with a range reused across the walk.

@@ -301,6 +301,10 @@ struct Ctx {
     /// What the ancestors' clips leave of this document's viewport coordinates (`None`:
     /// nothing clips).
     clip: Option<Box4>,
+    /// What the ancestors' clips known to be exact leave (read.js `CLIPS_EXACTLY`), since the
+    /// last element positioned out of them: a box wholly outside it is cut away for sure.
+    /// `None`: nothing is certain.
+    exact_clip: Option<Box4>,
     /// The nearest element around that may paint over others: what is drawn here is its.
     cover: Option<Rc<Cover>>,
 }
@@ -328,8 +332,10 @@ struct Test {
     /// The walked element it is, or (for a text) lies in; `owns_inside` as `Target` says.
     holder: Option<Rc<Elem>>,
     owns_inside: bool,
-    /// Some point lies outside an ancestor's clip.
-    clipped: bool,
+    /// Some point lies within what the ancestors' clips leave (or nothing clips).
+    in_clip: bool,
+    /// Its box lies wholly outside what the exact clips leave.
+    cut_away: bool,
     tested: Tested,
 }
 
@@ -343,15 +349,22 @@ enum Tested {
 }
 
 impl Test {
-    /// Whether anything could hide a point: else the hit test would only find the target.
-    fn needed(&self) -> bool {
+    /// What layout alone tells, where it can: `Some(true)`, it shows (a point within the
+    /// clips that no cover could hide, where a hit test would only find the target);
+    /// `Some(false)`, a clip cuts it away; `None`, only a hit test can tell.
+    fn by_layout(&self) -> Option<bool> {
+        if self.doc.escaped.get() {
+            return None;
+        }
+        if self.cut_away {
+            return Some(false);
+        }
         let target = Target {
             span: self.holder.as_deref().and_then(Elem::span),
             owns_inside: self.owns_inside,
         };
-        self.doc.escaped.get()
-            || self.clipped
-            || overlap::covered_somewhere(&self.doc.covers.borrow(), &self.points, target)
+        let covered = overlap::covered_somewhere(&self.doc.covers.borrow(), &self.points, target);
+        (self.in_clip && !covered).then_some(true)
     }
 }
 
@@ -508,6 +521,7 @@ impl Observer {
                     0,
                 ))),
                 clip: None,
+                exact_clip: None,
                 cover: None,
             };
             walk.children(&At::Held(body.into()), &ctx, &mut children);
@@ -719,7 +733,8 @@ impl Walk<'_> {
                 points: vec![centre],
                 holder,
                 owns_inside,
-                clipped: overlap::clipped_somewhere(ctx.clip, &[centre]),
+                in_clip: overlap::inside_somewhere(ctx.clip, &[centre]),
+                cut_away: overlap::wholly_outside(ctx.exact_clip, (x, y, w, h)),
                 tested: Tested::Text {
                     owner: container.mark.get(),
                 },
@@ -764,6 +779,12 @@ impl Walk<'_> {
             return;
         }
         let nth = nth_of(counts, &tag);
+        // Hidden, or out of reach with nothing in it that could be drawn within: it is not
+        // entered, and counts only for its siblings' paths. (A slot renders what is
+        // assigned to it whatever its own display.)
+        if matches!(facts.display, Display::None | Display::Far) && tag != "slot" {
+            return;
+        }
         let path = child_path(&ctx.path, &tag, nth);
         if tag == "slot" {
             self.slot(
@@ -778,21 +799,16 @@ impl Walk<'_> {
             );
             return;
         }
-        match facts.display {
-            // Out of reach, with nothing in it that could be drawn within: it is not entered.
-            Display::None | Display::Far => return,
-            Display::Contents => {
-                // No box of its own, while its children render.
-                let inner = Ctx {
-                    path,
-                    container: None,
-                    depth: ctx.depth + 1,
-                    ..ctx.clone()
-                };
-                self.children(&at, &inner, out);
-                return;
-            }
-            _ => {}
+        if facts.display == Display::Contents {
+            // No box of its own, while its children render.
+            let inner = Ctx {
+                path,
+                container: None,
+                depth: ctx.depth + 1,
+                ..ctx.clone()
+            };
+            self.children(&at, &inner, out);
+            return;
         }
         // Only the attributes that decide candidacy so far; all of them for candidates.
         let mut attrs: Attrs = facts.attrs;
@@ -881,6 +897,12 @@ impl Walk<'_> {
             in_viewport,
             ..Default::default()
         });
+        // Positioned out of its ancestors' clips, it may show outside all of them.
+        let exact_clip = if facts.escapes_clips {
+            None
+        } else {
+            ctx.exact_clip
+        };
         // Whether it is covered or clipped away is settled after the walk (`settle`).
         let test = ((interactive || is_frame) && in_viewport && !self.covered).then(|| {
             if ctx.outside {
@@ -890,7 +912,8 @@ impl Walk<'_> {
             Test {
                 doc: ctx.doc.clone(),
                 el: me.el().clone(),
-                clipped: overlap::clipped_somewhere(ctx.clip, &points),
+                in_clip: overlap::inside_somewhere(ctx.clip, &points),
+                cut_away: overlap::wholly_outside(exact_clip, (x, y, w, h)),
                 points,
                 holder: Some(me.clone()),
                 owns_inside: true,
@@ -905,15 +928,21 @@ impl Walk<'_> {
                 self.describe(&me, &attrs, &tag, role, itype, path.clone(), ctx, node);
             }
         }
-        // What its content is clipped to.
-        let clip = match facts.clip {
-            Clip::None => ctx.clip,
-            _ if !has_children => ctx.clip,
-            Clip::PaddingBox => Some(overlap::intersect(
-                ctx.clip,
-                read_clip_box(&me.at, me.rect()),
-            )),
-            Clip::Shape => Some(overlap::NOWHERE),
+        // What its content is clipped to: for sure where the clip is exact and its box is
+        // where it is drawn, else at most.
+        let (clip, exact_clip) = match facts.clip {
+            Clip::None => (ctx.clip, exact_clip),
+            _ if !has_children => (ctx.clip, exact_clip),
+            Clip::PaddingBox { exact } => {
+                let (padding, untransformed) = read_clip_box(&me.at, me.rect());
+                let clip = Some(overlap::intersect(ctx.clip, padding));
+                if exact && untransformed {
+                    (clip, Some(overlap::intersect(exact_clip, padding)))
+                } else {
+                    (clip, exact_clip)
+                }
+            }
+            Clip::Shape => (Some(overlap::NOWHERE), exact_clip),
         };
 
         let inner = Ctx {
@@ -928,6 +957,7 @@ impl Walk<'_> {
             paint: Some(me.clone()),
             container: Some(me.clone()),
             clip,
+            exact_clip,
             cover: cover.clone().or_else(|| ctx.cover.clone()),
         };
         // Kept content goes straight into `out`; a node of its own takes it back as children.
@@ -1054,8 +1084,10 @@ impl Walk<'_> {
         let Some(test) = &self.marks[m].test else {
             return Verdict::Shows;
         };
-        if !test.needed() {
-            return Verdict::Shows;
+        match test.by_layout() {
+            Some(true) => return Verdict::Shows,
+            Some(false) => return Verdict::Clipped,
+            None => {}
         }
         let occ = occlusion::test(&test.doc.doc, &test.el, &test.points, test.doc.viewport);
         if occ.clipped {
@@ -1078,13 +1110,9 @@ impl Walk<'_> {
                 return true;
             }
         }
-        !test.needed()
-            || occlusion::text_visible_at(
-                &test.doc.doc,
-                &test.el,
-                test.points[0],
-                test.doc.viewport,
-            )
+        test.by_layout().unwrap_or_else(|| {
+            occlusion::text_visible_at(&test.doc.doc, &test.el, test.points[0], test.doc.viewport)
+        })
     }
 
     fn in_viewport(&self, r: &Rect) -> bool {
@@ -1228,6 +1256,7 @@ impl Walk<'_> {
             parent_pointer: false,
             // Another document, with boxes and clips of its own.
             clip: None,
+            exact_clip: None,
             cover: None,
             ..ctx.clone()
         };

@@ -6,9 +6,13 @@
 //! only an element that is positioned, transformed, floated, translucent or filtered
 //! (a *cover*, read.js `COVER`) can paint over content not its own, and only a clipping
 //! ancestor can cut content away. So the walk notes each cover's box (grown by what it
-//! holds) and each element's clip, and a point is hit-tested only where a cover that is
-//! neither around the target nor inside it holds the point, or where the point lies
-//! outside an ancestor's clip. Anywhere else the topmost thing is the target itself.
+//! holds) and each element's clip. A target shows without a hit test when one of its points
+//! lies within its ancestors' clips and no cover that is neither around the target nor
+//! inside it holds any of them: there the topmost thing is the target itself. It is cut
+//! away without one when its box lies wholly outside a clip known to be exact: a box's own
+//! `overflow` clip, not under a transform, with nothing positioned out of it in between
+//! (read.js `CLIPS_EXACTLY`, `ESCAPES_CLIPS`). A hit test would say the same there, or
+//! blame whatever lies beyond the clip's edge. Anything else is hit-tested.
 //!
 //! Covers are known only where style is read: within the viewport's subtrees. When a
 //! control or a text shows up in view from below a box wholly off screen (positioned
@@ -101,9 +105,16 @@ pub fn covered_somewhere(
     })
 }
 
-/// Whether some point lies outside `clip` (`None`: nothing clips).
-pub fn clipped_somewhere(clip: Option<Box4>, points: &[(f64, f64)]) -> bool {
-    clip.is_some_and(|c| points.iter().any(|&p| !contains(c, p)))
+/// Whether some point lies within `clip` (`None`: nothing clips).
+pub fn inside_somewhere(clip: Option<Box4>, points: &[(f64, f64)]) -> bool {
+    points.iter().any(|&p| clip.is_none_or(|c| contains(c, p)))
+}
+
+/// Whether a box has nothing within `clip` (`None`: nothing is known to clip).
+pub fn wholly_outside(clip: Option<Box4>, (x, y, w, h): Box4) -> bool {
+    clip.is_some_and(|(cx, cy, cw, ch)| {
+        x + w <= cx || y + h <= cy || x >= cx + cw || y >= cy + ch || cw <= 0.0 || ch <= 0.0
+    })
 }
 
 /// The part two clips leave.
@@ -169,13 +180,30 @@ mod tests {
     }
 
     #[test]
-    fn clips_intersect_and_points_outside_them_count() {
+    fn a_box_is_cut_away_only_with_nothing_inside_a_known_clip() {
+        let clip = Some((0.0, 0.0, 100.0, 90.0));
+        // Below the box, touching its edge: nothing of it shows.
+        assert!(wholly_outside(clip, (10.0, 90.0, 50.0, 20.0)));
+        assert!(wholly_outside(clip, (-60.0, 10.0, 60.0, 20.0)));
+        // One pixel row inside: it may show.
+        assert!(!wholly_outside(clip, (10.0, 89.0, 50.0, 20.0)));
+        assert!(!wholly_outside(None, (1e6, 1e6, 1.0, 1.0)));
+        // A clip of no size shows nothing.
+        assert!(wholly_outside(
+            Some((0.0, 0.0, 100.0, 0.0)),
+            (0.0, 0.0, 10.0, 10.0)
+        ));
+    }
+
+    #[test]
+    fn clips_intersect_and_points_inside_them_count() {
         let c = intersect(Some((0.0, 0.0, 100.0, 100.0)), (50.0, 50.0, 100.0, 100.0));
         assert_eq!(c, (50.0, 50.0, 50.0, 50.0));
-        assert!(clipped_somewhere(Some(c), &[(60.0, 60.0), (10.0, 10.0)]));
-        assert!(!clipped_somewhere(Some(c), &[(60.0, 60.0)]));
-        assert!(!clipped_somewhere(None, &[(-5.0, 0.0)]));
-        assert!(clipped_somewhere(Some(NOWHERE), &[(0.0, 0.0)]));
+        assert!(inside_somewhere(Some(c), &[(10.0, 10.0), (60.0, 60.0)]));
+        assert!(!inside_somewhere(Some(c), &[(10.0, 10.0), (99.0, 120.0)]));
+        assert!(inside_somewhere(None, &[(-5.0, 0.0)]));
+        assert!(!inside_somewhere(None, &[]));
+        assert!(!inside_somewhere(Some(NOWHERE), &[(0.0, 0.0)]));
         assert_eq!(
             intersect(Some((0.0, 0.0, 10.0, 10.0)), (20.0, 20.0, 5.0, 5.0)).2,
             0.0

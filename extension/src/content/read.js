@@ -33,6 +33,15 @@ const CLIPS = 4;
 // It clips its content to a shape its boxes do not give (`clip-path`, `clip`, or a clip
 // under a transform): anything inside may be hidden.
 const CLIPS_ANYHOW = 8;
+// It is positioned out of its ancestors' clips (absolute or fixed; the top layer is fixed):
+// what they leave says nothing certain about it.
+const ESCAPES_CLIPS = 16;
+// Its clip is its padding box and no more: a box, not an inline or table part (`overflow`
+// does not apply to them), and no `overflow: clip` (whose margin may show more). Content
+// wholly outside that box is cut away, which spares a hit test to say so.
+const CLIPS_EXACTLY = 32;
+const EXACT_OVERFLOW = /^(hidden|auto|scroll)( (hidden|auto|scroll))?$/;
+const CLIPPING_DISPLAY = /^(block|flow-root|inline-block|list-item|(inline-)?(flex|grid))$/;
 
 /** What a computed style says about pointing, covering and clipping (the flags above). */
 function styleFlags(s) {
@@ -48,9 +57,16 @@ function styleFlags(s) {
   ) {
     f |= COVER;
   }
-  if (s.getPropertyValue('overflow') !== 'visible') f |= transformed ? CLIPS_ANYHOW : CLIPS;
+  const overflow = s.getPropertyValue('overflow');
+  if (overflow !== 'visible') {
+    f |= transformed ? CLIPS_ANYHOW : CLIPS;
+    if (EXACT_OVERFLOW.test(overflow) && CLIPPING_DISPLAY.test(s.getPropertyValue('display'))) f |= CLIPS_EXACTLY;
+  }
   if (s.getPropertyValue('clip-path') !== 'none') f |= CLIPS_ANYHOW;
-  if ((position === 'absolute' || position === 'fixed') && s.getPropertyValue('clip') !== 'auto') f |= CLIPS_ANYHOW;
+  if (position === 'absolute' || position === 'fixed') {
+    f |= ESCAPES_CLIPS;
+    if (s.getPropertyValue('clip') !== 'auto') f |= CLIPS_ANYHOW;
+  }
   return f;
 }
 
@@ -351,7 +367,8 @@ function elementInto(o, at, el, win, styled, left, top, right, bottom) {
   o[at + 5] = el.childElementCount;
   const code = tagCodes.get(tag) || 0;
   o[at + 6] = code;
-  const attrs = attributes(el, DECIDING);
+  // Not entered (far or hidden): only its tag still counts, for its siblings' paths.
+  const attrs = far || o[at + 1] === NONE ? '' : attributes(el, DECIDING);
   if (code !== 0) return attrs === '' ? undefined : attrs;
   return tag + attrs;
 }
@@ -496,7 +513,8 @@ function writeRect(r) {
 /**
  * Buffer: [left, top, width, height] of the element's padding box, which its content
  * is clipped to, relative to its border box (borders and scrollbars, under which
- * nothing shows, left out).
+ * nothing shows, left out); then its layout width and height, which differ from its
+ * measured box where it or an ancestor is scaled or turned (NaN where it has none).
  */
 export function readClipBox(node, d, i) {
   const el = at(node, d, i);
@@ -505,6 +523,8 @@ export function readClipBox(node, d, i) {
   o[1] = el.clientTop;
   o[2] = el.clientWidth;
   o[3] = el.clientHeight;
+  o[4] = el.offsetWidth ?? NaN;
+  o[5] = el.offsetHeight ?? NaN;
 }
 
 /** `Element.checkVisibility` with opacity and `visibility` checked. */
