@@ -11,12 +11,14 @@
 //! Both exclude messaging and serialisation. It also times one hit test on each
 //! page, counts the reference's hit tests and how many of them a census of the whole
 //! page's possible covers would have found unneeded, counts the DOM calls the
-//! reference makes per element (a separate, instrumented run) and prints the size
-//! of each fixture page's observation as the model sees it.
+//! reference makes per element (a separate, instrumented run), times the main DOM
+//! calls in the main world and in an isolated one (what any content script pays more)
+//! and prints the size of each fixture page's observation as the model sees it.
 //!
 //! Run: `cargo build --release -p itinero-host && cargo bench --bench observe_extraction`
-//! (`ITINERO_BENCH_PROFILE=1` adds a sampled CPU profile of both walks at n = 5000,
-//! with the Rust/WASM time charged to the boundary crossings it is spent in).
+//! (`ITINERO_BENCH_PROFILE=1` adds a sampled CPU profile of the walks at n = 5000: the
+//! Rust/WASM time charged to the boundary crossings it is spent in, and the reference in
+//! either world; with `ITINERO_WASM_NAMES=1` too, the Rust functions' own time).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -387,10 +389,15 @@ const INSTRUMENTED_RUN: &str = r#"
            kept, texts };
 "#;
 
-/// Per-call cost of the main DOM calls in this page (main world), in µs, each over every element.
+/// Per-call cost of the main DOM calls in this page, in µs, each over every element (the
+/// median of five passes): run in the main world and in an isolated one.
 const CALL_COSTS: &str = r#"
   const els = [...document.body.getElementsByTagName('*')];
-  const time = (f) => { const t0 = performance.now(); for (const e of els) f(e); return (performance.now() - t0) * 1000 / els.length; };
+  const time = (f) => {
+    const passes = [];
+    for (let k = 0; k < 5; k++) { const t0 = performance.now(); for (const e of els) f(e); passes.push((performance.now() - t0) * 1000 / els.length); }
+    return passes.sort((a, b) => a - b)[2];
+  };
   const opts = { checkOpacity: true, checkVisibilityCSS: true };
   let sink = 0;
   const out = {
@@ -568,6 +575,24 @@ async fn cpu_profile(
     for (k, c) in v.into_iter().take(40) {
         println!("    {:5.1}%  {k}", pct(*c));
     }
+    // With function names in the module (`ITINERO_WASM_NAMES=1`), where the Rust code's own
+    // time goes, crate hashes cut out of the names.
+    let mut rust: Vec<(String, usize)> = self_count
+        .iter()
+        .filter(|(k, _)| k.ends_with(".wasm") && !k.starts_with("wasm-function["))
+        .map(|(k, c)| (strip_hashes(k.rsplit_once(" @").map_or(k, |p| p.0)), *c))
+        .collect();
+    if !rust.is_empty() {
+        rust.sort_by_key(|r| std::cmp::Reverse(r.1));
+        println!("  Rust functions in wasm, self time:");
+        for (k, c) in rust.into_iter().take(30) {
+            println!(
+                "    {:5.1}%  {}",
+                pct(c),
+                k.chars().take(150).collect::<String>()
+            );
+        }
+    }
     if crossing.keys().any(|k| !k.starts_with('(')) {
         let mut v: Vec<(&String, &[usize; 3])> = crossing.iter().collect();
         v.sort_by(|a, b| b.1[0].cmp(&a.1[0]));
@@ -583,6 +608,26 @@ async fn cpu_profile(
         }
     }
     Ok(())
+}
+
+/// `foo[1a2b3c4d5e6f7a8b]::bar` → `foo::bar`: rustc's crate hashes in symbol names.
+fn strip_hashes(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(i) = rest.find('[') {
+        out.push_str(&rest[..i]);
+        match rest[i..].find(']') {
+            Some(j) if rest[i + 1..i + j].bytes().all(|b| b.is_ascii_hexdigit()) => {
+                rest = &rest[i + j + 1..];
+            }
+            _ => {
+                out.push('[');
+                rest = &rest[i + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 async fn token_table(h: &Harness, panel: &Page) -> Result<()> {
@@ -766,12 +811,20 @@ async fn main() -> Result<()> {
                 }
                 notes.push(line);
             }
-            let costs: Value = page.run_js(CALL_COSTS).await?;
-            let mut line =
-                String::from("  main-world cost per call, µs (each over every element):");
-            if let Some(costs) = costs.as_object() {
+            // The same calls from an isolated world, where every content script runs: its
+            // bindings are its own, and what they cost more is a tax on any content script.
+            let main: Value = page.run_js(CALL_COSTS).await?;
+            let isolated = eval_in(&page, world, &format!("(() => {{ {CALL_COSTS} }})()")).await?;
+            let mut line = String::from(
+                "  cost per call, µs, main world / isolated world (median of 5 passes over every element):",
+            );
+            if let Some(costs) = main.as_object() {
                 for (k, c) in costs.iter().filter(|(k, _)| *k != "sink") {
-                    line.push_str(&format!(" {k} {:.2};", c.as_f64().unwrap_or(0.0)));
+                    let i = isolated[k].as_f64().unwrap_or(f64::NAN);
+                    line.push_str(&format!(
+                        " {k} {:.2} / {i:.2};",
+                        c.as_f64().unwrap_or(f64::NAN)
+                    ));
                 }
             }
             notes.push(line);
@@ -787,6 +840,13 @@ async fn main() -> Result<()> {
             cpu_profile(&page, "JS reference x10", async {
                 for _ in 0..10 {
                     js_run(&page).await?;
+                }
+                Ok(())
+            })
+            .await?;
+            cpu_profile(&page, "JS reference in an isolated world x10", async {
+                for _ in 0..10 {
+                    js_run_isolated(&page, world).await?;
                 }
                 Ok(())
             })

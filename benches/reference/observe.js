@@ -284,7 +284,7 @@
   const CLIPPING_DISPLAY = /^(block|flow-root|inline-block|list-item|(inline-)?(flex|grid))$/;
   const NOWHERE = [0, 0, 0, 0];
 
-  function styleFlags(s) {
+  function styleFlags(s, display) {
     let f = s.getPropertyValue('cursor') === 'pointer' ? POINTER : 0;
     const position = s.getPropertyValue('position');
     const transformed = s.getPropertyValue('transform') !== 'none';
@@ -300,7 +300,7 @@
     const overflow = s.getPropertyValue('overflow');
     if (overflow !== 'visible') {
       f |= transformed ? CLIPS_ANYHOW : CLIPS;
-      if (EXACT_OVERFLOW.test(overflow) && CLIPPING_DISPLAY.test(s.getPropertyValue('display'))) f |= CLIPS_EXACTLY;
+      if (EXACT_OVERFLOW.test(overflow) && CLIPPING_DISPLAY.test(display)) f |= CLIPS_EXACTLY;
     }
     if (s.getPropertyValue('clip-path') !== 'none') f |= CLIPS_ANYHOW;
     if (position === 'absolute' || position === 'fixed') {
@@ -1192,7 +1192,7 @@
     // An element with children in view is measured first: one out of reach with nothing
     // that could be drawn within it is not entered (read.js `farAndAlone`).
     let measuredFirst = null;
-    if (!ctx.outside && el.firstChild !== null) {
+    if (!ctx.outside && el.hasChildNodes()) {
       measuredFirst = el.getBoundingClientRect();
       const b = ctx.reach;
       if (b !== null && farAndAlone(el, measuredFirst, b.left, b.top, b.right, b.bottom)) {
@@ -1212,7 +1212,7 @@
         this.children(el, withPath(ctx, path), out);
         return;
       }
-      flags = styleFlags(style);
+      flags = styleFlags(style, display);
     }
     const pointer = (flags & POINTER) !== 0;
     const attrs = attributesOf(el).length > 0;
@@ -1234,7 +1234,7 @@
     }
     if (isFrame && !box.isVisible()) return;
     const root = isFrame ? null : shadowRoot(el);
-    const hasChildren = el.firstChild !== null || root !== null;
+    const hasChildren = el.hasChildNodes() || root !== null;
     let x = 0;
     let y = 0;
     let w = 0;

@@ -15,6 +15,8 @@ extern "C" {
 #[wasm_bindgen(module = "/src/content/read.js")]
 extern "C" {
     fn bind(memory: &JsValue, ptr: u32, tags: &str);
+    #[wasm_bindgen(js_name = bindText)]
+    fn bind_text(ptr: u32, cap: u32);
     #[wasm_bindgen(js_name = readNode)]
     #[allow(clippy::too_many_arguments)]
     fn read_node_js(
@@ -75,9 +77,8 @@ extern "C" {
     fn read_clip_box_js(node: Option<&Node>, d: u32, i: u32);
     #[wasm_bindgen(js_name = readPaint)]
     fn read_paint_js(node: Option<&Node>, d: u32, i: u32, win: &Window);
-    /// Whether the element scrolls its content vertically (and has content to scroll).
     #[wasm_bindgen(js_name = readScrolls)]
-    pub fn read_scrolls(el: &Element, win: &Window) -> bool;
+    fn read_scrolls_js(node: Option<&Node>, d: u32, i: u32, win: &Window) -> bool;
 }
 
 /// Tags that cross as a number, not a string (read.js learns them in `bind`).
@@ -157,20 +158,21 @@ const TAGS: &[&str] = &[
     "slot",
 ];
 
-/// Where read.js writes numbers. Single-threaded wasm; read right after each call.
-static mut FACTS: [f64; RECORD] = [0.0; RECORD];
+/// Where read.js writes numbers: room for a record, and where the last read's string went
+/// (`STRING`). Single-threaded wasm; read right after each call.
+static mut FACTS: [f64; FACTS_LEN] = [0.0; FACTS_LEN];
 
 thread_local! {
     static BOUND: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// The numbers the last read wrote.
-fn facts() -> [f64; RECORD] {
+fn facts() -> [f64; FACTS_LEN] {
     // SAFETY: wasm32 here is single-threaded and read.js only writes during the calls above.
     unsafe { std::ptr::addr_of!(FACTS).read_volatile() }
 }
 
-/// Tells read.js where `FACTS` is, once.
+/// Tells read.js where `FACTS` and `TEXT` are, once.
 fn ensure_bound() {
     if !BOUND.with(|b| b.replace(true)) {
         bind(
@@ -178,7 +180,48 @@ fn ensure_bound() {
             std::ptr::addr_of!(FACTS) as u32,
             &TAGS.join(","),
         );
+        TEXT.with(|t| {
+            let t = t.borrow();
+            bind_text(t.as_ptr() as u32, t.len() as u32);
+        });
     }
+}
+
+thread_local! {
+    /// Where read.js puts the string a read gives (read.js `give`); grown, and read.js told,
+    /// when one did not fit.
+    static TEXT: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0; 16 * 1024]);
+}
+
+/// `FACTS[STRING]`: where the string of the last read went (read.js `give`).
+const STRING: usize = RECORD;
+const NO_STRING: f64 = -1.0;
+const RETURNED: f64 = -2.0;
+
+/// The string a read gave: `returned` when it did not fit `TEXT` (which then grows for the
+/// next one), else from `TEXT`; `string` is `FACTS[STRING]` as the read left it.
+fn given<R>(string: f64, returned: Option<String>, f: impl FnOnce(Option<&str>) -> R) -> R {
+    if string == NO_STRING {
+        return f(None);
+    }
+    if string == RETURNED {
+        let s = returned.unwrap_or_default();
+        TEXT.with(|t| {
+            let mut t = t.borrow_mut();
+            let need = (s.len() * 3).next_power_of_two();
+            if t.len() < need {
+                *t = vec![0; need];
+                bind_text(t.as_ptr() as u32, t.len() as u32);
+            }
+        });
+        return f(Some(&s));
+    }
+    TEXT.with(|t| {
+        let t = t.borrow();
+        // TextEncoder writes well-formed UTF-8 (a lone surrogate becomes U+FFFD).
+        let bytes = &t[..(string as usize).min(t.len())];
+        f(Some(&String::from_utf8_lossy(bytes)))
+    })
 }
 
 /// A node the walk visits: one it holds, or one read.js holds, named by its place in
@@ -373,6 +416,7 @@ pub fn read_node(
 
 /// Numbers per node in a batch (read.js: kind, five facts, tag code, string length, box).
 const RECORD: usize = 12;
+const FACTS_LEN: usize = RECORD + 1;
 
 thread_local! {
     /// Where read.js writes the records of a batch; grown when a parent has more children.
@@ -412,24 +456,27 @@ pub fn read_children(
                 records.as_mut_ptr() as u32,
                 cap as u32,
             );
-            let n = facts()[0] as usize;
+            let out = facts();
+            let n = out[0] as usize;
             if n > cap {
                 records.resize(n.next_power_of_two() * RECORD, 0.0);
                 continue;
             }
-            let joined = joined.unwrap_or_default();
-            let mut strings = Utf16Cuts::new(&joined);
-            return (0..n)
-                .map(|k| {
-                    let mut rec = [0.0; RECORD];
-                    for (j, slot) in rec.iter_mut().enumerate() {
-                        // SAFETY: in bounds (k < n <= cap); read.js wrote it during the call above.
-                        *slot = unsafe { records.as_ptr().add(k * RECORD + j).read_volatile() };
-                    }
-                    let text = (rec[7] >= 0.0).then(|| strings.take(rec[7] as usize).to_owned());
-                    node_facts(&rec, text)
-                })
-                .collect();
+            return given(out[STRING], joined, |joined| {
+                let mut strings = Utf16Cuts::new(joined.unwrap_or_default());
+                (0..n)
+                    .map(|k| {
+                        let mut rec = [0.0; RECORD];
+                        for (j, slot) in rec.iter_mut().enumerate() {
+                            // SAFETY: in bounds (k < n <= cap); read.js wrote it during the call above.
+                            *slot = unsafe { records.as_ptr().add(k * RECORD + j).read_volatile() };
+                        }
+                        let text =
+                            (rec[7] >= 0.0).then(|| strings.take(rec[7] as usize).to_owned());
+                        node_facts(&rec, text)
+                    })
+                    .collect()
+            });
         }
     })
 }
@@ -462,7 +509,7 @@ impl<'a> Utf16Cuts<'a> {
 }
 
 /// What read.js wrote for one node (`rec`: its record) and returned.
-fn node_facts(rec: &[f64; RECORD], text: Option<String>) -> NodeFacts {
+fn node_facts(rec: &[f64], text: Option<String>) -> NodeFacts {
     match rec[0] as u8 {
         1 => NodeFacts::Element(element_facts(rec, text)),
         3 => NodeFacts::Text(text),
@@ -471,7 +518,7 @@ fn node_facts(rec: &[f64; RECORD], text: Option<String>) -> NodeFacts {
 }
 
 /// Decodes an element's record and string.
-fn element_facts(out: &[f64; RECORD], text: Option<String>) -> ElementFacts {
+fn element_facts(out: &[f64], text: Option<String>) -> ElementFacts {
     let text = text.unwrap_or_default();
     let code = out[6] as usize;
     let (tag, attrs) = match code.checked_sub(1).and_then(|i| TAGS.get(i)) {
@@ -524,7 +571,9 @@ pub fn read_candidate(
     let attrs = read_candidate_js(n, d, i, r.left, r.top, r.right, r.bottom, x, y, w, h);
     let out = facts();
     let rect = (out[0], out[1], out[2], out[3]);
-    let rest = attrs.map(|a| (Attrs::parse(a), out[4] != 0.0));
+    let rest = given(out[STRING], attrs, |a| {
+        a.map(|a| (Attrs::parse(a.to_owned()), out[4] != 0.0))
+    });
     (rect, rest)
 }
 
@@ -615,6 +664,12 @@ pub fn read_paint(el: &At, win: &Window) -> PaintFacts {
         isolate: out[5] != 0.0,
         display: Display::from_code(out[6]),
     }
+}
+
+/// Whether the element scrolls its content vertically (and has content to scroll).
+pub fn read_scrolls(el: &At, win: &Window) -> bool {
+    let (n, d, i) = el.parts();
+    read_scrolls_js(n, d, i, win)
 }
 
 /// The shadow root of an element already read: `open` says whether it has an open one.

@@ -1014,7 +1014,7 @@ impl Walk<'_> {
             }
             node.children = out.split_off(start);
             node.occluded = false;
-            node.scroll_container = read_scrolls(me.el(), &ctx.doc.win);
+            node.scroll_container = read_scrolls(&me.at, &ctx.doc.win);
             out.push(node);
         }
         // Otherwise (an empty frame, shadow host or dialog) the kept content, if any, stays flattened.
@@ -1178,7 +1178,7 @@ impl Walk<'_> {
         let focused = ctx.doc.active().is_some_and(|a| a == el);
         node.states = semantics::states(el, attrs, tag, itype.as_deref(), focused);
         node.input_type = itype;
-        node.scroll_container = read_scrolls(el, &ctx.doc.win);
+        node.scroll_container = read_scrolls(&me.at, &ctx.doc.win);
         node.fingerprint = Some(fingerprint);
         if let Some(m) = me.mark.get() {
             self.marks[m].el = Some(el.clone());

@@ -43,8 +43,11 @@ const CLIPS_EXACTLY = 32;
 const EXACT_OVERFLOW = /^(hidden|auto|scroll)( (hidden|auto|scroll))?$/;
 const CLIPPING_DISPLAY = /^(block|flow-root|inline-block|list-item|(inline-)?(flex|grid))$/;
 
-/** What a computed style says about pointing, covering and clipping (the flags above). */
-function styleFlags(s) {
+/**
+ * What a computed style says about pointing, covering and clipping (the flags above);
+ * `display` is its value, read already.
+ */
+function styleFlags(s, display) {
   let f = s.getPropertyValue('cursor') === 'pointer' ? POINTER : 0;
   const position = s.getPropertyValue('position');
   const transformed = s.getPropertyValue('transform') !== 'none';
@@ -60,7 +63,7 @@ function styleFlags(s) {
   const overflow = s.getPropertyValue('overflow');
   if (overflow !== 'visible') {
     f |= transformed ? CLIPS_ANYHOW : CLIPS;
-    if (EXACT_OVERFLOW.test(overflow) && CLIPPING_DISPLAY.test(s.getPropertyValue('display'))) f |= CLIPS_EXACTLY;
+    if (EXACT_OVERFLOW.test(overflow) && CLIPPING_DISPLAY.test(display)) f |= CLIPS_EXACTLY;
   }
   if (s.getPropertyValue('clip-path') !== 'none') f |= CLIPS_ANYHOW;
   if (position === 'absolute' || position === 'fixed') {
@@ -304,7 +307,7 @@ const RECORD = 12;
 let tagCodes = new Map();
 
 function buffer() {
-  if (view === null || stale(view)) view = new Float64Array(memory.buffer, base, RECORD);
+  if (view === null || stale(view)) view = new Float64Array(memory.buffer, base, RECORD + 1);
   return view;
 }
 
@@ -315,6 +318,52 @@ export function bind(mem, ptr, tags) {
   base = ptr;
   view = null;
   tagCodes = new Map(tags.split(',').map((t, i) => [t, i + 1]));
+}
+
+// Strings go back as UTF-8 in a buffer of their own in wasm memory (dom.rs `TEXT`) where
+// they fit: returned, a string is copied by glue into memory allocated for it, which Rust
+// then frees. Where the last read's string went is in the
+// number after the buffer's record (`STRING`): its length in bytes there, or one of the codes below.
+const STRING = RECORD;
+const NO_STRING = -1;
+const RETURNED = -2;
+const encoder = new TextEncoder();
+let textBase = 0;
+let textCap = 0;
+let textView = null;
+
+/** Where strings go (`give`), and how many bytes fit there; again whenever that grows. */
+export function bindText(ptr, cap) {
+  textBase = ptr;
+  textCap = cap;
+  textView = null;
+}
+
+/** Hands `s` (undefined: none) to Rust as `STRING` says: returns it only where it does not fit. */
+function give(s) {
+  const o = buffer();
+  if (s === undefined) {
+    o[STRING] = NO_STRING;
+    return undefined;
+  }
+  // A UTF-16 unit takes at most three bytes in UTF-8.
+  if (s.length * 3 > textCap) {
+    o[STRING] = RETURNED;
+    return s;
+  }
+  if (textView === null || stale(textView)) textView = new Uint8Array(memory.buffer, textBase, textCap);
+  const bytes = textView;
+  // ASCII a unit at a time (most of a page is), the rest by the encoder: a call to it makes
+  // an object to say what it wrote, which costs more than a short string's loop.
+  const n = s.length;
+  let i = 0;
+  for (; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0x7f) break;
+    bytes[i] = c;
+  }
+  o[STRING] = i < n ? i + encoder.encodeInto(s.slice(i), bytes.subarray(i)).written : n;
+  return undefined;
 }
 
 // The attributes that decide whether an element is interactive (semantics.rs);
@@ -340,8 +389,10 @@ function elementInto(o, at, el, win, styled, left, top, right, bottom) {
   o[at] = 1;
   o[at + 8] = NaN;
   const styledHere = styled && !NO_STYLE.has(tag);
+  // Not `firstChild`: a node handed to an isolated world is looked up in a table of its own.
+  const hasChildren = el.hasChildNodes();
   let far = false;
-  if (styledHere && el.firstChild !== null) {
+  if (styledHere && hasChildren) {
     const r = el.getBoundingClientRect();
     o[at + 8] = r.x;
     o[at + 9] = r.y;
@@ -354,33 +405,53 @@ function elementInto(o, at, el, win, styled, left, top, right, bottom) {
     o[at + 2] = 0;
   } else if (styledHere) {
     const s = win.getComputedStyle(el);
-    const display = displayCode(s.getPropertyValue('display'));
+    const value = s.getPropertyValue('display');
+    const display = displayCode(value);
     o[at + 1] = display;
     // A hidden subtree is cut where it starts, and `contents` has no box: no more is asked.
-    o[at + 2] = display === NONE || display === CONTENTS ? 0 : styleFlags(s);
+    o[at + 2] = display === NONE || display === CONTENTS ? 0 : styleFlags(s, value);
+    readStyle = s;
   } else {
     o[at + 1] = UNREAD;
     o[at + 2] = 0;
   }
-  o[at + 3] = el.firstChild !== null ? 1 : 0;
+  o[at + 3] = hasChildren ? 1 : 0;
   o[at + 4] = el.shadowRoot !== null ? 1 : 0;
   o[at + 5] = el.childElementCount;
   const code = tagCodes.get(tag) || 0;
   o[at + 6] = code;
   // Not entered (far or hidden): only its tag still counts, for its siblings' paths.
-  const attrs = far || o[at + 1] === NONE ? '' : attributes(el, DECIDING);
+  let attrs = '';
+  if (!far && o[at + 1] !== NONE && el.hasAttributes()) {
+    readNames = el.getAttributeNames();
+    attrs = attributes(el, readNames, DECIDING);
+  }
   if (code !== 0) return attrs === '' ? undefined : attrs;
   return tag + attrs;
 }
 
-/** Attributes (all, or those in `only`) as NUL-separated name and value, each led by a NUL. */
-function attributes(el, only) {
+// What the last `elementInto` read besides its record, kept with the batch (`readChildren`)
+// so that the walk's later questions about the same element do not read it again: its
+// computed style, and its attributes' names (`NO_NAMES`: none read).
+let readStyle = null;
+const NO_NAMES = [];
+let readNames = NO_NAMES;
+
+/**
+ * Attributes of `el` named in `names` (all, or those also in `only`) as NUL-separated name and
+ * value, each led by a NUL.
+ */
+function attributes(el, names, only) {
   let s = '';
-  if (!el.hasAttributes()) return s;
-  for (const name of el.getAttributeNames()) {
+  for (const name of names) {
     if (only === null || only.has(name)) s += '\0' + name + '\0' + el.getAttribute(name);
   }
   return s;
+}
+
+/** All of an element's attributes, as `attributes` writes them. */
+function allAttributes(el) {
+  return el.hasAttributes() ? attributes(el, el.getAttributeNames(), null) : '';
 }
 
 // Anything but Rust's `char::is_whitespace` (Unicode White_Space), which the walk trims with.
@@ -413,13 +484,26 @@ export function readNode(node, win, styled, wantText, left, top, right, bottom) 
 // The children the walk has read, by depth: `batches[d]` holds the nodes the last
 // `readChildren` at depth d wrote records for. Rust names such a node by its depth
 // and index and asks for it as an object (`nodeAt`) only when it needs one: most
-// nodes of a page never cross the boundary at all.
+// nodes of a page never cross the boundary at all. `styles[d]` and `names[d]` hold,
+// at the same places, what `elementInto` read of each (null and `NO_NAMES` where it did not).
 const batches = [];
+const styles = [];
+const names = [];
 let records = null;
+
+/** Whether a position names a node of a batch, not one Rust holds. */
+function batched(node) {
+  return node === undefined || node === null;
+}
 
 /** The node a position names: `node` itself when Rust holds it, else index `i` of batch `d`. */
 function at(node, d, i) {
-  return node === undefined || node === null ? batches[d][i] : node;
+  return batched(node) ? batches[d][i] : node;
+}
+
+/** The computed style of the node a position names, read by the walk where it can be. */
+function styleAt(node, d, i, win) {
+  return (batched(node) ? styles[d][i] : null) ?? win.getComputedStyle(at(node, d, i));
 }
 
 export function nodeAt(d, i) {
@@ -429,6 +513,8 @@ export function nodeAt(d, i) {
 /** Lets go of every node read: called when a walk ends. */
 export function endWalk() {
   batches.length = 0;
+  styles.length = 0;
+  names.length = 0;
   escapeSelectors.clear();
   unsure.clear();
 }
@@ -439,8 +525,8 @@ export function endWalk() {
  * blank text between tags and unwanted text are passed over here); the region (left,
  * top, right, bottom) is the one `elementInto` skips what lies wholly out of. Their records
  * go to the `cap` records at `ptr` in wasm memory, and they become batch `depth`.
- * Returns their strings joined (each record says its length); buffer[0] is their
- * number. When that is more than `cap`, nothing is returned and Rust asks again
+ * Gives their strings joined (`give`; each record says its length); buffer[0] is their
+ * number. When that is more than `cap`, nothing is given and Rust asks again
  * with room for all.
  */
 export function readChildren(parent, pd, pi, depth, win, styled, wantText, left, top, right, bottom, ptr, cap) {
@@ -449,11 +535,15 @@ export function readChildren(parent, pd, pi, depth, win, styled, wantText, left,
   }
   const o = records;
   const kids = [];
+  const kidStyles = [];
+  const kidNames = [];
   let joined = '';
   let n = 0;
   for (let node = at(parent, pd, pi).firstChild; node !== null; node = node.nextSibling) {
     const t = node.nodeType;
     let s;
+    readStyle = null;
+    readNames = NO_NAMES;
     if (t === 1) {
       if (n < cap) s = elementInto(o, n * RECORD, node, win, styled, left, top, right, bottom);
     } else if (t === 3 && wantText) {
@@ -468,33 +558,40 @@ export function readChildren(parent, pd, pi, depth, win, styled, wantText, left,
       if (s !== undefined) joined += s;
     }
     kids.push(node);
+    kidStyles.push(readStyle);
+    kidNames.push(readNames);
     n += 1;
   }
   buffer()[0] = n;
   if (n > cap) return undefined;
   batches[depth] = kids;
   batches.length = depth + 1;
-  return joined === '' ? undefined : joined;
+  styles[depth] = kidStyles;
+  styles.length = depth + 1;
+  names[depth] = kidNames;
+  names.length = depth + 1;
+  return give(joined === '' ? undefined : joined);
 }
 
 /** Every attribute of an element, as `elementInto` returns them (after the tag). */
 export function readAttributes(el) {
-  return attributes(el, null);
+  return allAttributes(el);
 }
 
 /**
  * What the walk asks of every candidate, in one call: buffer = [x, y, width,
  * height]; when the box meets the region given (dom.rs `Bounds::meets`), also
- * buffer[4] = visible, and every attribute is returned, as `readAttributes`. A box
+ * buffer[4] = visible, and every attribute is given (`give`), as `readAttributes` returns them. A box
  * measured already (`elementInto`) is passed in (`x` NaN: none).
  */
 export function readCandidate(node, d, i, left, top, right, bottom, x, y, width, height) {
   const el = at(node, d, i);
   const r = Number.isNaN(x) ? el.getBoundingClientRect() : { x, y, width, height };
   writeRect(r);
-  if (!(r.x < right && r.y < bottom && r.x + r.width > left && r.y + r.height > top)) return undefined;
+  if (!(r.x < right && r.y < bottom && r.x + r.width > left && r.y + r.height > top)) return give(undefined);
   buffer()[4] = el.checkVisibility(VISIBILITY) ? 1 : 0;
-  return attributes(el, null);
+  // The walk read the names of a batched element already; one it read none of has none.
+  return give(batched(node) ? attributes(el, names[d][i], null) : allAttributes(el));
 }
 
 /** Buffer: [x, y, width, height] of the element's border box. */
@@ -545,7 +642,7 @@ export function readTextRect(range, node, d, i) {
  */
 export function readPaint(node, d, i, win) {
   const out = buffer();
-  const s = win.getComputedStyle(at(node, d, i));
+  const s = styleAt(node, d, i, win);
   const p = s.getPropertyValue('position');
   out[0] = p === 'relative' ? 1 : p === 'absolute' ? 2 : p === 'fixed' ? 3 : p === 'sticky' ? 4 : 0;
   const z = s.getPropertyValue('z-index');
@@ -559,7 +656,8 @@ export function readPaint(node, d, i, win) {
 }
 
 /** Whether the element scrolls its content vertically (and has content to scroll). */
-export function readScrolls(el, win) {
-  const o = win.getComputedStyle(el).getPropertyValue('overflow-y');
+export function readScrolls(node, d, i, win) {
+  const el = at(node, d, i);
+  const o = styleAt(node, d, i, win).getPropertyValue('overflow-y');
   return (o === 'auto' || o === 'scroll') && el.scrollHeight > el.clientHeight + 1;
 }
