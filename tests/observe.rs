@@ -250,6 +250,21 @@ async fn a_style_sheet_from_another_origin_rules_nothing_out() -> Result<()> {
     Ok(())
 }
 
+/// Past 32 selectors that may move content (read.js `MAX_ESCAPERS`), testing far boxes
+/// against them all would cost more than walking them: every far box is entered, so what the
+/// last of 40 such rules moves into view is found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_rule_limit_every_far_box_is_entered() -> Result<()> {
+    let obs = assert_fixture("observe/far.html?many=40").await?;
+    assert!(
+        indexed(&obs)
+            .iter()
+            .any(|n| n.name.as_deref() == Some("Alone")),
+        "the button the 40th rule fixes in view is indexed"
+    );
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hidden_elements_and_their_text_stay_out() -> Result<()> {
     assert_fixture("observe/visibility.html").await.map(drop)

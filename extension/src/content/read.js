@@ -322,8 +322,8 @@ export function bind(mem, ptr, tags) {
 
 // Strings go back as UTF-8 in a buffer of their own in wasm memory (dom.rs `TEXT`) where
 // they fit: returned, a string is copied by glue into memory allocated for it, which Rust
-// then frees. Where the last read's string went is in the
-// number after the buffer's record (`STRING`): its length in bytes there, or one of the codes below.
+// then frees. Where the last read's string went is the number after the record in the
+// buffer above (`STRING`): its length in bytes, or one of the codes below.
 const STRING = RECORD;
 const NO_STRING = -1;
 const RETURNED = -2;
