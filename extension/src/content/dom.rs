@@ -76,7 +76,7 @@ extern "C" {
     #[wasm_bindgen(js_name = readClipBox)]
     fn read_clip_box_js(node: Option<&Node>, d: u32, i: u32);
     #[wasm_bindgen(js_name = readPaint)]
-    fn read_paint_js(node: Option<&Node>, d: u32, i: u32, win: &Window);
+    fn read_paint_js(node: Option<&Node>, d: u32, i: u32, win: &Window, want_display: bool);
     #[wasm_bindgen(js_name = readScrolls)]
     fn read_scrolls_js(node: Option<&Node>, d: u32, i: u32, win: &Window) -> bool;
 }
@@ -642,16 +642,18 @@ pub struct PaintFacts {
     pub fixed_or_sticky: bool,
     pub z_index: Option<i32>,
     pub opacity: f64,
-    pub transform: bool,
-    pub filter: bool,
-    pub isolate: bool,
+    /// A transform, a filter or `isolation: isolate`: each makes a stacking context,
+    /// and paint.rs needs only to know whether any does. Only looked for where
+    /// position, z-index and opacity do not already make one (false there).
+    pub groups: bool,
+    /// `Unread` unless asked for: the walk has usually read it with the element.
     pub display: Display,
 }
 
-pub fn read_paint(el: &At, win: &Window) -> PaintFacts {
+pub fn read_paint(el: &At, win: &Window, want_display: bool) -> PaintFacts {
     ensure_bound();
     let (n, d, i) = el.parts();
-    read_paint_js(n, d, i, win);
+    read_paint_js(n, d, i, win, want_display);
     let out = facts();
     let position = out[0] as u8;
     PaintFacts {
@@ -659,10 +661,8 @@ pub fn read_paint(el: &At, win: &Window) -> PaintFacts {
         fixed_or_sticky: position >= 3,
         z_index: (!out[1].is_nan()).then_some(out[1] as i32),
         opacity: out[2],
-        transform: out[3] != 0.0,
-        filter: out[4] != 0.0,
-        isolate: out[5] != 0.0,
-        display: Display::from_code(out[6]),
+        groups: out[3] != 0.0,
+        display: Display::from_code(out[4]),
     }
 }
 

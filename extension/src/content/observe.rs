@@ -222,7 +222,7 @@ impl Elem {
 
     fn style(&self) -> &PaintFacts {
         self.style
-            .get_or_init(|| read_paint(&self.at, &self.doc.win))
+            .get_or_init(|| read_paint(&self.at, &self.doc.win, self.display == Display::Unread))
     }
 
     fn display(&self) -> Display {

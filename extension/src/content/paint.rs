@@ -31,12 +31,7 @@ pub fn classify(style: &PaintFacts, parent_is_flex_or_grid: bool, order: u32) ->
     } else {
         None
     };
-    let context = z.is_some()
-        || style.fixed_or_sticky
-        || style.opacity < 1.0
-        || style.transform
-        || style.filter
-        || style.isolate;
+    let context = z.is_some() || style.fixed_or_sticky || style.opacity < 1.0 || style.groups;
     let layer = match z {
         Some(z) if z < 0 => 0,
         Some(z) if z > 0 => 3,

@@ -637,22 +637,31 @@ export function readTextRect(range, node, d, i) {
 
 /**
  * Paint facts: buffer = [position (0 static, 1 relative, 2 absolute, 3 fixed,
- * 4 sticky), z-index (NaN for auto), opacity, transform, filter, isolate,
- * display], as the strings computed style gives them reduced to numbers.
+ * 4 sticky), z-index (NaN for auto), opacity, groups, display (4, unread, unless
+ * `wantDisplay`: the walk has usually read it already)], as the strings computed
+ * style gives them reduced to numbers. `groups` (a transform, a filter or
+ * `isolation: isolate`, each of which makes a stacking context) is only looked for
+ * where nothing read before it already makes one, and stops at the first it finds.
  */
-export function readPaint(node, d, i, win) {
+export function readPaint(node, d, i, win, wantDisplay) {
   const out = buffer();
   const s = styleAt(node, d, i, win);
   const p = s.getPropertyValue('position');
-  out[0] = p === 'relative' ? 1 : p === 'absolute' ? 2 : p === 'fixed' ? 3 : p === 'sticky' ? 4 : 0;
+  const position = p === 'relative' ? 1 : p === 'absolute' ? 2 : p === 'fixed' ? 3 : p === 'sticky' ? 4 : 0;
+  out[0] = position;
   const z = s.getPropertyValue('z-index');
   out[1] = /^[+-]?[0-9]+$/.test(z) ? Number(z) : NaN;
   const o = Number(s.getPropertyValue('opacity'));
   out[2] = Number.isFinite(o) ? o : 1;
-  out[3] = s.getPropertyValue('transform') !== 'none' ? 1 : 0;
-  out[4] = s.getPropertyValue('filter') !== 'none' ? 1 : 0;
-  out[5] = s.getPropertyValue('isolation') === 'isolate' ? 1 : 0;
-  out[6] = displayCode(s.getPropertyValue('display'));
+  const context = position >= 3 || out[2] < 1 || (position !== 0 && !Number.isNaN(out[1]));
+  out[3] =
+    !context &&
+    (s.getPropertyValue('transform') !== 'none' ||
+      s.getPropertyValue('filter') !== 'none' ||
+      s.getPropertyValue('isolation') === 'isolate')
+      ? 1
+      : 0;
+  out[4] = wantDisplay ? displayCode(s.getPropertyValue('display')) : 4;
 }
 
 /** Whether the element scrolls its content vertically (and has content to scroll). */
