@@ -351,6 +351,34 @@ function give(s) {
     o[STRING] = RETURNED;
     return s;
   }
+  o[STRING] = put(s, 0);
+  return undefined;
+}
+
+/**
+ * Hands the first `n` of `parts` (`units` UTF-16 units in all) to Rust as one string, as
+ * `give` does: written one after the other, they are never joined unless returned.
+ */
+function giveAll(parts, n, units) {
+  const o = buffer();
+  if (n === 0) {
+    o[STRING] = NO_STRING;
+    return undefined;
+  }
+  if (units * 3 > textCap) {
+    o[STRING] = RETURNED;
+    let s = '';
+    for (let k = 0; k < n; k++) s += parts[k];
+    return s;
+  }
+  let at = 0;
+  for (let k = 0; k < n; k++) at += put(parts[k], at);
+  o[STRING] = at;
+  return undefined;
+}
+
+/** Writes `s` as UTF-8 at byte `at` of the string buffer, which has room; returns its length there. */
+function put(s, at) {
   if (textView === null || stale(textView)) textView = new Uint8Array(memory.buffer, textBase, textCap);
   const bytes = textView;
   // ASCII a unit at a time (most of a page is), the rest by the encoder: a call to it makes
@@ -360,10 +388,9 @@ function give(s) {
   for (; i < n; i++) {
     const c = s.charCodeAt(i);
     if (c > 0x7f) break;
-    bytes[i] = c;
+    bytes[at + i] = c;
   }
-  o[STRING] = i < n ? i + encoder.encodeInto(s.slice(i), bytes.subarray(i)).written : n;
-  return undefined;
+  return i < n ? i + encoder.encodeInto(s.slice(i), bytes.subarray(at + i)).written : n;
 }
 
 // The attributes that decide whether an element is interactive (semantics.rs);
@@ -486,10 +513,19 @@ export function readNode(node, win, styled, wantText, left, top, right, bottom) 
 // and index and asks for it as an object (`nodeAt`) only when it needs one: most
 // nodes of a page never cross the boundary at all. `styles[d]` and `names[d]` hold,
 // at the same places, what `elementInto` read of each (null and `NO_NAMES` where it did not).
+// The arrays are kept from walk to walk and refilled, and the strings of a batch are
+// gathered in `parts`: garbage made per walk is collected in the walk's own time.
 const batches = [];
 const styles = [];
 const names = [];
+const parts = [];
 let records = null;
+
+/** The array at `d` of `arrays`, emptied of what it held: made the first time a walk gets so deep. */
+function refill(arrays, d) {
+  while (arrays.length <= d) arrays.push([]);
+  return arrays[d];
+}
 
 /** Whether a position names a node of a batch, not one Rust holds. */
 function batched(node) {
@@ -510,11 +546,12 @@ export function nodeAt(d, i) {
   return batches[d][i];
 }
 
-/** Lets go of every node read: called when a walk ends. */
+/** Lets go of every node read (keeping the arrays that held them): called when a walk ends. */
 export function endWalk() {
-  batches.length = 0;
-  styles.length = 0;
-  names.length = 0;
+  for (const arrays of [batches, styles, names]) {
+    for (const a of arrays) a.length = 0;
+  }
+  parts.length = 0;
   escapeSelectors.clear();
   unsure.clear();
 }
@@ -534,12 +571,15 @@ export function readChildren(parent, pd, pi, depth, win, styled, wantText, left,
     records = new Float64Array(memory.buffer, ptr, cap * RECORD);
   }
   const o = records;
-  const kids = [];
-  const kidStyles = [];
-  const kidNames = [];
-  let joined = '';
+  // The parent is found before its batch's depth (deeper than its own) is refilled.
+  const first = at(parent, pd, pi).firstChild;
+  const kids = refill(batches, depth);
+  const kidStyles = refill(styles, depth);
+  const kidNames = refill(names, depth);
+  let units = 0;
+  let given = 0;
   let n = 0;
-  for (let node = at(parent, pd, pi).firstChild; node !== null; node = node.nextSibling) {
+  for (let node = first; node !== null; node = node.nextSibling) {
     const t = node.nodeType;
     let s;
     readStyle = null;
@@ -555,22 +595,23 @@ export function readChildren(parent, pd, pi, depth, win, styled, wantText, left,
     }
     if (n < cap) {
       o[n * RECORD + 7] = s === undefined ? -1 : s.length;
-      if (s !== undefined) joined += s;
+      if (s !== undefined) {
+        parts[given++] = s;
+        units += s.length;
+      }
     }
-    kids.push(node);
-    kidStyles.push(readStyle);
-    kidNames.push(readNames);
+    kids[n] = node;
+    kidStyles[n] = readStyle;
+    kidNames[n] = readNames;
     n += 1;
   }
+  kids.length = n;
+  kidStyles.length = n;
+  kidNames.length = n;
   buffer()[0] = n;
   if (n > cap) return undefined;
-  batches[depth] = kids;
-  batches.length = depth + 1;
-  styles[depth] = kidStyles;
-  styles.length = depth + 1;
-  names[depth] = kidNames;
-  names.length = depth + 1;
-  return give(joined === '' ? undefined : joined);
+  // What `parts` holds past `given` is from an earlier batch: overwritten, or let go when the walk ends.
+  return giveAll(parts, given, units);
 }
 
 /** Every attribute of an element, as `elementInto` returns them (after the tag). */
@@ -586,9 +627,19 @@ export function readAttributes(el) {
  */
 export function readCandidate(node, d, i, left, top, right, bottom, x, y, width, height) {
   const el = at(node, d, i);
-  const r = Number.isNaN(x) ? el.getBoundingClientRect() : { x, y, width, height };
-  writeRect(r);
-  if (!(r.x < right && r.y < bottom && r.x + r.width > left && r.y + r.height > top)) return give(undefined);
+  if (Number.isNaN(x)) {
+    const r = el.getBoundingClientRect();
+    x = r.x;
+    y = r.y;
+    width = r.width;
+    height = r.height;
+  }
+  const o = buffer();
+  o[0] = x;
+  o[1] = y;
+  o[2] = width;
+  o[3] = height;
+  if (!(x < right && y < bottom && x + width > left && y + height > top)) return give(undefined);
   buffer()[4] = el.checkVisibility(VISIBILITY) ? 1 : 0;
   // The walk read the names of a batched element already; one it read none of has none.
   return give(batched(node) ? attributes(el, names[d][i], null) : allAttributes(el));
