@@ -26,7 +26,7 @@ use anyhow::{bail, Context, Result};
 use chromiumoxide::cdp::browser_protocol::page::CreateIsolatedWorldParams;
 use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, ExecutionContextId};
 use chromiumoxide::Page;
-use itinero::harness::stats::{percentile, sorted};
+use itinero::harness::stats::{paired_ratio, percentile, sorted};
 use itinero::harness::tree::flatten;
 use itinero::harness::{workspace_root, Harness, PageExt, WAIT};
 use itinero_shared::observation::{DomNode, Observation};
@@ -38,7 +38,7 @@ const REFERENCE_JS: &str = include_str!("reference/observe.js");
 
 const WARMUP: usize = 3;
 /// (elements, timed runs of each implementation).
-const SIZES: &[(usize, usize)] = &[(1000, 30), (5000, 30), (20000, 10)];
+const SIZES: &[(usize, usize)] = &[(1000, 40), (5000, 40), (20000, 15)];
 /// Page size of the instrumented (call-counting) run.
 const INSTRUMENTED_N: usize = 5000;
 
@@ -747,6 +747,9 @@ async fn main() -> Result<()> {
                 jsi_ms.push(ji.ms);
             }
         }
+        let by_js = paired_ratio(&rust_ms, &js_ms);
+        let by_jsi = paired_ratio(&rust_ms, &jsi_ms);
+        let jsi_by_js = paired_ratio(&jsi_ms, &js_ms);
         let (rs, rr, js, jsi) = (
             sorted(rust_ms),
             sorted(rust_rt),
@@ -768,6 +771,16 @@ async fn main() -> Result<()> {
             percentile(&jsi, 50.0),
             percentile(&rs, 50.0) / percentile(&jsi, 50.0),
             percentile(&rr, 50.0),
+        );
+        let shown = |r: itinero::harness::stats::Interval| {
+            format!("{:.3} ({:.3}–{:.3})", r.median, r.low, r.high)
+        };
+        println!(
+            "{:>6}   paired: Rust/JS {}, Rust/JSi {}, JSi/JS {}",
+            "",
+            shown(by_js),
+            shown(by_jsi),
+            shown(jsi_by_js)
         );
 
         let hit: Value = page.run_js(HIT_COST).await?;
@@ -856,6 +869,8 @@ async fn main() -> Result<()> {
     }
     println!("Rust = snapshot_ms of the content script's observation (walk only); JS = performance.now() around __itineroReferenceObserve();");
     println!("Rust/JS = ratio of p50s (below 1.0: Rust faster); Rust rt = panel → content script → panel round trip, for context.");
+    println!("paired = median of each run's own ratio (the walks of one run are timed back to back), with its 95 % interval (sign test).");
+    println!("JSi = the same reference in an isolated world of the page, where a plain-JS content script would run.");
     for n in notes {
         println!("{n}");
     }

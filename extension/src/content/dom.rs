@@ -71,6 +71,10 @@ extern "C" {
     fn read_rect_js(node: Option<&Node>, d: u32, i: u32);
     #[wasm_bindgen(js_name = isVisible)]
     fn is_visible_js(node: Option<&Node>, d: u32, i: u32) -> bool;
+    #[wasm_bindgen(js_name = readProperties)]
+    fn read_properties_js(node: Option<&Node>, d: u32, i: u32, win: &Window, control: bool);
+    #[wasm_bindgen(js_name = composedContains)]
+    fn composed_contains_js(outer: &Node, inner: &Node) -> bool;
     #[wasm_bindgen(js_name = readTextRect)]
     fn read_text_rect_js(range: &Range, node: Option<&Node>, d: u32, i: u32);
     #[wasm_bindgen(js_name = readClipBox)]
@@ -264,6 +268,28 @@ pub fn end_walk() {
 /// `checkVisibility` with opacity and the `visibility` property checked.
 pub fn is_visible(el: &Element) -> bool {
     is_visible_js(Some(el.unchecked_ref()), 0, 0)
+}
+
+/// What an indexed element's properties say (read.js `readProperties`).
+pub struct Properties {
+    /// The `disabled` property.
+    pub disabled: bool,
+    /// `validity.valid` is false: read only for a form control, false for others.
+    pub invalid: bool,
+    /// As [`read_scrolls`].
+    pub scrolls: bool,
+}
+
+pub fn read_properties(el: &At, win: &Window, form_control: bool) -> Properties {
+    ensure_bound();
+    let (n, d, i) = el.parts();
+    read_properties_js(n, d, i, win, form_control);
+    let out = facts();
+    Properties {
+        disabled: out[0] != 0.0,
+        invalid: out[1] != 0.0,
+        scrolls: out[2] != 0.0,
+    }
 }
 
 /// [`is_visible`], for a node the walk names.
@@ -719,23 +745,7 @@ pub fn element_at(doc: &Document, x: f64, y: f64) -> Option<Element> {
 
 /// Composed-tree containment: `inner` is `outer` or inside it, across shadow boundaries.
 pub fn composed_contains(outer: &Node, inner: &Node) -> bool {
-    let mut node = Some(inner.clone());
-    for _ in 0..4096 {
-        let Some(n) = node else { return false };
-        if &n == outer {
-            return true;
-        }
-        // A shadow root's parent is its host (checked by node type: another realm's
-        // roots fail `instanceof`).
-        node = n.parent_node().or_else(|| {
-            (n.node_type() == Node::DOCUMENT_FRAGMENT_NODE)
-                .then(|| get(&n, "host"))
-                .flatten()
-                .filter(|h| h.is_object())
-                .map(JsCast::unchecked_into)
-        });
-    }
-    false
+    composed_contains_js(outer, inner)
 }
 
 pub fn attr(el: &Element, name: &str) -> Option<String> {

@@ -31,8 +31,8 @@ use web_sys::{Document, Element, HtmlIFrameElement, HtmlInputElement, Node, Rang
 
 use super::dom::{
     clean_text, end_walk, get, is_visible_at, read_candidate, read_children, read_clip_box,
-    read_node, read_paint, read_rect, read_scrolls, read_text_rect, shadow_root_of, At, Attrs,
-    Bounds, Box4, Clip, Display, ElementFacts, NodeFacts, PaintFacts,
+    read_node, read_paint, read_properties, read_rect, read_scrolls, read_text_rect,
+    shadow_root_of, At, Attrs, Bounds, Box4, Clip, Display, ElementFacts, NodeFacts, PaintFacts,
 };
 use super::occlusion;
 use super::overlap::{self, Cover, Span, Target};
@@ -1176,9 +1176,10 @@ impl Walk<'_> {
             }
         }
         let focused = ctx.doc.active().is_some_and(|a| a == el);
-        node.states = semantics::states(el, attrs, tag, itype.as_deref(), focused);
+        let props = read_properties(&me.at, &ctx.doc.win, semantics::is_form_control(tag));
+        node.states = semantics::states(el, attrs, tag, itype.as_deref(), focused, &props);
         node.input_type = itype;
-        node.scroll_container = read_scrolls(&me.at, &ctx.doc.win);
+        node.scroll_container = props.scrolls;
         node.fingerprint = Some(fingerprint);
         if let Some(m) = me.mark.get() {
             self.marks[m].el = Some(el.clone());

@@ -680,6 +680,36 @@ export function isVisible(node, d, i) {
   return at(node, d, i).checkVisibility(VISIBILITY);
 }
 
+/**
+ * What an indexed element's properties say, in one call (properties asked for by name from
+ * Rust are looked up generically, each in a crossing of its own): buffer = [disabled (the
+ * `disabled` property), invalid (`validity.valid` false; read only for a form control,
+ * `control`), scrolls (as `readScrolls`)].
+ */
+export function readProperties(node, d, i, win, control) {
+  const el = at(node, d, i);
+  const o = buffer();
+  o[0] = el.disabled === true ? 1 : 0;
+  const v = control ? el.validity : undefined;
+  o[1] = v !== undefined && v !== null && v.valid === false ? 1 : 0;
+  o[2] = readScrolls(node, d, i, win) ? 1 : 0;
+}
+
+/**
+ * Whether `inner` is `outer` or inside it in the composed tree: a shadow root's parent is its
+ * host (found by node type: another realm's roots fail `instanceof`). In one call, where a
+ * step at a time from Rust crosses twice per ancestor.
+ */
+export function composedContains(outer, inner) {
+  let n = inner;
+  while (n !== null && n !== undefined) {
+    if (n === outer) return true;
+    const parent = n.parentNode;
+    n = parent !== null ? parent : n.nodeType === 11 ? n.host : null;
+  }
+  return false;
+}
+
 /** Buffer: [x, y, width, height] of a text node's rendered text, measured with `range`. */
 export function readTextRect(range, node, d, i) {
   range.selectNodeContents(at(node, d, i));

@@ -5,7 +5,7 @@ use web_sys::{
     Document, Element, HtmlInputElement, HtmlOptionElement, HtmlSelectElement, HtmlTextAreaElement,
 };
 
-use super::dom::{attr, clean_text, get, Attrs};
+use super::dom::{attr, clean_text, get, Attrs, Properties};
 
 const NAME_MAX: usize = 120;
 
@@ -257,12 +257,20 @@ pub fn value(el: &Element, tag: &str, input_type: Option<&str>) -> Option<String
     .filter(|v| !v.is_empty())
 }
 
+/// Controls whose value a form submits, and whose `validity` says whether it may.
+pub fn is_form_control(tag: &str) -> bool {
+    matches!(tag, "input" | "select" | "textarea")
+}
+
+/// The states a person reads off an element, by markup and by `props`, what its properties
+/// say (read together, in one crossing).
 pub fn states(
     el: &Element,
     attrs: &Attrs,
     tag: &str,
     input_type: Option<&str>,
     focused: bool,
+    props: &Properties,
 ) -> Vec<String> {
     let mut out = Vec::new();
     let aria = |name: &str| attrs.get(name);
@@ -283,10 +291,8 @@ pub fn states(
     if selected {
         out.push("selected");
     }
-    let disabled = get(el, "disabled")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false)
-        || aria("aria-disabled") == Some("true");
+    let form_control = is_form_control(tag);
+    let disabled = props.disabled || aria("aria-disabled") == Some("true");
     if disabled {
         out.push("disabled");
     }
@@ -304,7 +310,6 @@ pub fn states(
             });
         }
     }
-    let form_control = matches!(tag, "input" | "select" | "textarea");
     if (form_control && attrs.has("required")) || aria("aria-required") == Some("true") {
         out.push("required");
     }
@@ -320,15 +325,9 @@ pub fn states(
         }
     }
     let invalid = aria("aria-invalid").is_some_and(|v| v != "false")
-        || (form_control && {
-            // `validity.valid`, not `checkValidity()`: the latter fires events the page sees.
-            // An untouched empty required field is "empty", not yet "invalid".
-            let valid = get(el, "validity")
-                .and_then(|v| get(&v, "valid"))
-                .and_then(|v| v.as_bool())
-                .unwrap_or(true);
-            !valid && !out.contains(&"empty")
-        });
+        // `validity.valid`, not `checkValidity()`: the latter fires events the page sees.
+        // An untouched empty required field is "empty", not yet "invalid".
+        || (props.invalid && !out.contains(&"empty"));
     if invalid {
         out.push("invalid");
     }
