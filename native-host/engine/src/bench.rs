@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::gguf::Gguf;
 use crate::gpu::{Gpu, KernelTime};
-use crate::model::{ModelError, Transformer, PREFILL_BATCH};
+use crate::model::{DecodeKernels, ModelError, Transformer, PREFILL_BATCH};
 
 /// What to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +27,8 @@ pub struct BenchOptions {
     pub agent_cached: u32,
     /// Also time each kernel of a decode step and of a prefill batch on the device.
     pub profile: bool,
+    /// How decode is bound.
+    pub decode_kernels: DecodeKernels,
 }
 
 impl Default for BenchOptions {
@@ -38,6 +40,7 @@ impl Default for BenchOptions {
             agent_prompt: 1500,
             agent_cached: 1200,
             profile: false,
+            decode_kernels: DecodeKernels::Auto,
         }
     }
 }
@@ -51,6 +54,10 @@ pub struct BenchReport {
     pub weights_bytes: u64,
     pub kv_cache_bytes: u64,
     pub kv_positions: u32,
+    /// Dispatches recorded for one decode step, the logits' included, and the copies between
+    /// its passes.
+    pub decode_dispatches: usize,
+    pub decode_copies: usize,
     /// Median prompt tokens per second over the runs.
     pub prefill_tokens_per_s: f64,
     /// One over the median decode step (logits read back each step).
@@ -87,7 +94,7 @@ pub fn run(
     let capacity = (opts.prompt + opts.decode + 1).max(opts.agent_prompt + 1);
     progress("loading the model");
     let start = Instant::now();
-    let model = Transformer::load(gpu, gguf, capacity)?;
+    let model = Transformer::load_with(gpu, gguf, capacity, opts.decode_kernels)?;
     let load = start.elapsed();
     let positions = model.capacity();
     if positions < capacity {
@@ -152,6 +159,8 @@ pub fn run(
         weights_bytes: model.weights_bytes(),
         kv_cache_bytes: model.kv_cache_bytes(),
         kv_positions: positions,
+        decode_dispatches: model.decode_dispatches().0,
+        decode_copies: model.decode_dispatches().1,
         prefill_tokens_per_s: per_s(median(prefill), opts.prompt),
         decode_tokens_per_s: per_s(median(steps), 1),
         agent_first_token_ms: fresh.as_secs_f64() * 1e3,

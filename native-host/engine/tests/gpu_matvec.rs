@@ -1,6 +1,8 @@
 //! The WGSL matrix-vector kernels against the CPU reference (`quant::dequantize`, then an f64 dot
 //! product), on seeded random blocks of every type, in every kernel shape, split across bindings,
-//! and on real tensors of both test models.
+//! and on real tensors of both test models; and the decode kernels with the RMSNorm folded in
+//! (rows split over three outputs, or gate and up with the activation), against the same
+//! reference on the normalised x.
 //!
 //! Tolerance: |y_gpu − y_ref| ≤ 1e-6 · Σ|w_i·x_i| per row (the worst seen on lavapipe is 7.5e-8). The kernels sum in f32 and in a different
 //! order (and factor the `_1`/k-quant minimums out of the sum), so bit equality is not expected;
@@ -11,8 +13,8 @@ mod common;
 use half::{bf16, f16};
 use itinero_engine::gguf::TensorType;
 use itinero_engine::gpu::{
-    record_pass, GpuMatrix, MatMul, MatVec, MatVecConfig, Output, Reduction, StepUniform,
-    BATCH_TILE,
+    record_pass, Destination, Gate, GpuMatrix, MatMul, MatVec, MatVecConfig, NormedInput,
+    NormedMatVec, Output, Reduction, StepUniform, BATCH_TILE,
 };
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
@@ -142,6 +144,145 @@ fn every_type_matches_the_cpu_reference_in_every_kernel_shape() {
                     &scale,
                 );
                 eprintln!("{ty} {rows}×{cols} {config:?}: worst error {worst:.1e} of Σ|w·x|");
+            }
+        }
+    }
+}
+
+/// x / rms(x) * g in f64, as ggml_rms_norm then ggml_mul.
+fn rms_normed(x: &[f32], g: &[f32], eps: f32) -> Vec<f64> {
+    let mean = x.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>() / x.len() as f64;
+    let scale = 1.0 / (mean + f64::from(eps)).sqrt();
+    x.iter()
+        .zip(g)
+        .map(|(&v, &g)| f64::from(v) * scale * f64::from(g))
+        .collect()
+}
+
+/// The normed products: every type in every kernel shape, a matrix's rows split over three
+/// outputs (the last at the step's position, as decode writes values into the cache) with a
+/// bias, and a gate matrix joined to its up matrix with each activation.
+#[test]
+fn normed_products_match_the_cpu_reference_on_the_normalised_x() {
+    let gpu = common::gpu();
+    let mut rng = Rng(0x5eed_0009);
+    let (cols, eps, pos) = (512usize, 1e-5f32, 3u32);
+    let (rows0, rows1, rows2) = (67usize, 13usize, 20usize);
+    let rows = rows0 + rows1 + rows2;
+    let x = random_x(cols, &mut rng);
+    let g: Vec<f32> = (0..cols).map(|_| rng.uniform(0.5, 1.5)).collect();
+    // The reference's x is the normalised one, rounded to f32 as the kernel's is.
+    let xn: Vec<f32> = rms_normed(&x, &g, eps).iter().map(|&v| v as f32).collect();
+    let xb = gpu.upload_f32("x", &x);
+    let gb = gpu.upload_f32("norm", &g);
+    let input = NormedInput {
+        x: &xb,
+        norm: &gb,
+        eps,
+    };
+    let step = StepUniform::new(pos, 1).buffer(gpu);
+    let run = |bound: Vec<itinero_engine::gpu::Bound>| {
+        let mut enc = gpu
+            .device()
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+        record_pass(&mut enc, "normed", &bound);
+        gpu.queue().submit([enc.finish()]);
+    };
+    let mut gates = vec![Gate::SwiGlu];
+    for (c, config) in configs().into_iter().enumerate() {
+        if c == 0 {
+            gates.push(Gate::GeGlu);
+        }
+        for &gate in &gates {
+            let kernels = NormedMatVec::new(gpu, &TYPES, cols as u32, gate, config).unwrap();
+            for ty in TYPES {
+                let what = format!("{ty} {config:?} {gate:?}");
+                let data = random_rows(ty, rows, cols, &mut rng);
+                let m =
+                    GpuMatrix::upload(gpu, "random", ty, rows as u64, cols as u64, &data).unwrap();
+                let (want, scale) = reference(ty, &data, rows, &xn);
+                // Split, with a bias, the last rows into "cache row" `pos`.
+                let bias: Vec<f32> = (0..rows).map(|_| rng.uniform(-1.0, 1.0)).collect();
+                let bb = gpu.upload_f32("bias", &bias);
+                let (y0, y1) = (gpu.storage_f32("y0", rows0), gpu.storage_f32("y1", rows1));
+                let y2 = gpu.storage_f32("y2", rows2 * (pos as usize + 2));
+                run(kernels
+                    .bind_split(
+                        gpu,
+                        &m,
+                        input,
+                        &[
+                            Destination::at_start(&y0, rows0 as u32),
+                            Destination::at_start(&y1, rows1 as u32),
+                            Destination::at_position(&y2, rows2 as u32),
+                        ],
+                        Some(&bb),
+                        &step,
+                    )
+                    .unwrap());
+                let mut got = gpu.read_f32(&y0, rows0).unwrap();
+                got.extend(gpu.read_f32(&y1, rows1).unwrap());
+                let cache = gpu.read_f32(&y2, rows2 * (pos as usize + 2)).unwrap();
+                let at = pos as usize * rows2;
+                got.extend(&cache[at..at + rows2]);
+                assert!(
+                    cache[..at]
+                        .iter()
+                        .chain(&cache[at + rows2..])
+                        .all(|&v| v == 0.0),
+                    "{what}: rows written outside position {pos}"
+                );
+                let biased: Vec<f64> = want
+                    .iter()
+                    .zip(&bias)
+                    .map(|(w, &b)| w + f64::from(b))
+                    .collect();
+                // The bias is added in f32 after the sum: allow its rounding too.
+                let scale_b: Vec<f64> = scale
+                    .iter()
+                    .zip(&bias)
+                    .map(|(s, &b)| s + f64::from(b.abs()))
+                    .collect();
+                check(&format!("{what} split"), &got, &biased, &scale_b);
+                // Gate and up joined (the first and last `half` rows), the activation applied.
+                let half = rows / 2;
+                let gu = GpuMatrix::upload(
+                    gpu,
+                    "gate + up",
+                    ty,
+                    2 * half as u64,
+                    cols as u64,
+                    &data[..2 * half * ty.bytes_for(cols as u64).unwrap() as usize],
+                )
+                .unwrap();
+                let y = gpu.storage_f32("y", half);
+                run(kernels.bind_gated(gpu, &gu, input, &y, &step).unwrap());
+                let got = gpu.read_f32(&y, half).unwrap();
+                let act = |v: f64| match gate {
+                    Gate::SwiGlu => v / (1.0 + (-v).exp()),
+                    Gate::GeGlu => {
+                        0.5 * v
+                            * (1.0
+                                + ((2.0 / std::f64::consts::PI).sqrt()
+                                    * (v + 0.044715 * v.powi(3)))
+                                .tanh())
+                    }
+                };
+                for r in 0..half {
+                    let (gv, uv) = (want[r], want[half + r]);
+                    let exact = act(gv) * uv;
+                    // Each product's error bound, carried through act(g)·u (|act'| < 1.2).
+                    let allowed = 4.0
+                        * TOLERANCE
+                        * (1.2 * scale[r] * uv.abs() + scale[half + r] * act(gv).abs())
+                        + 1e-6 * exact.abs();
+                    let err = (f64::from(got[r]) - exact).abs();
+                    assert!(
+                        err <= allowed,
+                        "{what} gated: row {r} is {}, the reference {exact} (error {err:.2e}, allowed {allowed:.2e})",
+                        got[r]
+                    );
+                }
             }
         }
     }

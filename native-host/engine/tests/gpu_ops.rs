@@ -7,14 +7,15 @@
 //! Tolerances, per element: RMSNorm and softmax within 2e-6 of the value's magnitude (+1e-7
 //! absolute), SwiGLU and GeGLU within 5e-6 (the driver's exp; lavapipe's worst is 2.1e-6); RoPE
 //! within 2e-5 of the largest input magnitude times two: its angles reach ~1000 rad at position
-//! 1000, where one f32 ulp of the angle is 6e-5 rad.
+//! 1000, where one f32 ulp of the angle is 6e-5 rad; the same for the queries and keys rotated in
+//! one dispatch, the keys into a cache.
 
 mod common;
 
 use itinero_engine::gguf::Architecture;
 use itinero_engine::gpu::{
-    Attention, AttentionBuffers, AttentionForm, AttentionShape, Gate, GatedActivation, Gpu,
-    RmsNorm, Rope, RopeOrder, RopeParams, Softmax,
+    record_pass, Attention, AttentionBuffers, AttentionForm, AttentionShape, Gate, GatedActivation,
+    Gpu, RmsNorm, Rope, RopeOrder, RopeParams, Softmax, StepUniform,
 };
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 
@@ -263,6 +264,52 @@ fn rope_matches_ggml_in_both_orders_with_scaling_and_frequency_factors() {
                 &want,
                 0.0,
                 2e-5 * scale,
+            );
+            // Queries and keys in one dispatch, the keys stored into a cache at their
+            // positions: the same rotation, the unrotated tail of a key copied as it is.
+            let kv_heads = 2usize;
+            let k = random(tokens * kv_heads * head_dim, -2.0, 2.0, &mut rng);
+            let want_k = rope_reference(&params, &k, tokens, kv_heads, head_dim, pos0);
+            let qb = gpu.upload_f32("q", &x);
+            let kb = gpu.upload_f32("k", &k);
+            let row = kv_heads * head_dim;
+            let cache = gpu.storage_f32("k cache", (pos0 + tokens + 1) * row);
+            let step = StepUniform::new(pos0 as u32, tokens as u32).buffer(gpu);
+            let bound = rope.bind_qk(
+                gpu,
+                &qb,
+                &kb,
+                &cache,
+                tokens as u32,
+                (heads as u32, kv_heads as u32),
+                head_dim as u32,
+                &step,
+            );
+            let mut enc = encoder(gpu);
+            record_pass(&mut enc, "rope q, k", &[bound]);
+            gpu.queue().submit([enc.finish()]);
+            let got_q = gpu.read_f32(&qb, x.len()).unwrap();
+            assert_close(
+                &format!("rope q {what} at {pos0}"),
+                &got_q,
+                &want,
+                0.0,
+                2e-5 * scale,
+            );
+            let cached = gpu.read_f32(&cache, (pos0 + tokens + 1) * row).unwrap();
+            assert_close(
+                &format!("rope k into the cache, {what} at {pos0}"),
+                &cached[pos0 * row..(pos0 + tokens) * row],
+                &want_k,
+                0.0,
+                2e-5 * scale,
+            );
+            assert!(
+                cached[..pos0 * row]
+                    .iter()
+                    .chain(&cached[(pos0 + tokens) * row..])
+                    .all(|&v| v == 0.0),
+                "rope {what} at {pos0} wrote outside the new tokens' cache rows"
             );
         }
     }

@@ -19,7 +19,7 @@ mod common;
 use common::gguf_writer::GgufWriter;
 use itinero_engine::gguf::{Architecture, Gguf, TensorType};
 use itinero_engine::gpu::{RopeOrder, RopeParams};
-use itinero_engine::model::{HParams, Transformer};
+use itinero_engine::model::{DecodeKernels, HParams, Transformer};
 use itinero_engine::models::{KnownModel, GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
 
@@ -206,12 +206,38 @@ fn cpu_pass(g: &Gguf, prompt: &[u32], ids: &[Vec<u32>]) -> Vec<Vec<f64>> {
 /// ranks top-10 and our own best: the GPU must match exact arithmetic far more closely than it
 /// matches llama.cpp (lavapipe: within 1e-3), which shows where llama.cpp's own rounding (8-bit
 /// activations, an f16 cache) is the difference.
-fn first_positions_match_an_f64_cpu_pass(known: KnownModel, reference: &str, positions: usize) {
+fn first_positions_match_an_f64_cpu_pass(
+    known: KnownModel,
+    reference: &str,
+    positions: usize,
+    kernels: DecodeKernels,
+) {
     let gpu = common::gpu();
     let reference = common::reference(reference);
     let g = common::open(known);
     let prompt = &common::ids(&reference["logits"]["ids"])[..positions];
-    let model = Transformer::load(gpu, common::open(known), 16).unwrap();
+    let model = Transformer::load_with(gpu, common::open(known), 16, kernels).unwrap();
+    let (dispatches, copies) = model.decode_dispatches();
+    eprintln!(
+        "{} ({kernels:?}): {dispatches} dispatches and {copies} copies a decode step",
+        known.id
+    );
+    if kernels == DecodeKernels::Normed {
+        // Per layer at most: q, k, v apart (mixed types); Gemma's two head norms; RoPE;
+        // attention's two; the output product; Gemma's post-norm and add; gate and up apart
+        // with the activation; down; post-norm and add. Joined, the llama block is 7.
+        let layers = HParams::from_gguf(&g).unwrap().layers as usize;
+        let most = if g.architecture().unwrap() == Architecture::Gemma3 {
+            18
+        } else {
+            7
+        };
+        assert!(
+            copies == 0 && dispatches <= layers * most + 1,
+            "{}: the normed decode records {dispatches} dispatches and {copies} copies",
+            known.id
+        );
+    }
     let ours: Vec<Vec<f32>> = prompt
         .iter()
         .enumerate()
@@ -246,7 +272,7 @@ fn first_positions_match_an_f64_cpu_pass(known: KnownModel, reference: &str, pos
             .map(|i| (top10[i]["logit"].as_f64().unwrap() - exact[i]).abs())
             .fold(0.0, f64::max);
         eprintln!(
-            "{} position {pos}: largest logit difference from the f64 CPU pass: ours {worst:.2e}, llama.cpp's {llama_cpp:.2}",
+            "{} ({kernels:?}) position {pos}: largest logit difference from the f64 CPU pass: ours {worst:.2e}, llama.cpp's {llama_cpp:.2}",
             known.id
         );
         assert!(
@@ -259,12 +285,47 @@ fn first_positions_match_an_f64_cpu_pass(known: KnownModel, reference: &str, pos
 
 #[test]
 fn smollm2_first_positions_match_an_f64_cpu_pass() {
-    first_positions_match_an_f64_cpu_pass(SMOLLM2_135M, "smollm2-135m-instruct-q4_1.json", 4);
+    first_positions_match_an_f64_cpu_pass(
+        SMOLLM2_135M,
+        "smollm2-135m-instruct-q4_1.json",
+        4,
+        DecodeKernels::Auto,
+    );
 }
 
 #[test]
 fn gemma3_first_positions_match_an_f64_cpu_pass() {
-    first_positions_match_an_f64_cpu_pass(GEMMA3_270M, "gemma3-270m-q4_k_m.json", 8);
+    first_positions_match_an_f64_cpu_pass(
+        GEMMA3_270M,
+        "gemma3-270m-q4_k_m.json",
+        8,
+        DecodeKernels::Auto,
+    );
+}
+
+/// The decode GPUs get (norms folded into the products, joined products, the cache written by
+/// the kernels), forced on this machine's CPU driver, which would otherwise bind one kernel per
+/// operation.
+#[test]
+fn smollm2_normed_decode_matches_an_f64_cpu_pass() {
+    first_positions_match_an_f64_cpu_pass(
+        SMOLLM2_135M,
+        "smollm2-135m-instruct-q4_1.json",
+        4,
+        DecodeKernels::Normed,
+    );
+}
+
+/// As above for Gemma 3: its q/k norms, post-norms, GELU, sliding-window layers, and its
+/// mixed weight types (layers whose v matrix is Q6_K cannot be joined to q and k).
+#[test]
+fn gemma3_normed_decode_matches_an_f64_cpu_pass() {
+    first_positions_match_an_f64_cpu_pass(
+        GEMMA3_270M,
+        "gemma3-270m-q4_k_m.json",
+        8,
+        DecodeKernels::Normed,
+    );
 }
 
 /// SmolLM2's weights relabelled as a qwen2 model, with random q/k/v biases of its own when
@@ -331,6 +392,13 @@ fn qwen2_biases_and_neox_rope_match_an_f64_cpu_pass() {
     let g = Gguf::open(with.path()).unwrap();
     assert_eq!(g.architecture().unwrap(), Architecture::Qwen2);
     let model = Transformer::load(gpu, Gguf::open(with.path()).unwrap(), 16).unwrap();
+    let normed = Transformer::load_with(
+        gpu,
+        Gguf::open(with.path()).unwrap(),
+        16,
+        DecodeKernels::Normed,
+    )
+    .unwrap();
     let plain = Transformer::load(gpu, Gguf::open(without.path()).unwrap(), 16).unwrap();
     // A few tokens of SmolLM2's vocabulary.
     let prompt = [1u32, 4093, 198, 20366];
@@ -342,12 +410,16 @@ fn qwen2_biases_and_neox_rope_match_an_f64_cpu_pass() {
             .collect()
     };
     let ours = decode(&model);
+    let ours_normed = decode(&normed);
     let unbiased = decode(&plain);
     // The same prompt again, all but its last token as one prefill batch (the matrix-matrix
     // kernels and the batched bias add), over the cache the decode steps left.
     let last = prompt.len() - 1;
     model.feed(gpu, &prompt[..last], 0).unwrap();
     let batched = model.step(gpu, prompt[last], last as u32).unwrap();
+    // The normed decode over a cache a prefill batch filled.
+    normed.feed(gpu, &prompt[..last], 0).unwrap();
+    let batched_normed = normed.step(gpu, prompt[last], last as u32).unwrap();
     let ids: Vec<Vec<u32>> = ours.iter().map(|l| top10(l)).collect();
     let exact = cpu_pass(&g, &prompt, &ids);
     let worst = |logits: &[f32], pos: usize| {
@@ -360,12 +432,13 @@ fn qwen2_biases_and_neox_rope_match_an_f64_cpu_pass() {
     for pos in 0..prompt.len() {
         let scale = exact[pos].iter().fold(1.0f64, |a, e| a.max(e.abs()));
         let (ours_off, unbiased_off) = (worst(&ours[pos], pos), worst(&unbiased[pos], pos));
+        let normed_off = worst(&ours_normed[pos], pos);
         eprintln!(
-            "qwen2 position {pos}: largest logit difference from the f64 CPU pass {ours_off:.2e}; the same model without its biases is {unbiased_off:.2} away"
+            "qwen2 position {pos}: largest logit difference from the f64 CPU pass {ours_off:.2e} ({normed_off:.2e} with the normed decode); the same model without its biases is {unbiased_off:.2} away"
         );
         assert!(
-            ours_off < 1e-3 * scale,
-            "qwen2 position {pos} differs from the f64 CPU pass by {ours_off}"
+            ours_off < 1e-3 * scale && normed_off < 1e-3 * scale,
+            "qwen2 position {pos} differs from the f64 CPU pass by {ours_off} ({normed_off} with the normed decode)"
         );
         // The biases matter at this size: a pass that dropped them could not pass the check above.
         assert!(
@@ -373,12 +446,14 @@ fn qwen2_biases_and_neox_rope_match_an_f64_cpu_pass() {
             "the biases barely move position {pos}'s logits ({unbiased_off}); the test would not see them dropped"
         );
     }
-    let batched_off = worst(&batched, last);
     let scale = exact[last].iter().fold(1.0f64, |a, e| a.max(e.abs()));
-    assert!(
-        batched_off < 1e-3 * scale,
-        "qwen2 after a prefill batch differs from the f64 CPU pass by {batched_off}"
-    );
+    for (what, logits) in [("", &batched), (" (normed decode)", &batched_normed)] {
+        let off = worst(logits, last);
+        assert!(
+            off < 1e-3 * scale,
+            "qwen2 after a prefill batch differs from the f64 CPU pass by {off}{what}"
+        );
+    }
 }
 
 #[test]

@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use itinero_engine::bench::{self, BenchOptions, BenchReport};
 use itinero_engine::gpu::{Gpu, KernelTime};
+use itinero_engine::model::DecodeKernels;
 use itinero_engine::models;
 use itinero_engine::ollama_store::OllamaStore;
 use serde::Serialize;
@@ -36,8 +37,18 @@ pub struct BenchArgs {
     /// adapters that offer timestamps inside passes).
     #[arg(long)]
     pub profile: bool,
+    /// How decode is bound: `auto` (the fastest known for the device) or `normed` (norms folded
+    /// into the products, joined products: what GPUs get), to compare the two on one device.
+    #[arg(long, value_enum, default_value_t = DecodeArg::Auto)]
+    pub decode_kernels: DecodeArg,
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DecodeArg {
+    Auto,
+    Normed,
 }
 
 /// llama.cpp's figures on the same shapes.
@@ -149,6 +160,10 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         decode: args.decode.max(1),
         runs: args.runs.max(1),
         profile: args.profile,
+        decode_kernels: match args.decode_kernels {
+            DecodeArg::Auto => DecodeKernels::Auto,
+            DecodeArg::Normed => DecodeKernels::Normed,
+        },
         ..BenchOptions::default()
     };
     eprintln!("benchmarking {spec} on {}", gpu.describe());
@@ -193,6 +208,10 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
             .map(|b| format!(", peak resident {}", mb(b)))
             .unwrap_or_default(),
         report.load_ms
+    );
+    println!(
+        "decode:  {} dispatches a step, {} copies",
+        report.decode_dispatches, report.decode_copies
     );
     let llama = |f: fn(&Reference) -> f64| reference.as_ref().map(f);
     let rows = [

@@ -159,12 +159,25 @@ pub(super) fn bind_group(
     layout: &wgpu::BindGroupLayout,
     buffers: &[&wgpu::Buffer],
 ) -> wgpu::BindGroup {
-    let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
+    let resources: Vec<wgpu::BindingResource<'_>> =
+        buffers.iter().map(|b| b.as_entire_binding()).collect();
+    bind_group_of(gpu, label, layout, &resources)
+}
+
+/// A bind group of `resources` at bindings 0, 1, … of `layout`: for bindings of part of a
+/// buffer (a matrix of a joined upload).
+pub(super) fn bind_group_of(
+    gpu: &Gpu,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    resources: &[wgpu::BindingResource<'_>],
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry<'_>> = resources
         .iter()
         .enumerate()
-        .map(|(i, b)| wgpu::BindGroupEntry {
+        .map(|(i, r)| wgpu::BindGroupEntry {
             binding: i as u32,
-            resource: b.as_entire_binding(),
+            resource: r.clone(),
         })
         .collect();
     gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {

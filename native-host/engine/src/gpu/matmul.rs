@@ -139,7 +139,8 @@ impl MatMul {
                 let bind = self.pipelines.bind_group(
                     gpu,
                     matrix.name(),
-                    &[&chunk.weights, x, y, &chunk.params, step, &shape],
+                    chunk.binding(),
+                    &[x, y, &chunk.params, step, &shape],
                 );
                 let groups = (chunk.rows.end - chunk.rows.start).div_ceil(WORKGROUP);
                 let (gx, gz) = grid(groups, max_dim);

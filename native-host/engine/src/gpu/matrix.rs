@@ -20,6 +20,10 @@ pub(super) const PART: u64 = 32;
 #[derive(Debug)]
 pub(super) struct Chunk {
     pub(super) weights: wgpu::Buffer,
+    /// Where the chunk's bytes lie in `weights`: all of it, or one matrix's share of a joined
+    /// upload (see [`GpuMatrix::upload_joined`]).
+    pub(super) offset: u64,
+    pub(super) size: u64,
     /// The kernel's `Params` for this chunk.
     pub(super) params: wgpu::Buffer,
     pub(super) rows: Range<u32>,
@@ -163,15 +167,122 @@ impl GpuMatrix {
         self.cols
     }
 
+    /// Bytes of one row in its GGUF encoding.
+    pub fn row_bytes(&self) -> u32 {
+        self.ty
+            .bytes_for(u64::from(self.cols))
+            .expect("whole blocks, checked at upload") as u32
+    }
+
     /// Bytes on the device.
     pub fn bytes(&self) -> u64 {
-        self.chunks.iter().map(|c| c.weights.size()).sum()
+        self.chunks.iter().map(|c| c.size).sum()
     }
 
     /// How many bindings (and dispatches) the matrix takes.
     pub fn chunk_count(&self) -> usize {
         self.chunks.len()
     }
+
+    /// Matrices of one type and width uploaded into one buffer, one after the other: the
+    /// `whole` (all their rows, for a kernel that computes several products in one dispatch)
+    /// and each part on its own (for the kernels that take one matrix), sharing its bytes.
+    /// `None` where that cannot be bound: more than one binding's worth, or a part that would
+    /// start off the device's offset alignment. The caller then uploads them apart.
+    pub fn upload_joined(
+        gpu: &Gpu,
+        name: &str,
+        parts: &[&Tensor<'_>],
+    ) -> Result<Option<Joined>, GpuError> {
+        let Some(first) = parts.first() else {
+            return Ok(None);
+        };
+        let (ty, cols) = (first.info.ty, first.info.dims.first().copied().unwrap_or(0));
+        let mut rows = Vec::with_capacity(parts.len());
+        for t in parts {
+            match t.info.dims[..] {
+                [c, r] if c == cols && t.info.ty == ty => rows.push(r),
+                _ => return Ok(None),
+            }
+        }
+        let Some(row_bytes) = ty.bytes_for(cols) else {
+            return Ok(None);
+        };
+        let align = u64::from(gpu.limits().min_storage_buffer_offset_alignment);
+        let total: u64 = rows.iter().sum::<u64>() * row_bytes;
+        let mut offset = 0u64;
+        for r in &rows {
+            let size = r * row_bytes;
+            if !offset.is_multiple_of(align) || !size.is_multiple_of(4) {
+                return Ok(None);
+            }
+            offset += size;
+        }
+        if total > gpu.max_binding_bytes() {
+            return Ok(None);
+        }
+        let data: Vec<u8> = parts.iter().flat_map(|t| t.data.iter().copied()).collect();
+        let whole = Self::upload_with_limit(
+            gpu,
+            name,
+            ty,
+            rows.iter().sum(),
+            cols,
+            &data,
+            gpu.max_binding_bytes(),
+        )?;
+        let buffer = whole.chunks[0].weights.clone();
+        let mut views = Vec::with_capacity(parts.len());
+        let mut first_row = 0u64;
+        for (t, &r) in parts.iter().zip(&rows) {
+            let params: [u32; 4] = [r as u32, cols as u32, 0, row_bytes as u32];
+            views.push(Self {
+                name: t.info.name.clone(),
+                ty,
+                rows: r as u32,
+                cols: cols as u32,
+                chunks: vec![Chunk {
+                    weights: buffer.clone(),
+                    offset: first_row * row_bytes,
+                    size: r * row_bytes,
+                    params: params_buffer(gpu, &params),
+                    rows: 0..r as u32,
+                }],
+            });
+            first_row += r;
+        }
+        Ok(Some(Joined {
+            whole,
+            parts: views,
+        }))
+    }
+}
+
+/// Matrices sharing one upload (see [`GpuMatrix::upload_joined`]).
+#[derive(Debug)]
+pub struct Joined {
+    pub whole: GpuMatrix,
+    pub parts: Vec<GpuMatrix>,
+}
+
+impl Chunk {
+    /// The chunk's bytes as a binding.
+    pub(super) fn binding(&self) -> wgpu::BindingResource<'_> {
+        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: &self.weights,
+            offset: self.offset,
+            size: std::num::NonZeroU64::new(self.size),
+        })
+    }
+}
+
+fn params_buffer(gpu: &Gpu, params: &[u32; 4]) -> wgpu::Buffer {
+    gpu.device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("matvec params"),
+            contents: bytemuck::cast_slice(params),
+            usage: wgpu::BufferUsages::UNIFORM,
+        })
 }
 
 fn upload_chunk(
@@ -198,16 +309,11 @@ fn upload_chunk(
             usage: wgpu::BufferUsages::STORAGE,
         });
     let params: [u32; 4] = [rows.end - rows.start, cols, rows.start, row_bytes];
-    let params = gpu
-        .device
-        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("matvec params"),
-            contents: bytemuck::cast_slice(&params),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
     Chunk {
+        size: weights.size(),
         weights,
-        params,
+        offset: 0,
+        params: params_buffer(gpu, &params),
         rows,
     }
 }

@@ -182,7 +182,8 @@ impl MatVec {
                 let bind = self.pipelines.bind_group(
                     gpu,
                     matrix.name(),
-                    &[&chunk.weights, x, y, &chunk.params, &output],
+                    chunk.binding(),
+                    &[x, y, &chunk.params, &output],
                 );
                 let groups = (chunk.rows.end - chunk.rows.start).div_ceil(rows_per_wg);
                 let (gx, gy) = grid(groups, max_dim);

@@ -9,6 +9,8 @@
 //! - [`matrix`]: a GGUF weight matrix on the device, cut into whole-row chunks no larger than one
 //!   storage binding.
 //! - [`matvec`]: the dequantising matrix-vector kernels, one pipeline per tensor type.
+//! - [`normed_matvec`]: decode's products with the RMSNorm before them (and the FFN's
+//!   activation after them) folded in: fewer dispatches per step.
 //! - [`matmul`]: the same for a batch of tokens (prompt prefill), each part decoded once per tile.
 //! - [`profile`]: GPU timestamps around each dispatch, for `models bench --profile`.
 //! - [`norm`], [`rope`], [`softmax`], [`activation`], [`attention`], [`add`]: the other kernels of
@@ -25,6 +27,7 @@ pub mod matmul;
 pub mod matrix;
 pub mod matvec;
 pub mod norm;
+pub mod normed_matvec;
 pub mod profile;
 pub mod rope;
 mod shader;
@@ -38,9 +41,10 @@ pub use device::{Gpu, GpuOptions};
 pub use error::GpuError;
 pub use kernel::{record_pass, Bound, StepUniform};
 pub use matmul::{MatMul, BATCH_TILE};
-pub use matrix::{GpuMatrix, Output};
+pub use matrix::{GpuMatrix, Joined, Output};
 pub use matvec::{MatVec, MatVecConfig, Reduction};
 pub use norm::RmsNorm;
+pub use normed_matvec::{Destination, NormedInput, NormedMatVec};
 pub use profile::{KernelTime, Profiler};
 pub use rope::{Rope, RopeOrder, RopeParams};
 pub use softmax::Softmax;

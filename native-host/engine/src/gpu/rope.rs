@@ -149,7 +149,7 @@ struct Params {
     n_dims: u32,
     heads: u32,
     tokens: u32,
-    _unused: u32,
+    kv_heads: u32,
     neox: u32,
     freq_base: f32,
     freq_scale: f32,
@@ -165,6 +165,8 @@ struct Params {
 #[derive(Debug)]
 pub struct Rope {
     kernel: Kernel,
+    /// Queries and keys in one dispatch, the keys into the cache.
+    qk: Kernel,
     params: RopeParams,
     freq_factors: wgpu::Buffer,
 }
@@ -180,11 +182,18 @@ impl Rope {
                 contents: bytemuck::cast_slice(factors),
                 usage: wgpu::BufferUsages::STORAGE,
             });
+        let source = |main: &str| {
+            super::shader::with_step(&format!(
+                "{}\n{main}",
+                include_str!("../kernels/rope_angle.wgsl")
+            ))
+        };
         Ok(Self {
-            kernel: Kernel::new(
+            kernel: Kernel::new(gpu, "rope", &source(include_str!("../kernels/rope.wgsl")))?,
+            qk: Kernel::new(
                 gpu,
-                "rope",
-                &super::shader::with_step(include_str!("../kernels/rope.wgsl")),
+                "rope q, k into the cache",
+                &source(include_str!("../kernels/rope_qk.wgsl")),
             )?,
             params,
             freq_factors,
@@ -224,12 +233,49 @@ impl Rope {
         step: &wgpu::Buffer,
     ) -> Bound {
         let p = &self.params;
-        let params = Params {
+        let params = self.uniform(head_dim, heads, 0, tokens);
+        let items = tokens * heads * (p.n_dims / 2);
+        self.kernel.bind(
+            gpu,
+            &[x, &self.freq_factors, step],
+            &params,
+            grid_for(gpu, items, 64),
+        )
+    }
+
+    /// Rotates `q` (`tokens` × `heads` heads) in place and `k` (`kv_heads` heads per token)
+    /// into `k_cache` at the tokens' positions: the step's RoPE and the key cache's update in
+    /// one dispatch.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind_qk(
+        &self,
+        gpu: &Gpu,
+        q: &wgpu::Buffer,
+        k: &wgpu::Buffer,
+        k_cache: &wgpu::Buffer,
+        tokens: u32,
+        (heads, kv_heads): (u32, u32),
+        head_dim: u32,
+        step: &wgpu::Buffer,
+    ) -> Bound {
+        let params = self.uniform(head_dim, heads, kv_heads, tokens);
+        let items = tokens * (heads + kv_heads) * (head_dim / 2);
+        self.qk.bind(
+            gpu,
+            &[q, k, k_cache, &self.freq_factors, step],
+            &params,
+            grid_for(gpu, items, 64),
+        )
+    }
+
+    fn uniform(&self, head_dim: u32, heads: u32, kv_heads: u32, tokens: u32) -> Params {
+        let p = &self.params;
+        Params {
             head_dim,
             n_dims: p.n_dims,
             heads,
             tokens,
-            _unused: 0,
+            kv_heads,
             neox: u32::from(p.order == RopeOrder::Neox),
             freq_base: p.freq_base,
             freq_scale: p.freq_scale,
@@ -239,13 +285,6 @@ impl Rope {
             corr_high: p.corr_dims[1],
             theta_scale: p.freq_base.powf(-2.0 / p.n_dims as f32),
             _pad: [0; 3],
-        };
-        let items = tokens * heads * (p.n_dims / 2);
-        self.kernel.bind(
-            gpu,
-            &[x, &self.freq_factors, step],
-            &params,
-            grid_for(gpu, items, 64),
-        )
+        }
     }
 }

@@ -8,6 +8,7 @@ use crate::gguf::TensorType;
 use super::matvec::{MatVecConfig, Reduction};
 
 const MATVEC: &str = include_str!("../kernels/matvec.wgsl");
+const MATVEC_NORMED: &str = include_str!("../kernels/matvec_normed.wgsl");
 const MATMUL: &str = include_str!("../kernels/matmul.wgsl");
 const MATMUL_X_PLAIN: &str = include_str!("../kernels/matmul_x_plain.wgsl");
 const MATMUL_X_SUBGROUP: &str = include_str!("../kernels/matmul_x_subgroup.wgsl");
@@ -51,18 +52,43 @@ fn part_dot(ty: TensorType) -> (&'static str, bool) {
 
 /// The matrix-vector kernel for weights of type `ty`.
 pub(super) fn matvec(ty: TensorType, config: &MatVecConfig) -> String {
+    let header = format!(
+        "// {ty} matrix-vector, {config:?}\nconst WG: u32 = {}u;\nconst TPR: u32 = {}u;\n\n",
+        config.workgroup_size, config.threads_per_row
+    );
+    with_part_dot(header, MATVEC, ty, config)
+}
+
+/// The matrix-vector kernel with the RMSNorm of its `dim`-long x folded in
+/// (matvec_normed.wgsl): split over outputs, or `gated` with activation `act` (0: SiLU, 1: GELU).
+pub(super) fn matvec_normed(
+    ty: TensorType,
+    config: &MatVecConfig,
+    dim: u32,
+    gated: bool,
+    act: u32,
+) -> String {
+    let header = format!(
+        "// {ty} normed matrix-vector, {config:?}\nconst WG: u32 = {}u;\nconst TPR: u32 = {}u;\n\
+         const DIM4: u32 = {}u;\nconst GATED: bool = {gated};\nconst ACT: u32 = {act}u;\n\n{STEP}\n",
+        config.workgroup_size,
+        config.threads_per_row,
+        dim / 4
+    );
+    with_part_dot(header, MATVEC_NORMED, ty, config)
+}
+
+/// `header` and a matrix-vector `main`, joined to the weight words, `ty`'s `part_dot` and the
+/// row reduction of `config`.
+fn with_part_dot(mut src: String, main: &str, ty: TensorType, config: &MatVecConfig) -> String {
     let (part, kscales) = part_dot(ty);
     let reduce = match config.reduction {
         _ if config.threads_per_row == 1 => REDUCE_NONE,
         Reduction::Workgroup => REDUCE_WORKGROUP,
         Reduction::Subgroup => REDUCE_SUBGROUP,
     };
-    let mut src = format!(
-        "// {ty} matrix-vector, {config:?}\nconst WG: u32 = {}u;\nconst TPR: u32 = {}u;\n\n",
-        config.workgroup_size, config.threads_per_row
-    );
     for piece in [
-        MATVEC,
+        main,
         WEIGHT_WORDS,
         if kscales { KSCALES } else { "" },
         part,

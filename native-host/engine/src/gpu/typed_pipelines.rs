@@ -97,13 +97,18 @@ impl TypedPipelines {
             })
     }
 
-    /// A bind group of `buffers` at bindings 0, 1, … of the layout.
+    /// A bind group of a matrix chunk's `weights` at binding 0 and `buffers`, whole, at 1, 2, …
+    /// of the layout.
     pub(super) fn bind_group(
         &self,
         gpu: &Gpu,
         label: &str,
+        weights: wgpu::BindingResource<'_>,
         buffers: &[&wgpu::Buffer],
     ) -> wgpu::BindGroup {
-        kernel::bind_group(gpu, label, &self.layout, buffers)
+        let resources: Vec<wgpu::BindingResource<'_>> = std::iter::once(weights)
+            .chain(buffers.iter().map(|b| b.as_entire_binding()))
+            .collect();
+        kernel::bind_group_of(gpu, label, &self.layout, &resources)
     }
 }

@@ -5,15 +5,21 @@
 //! are read. The token embedding stays in the memory-mapped file: a step needs one row of it,
 //! which the CPU dequantises and uploads (Gemma's embedding alone is 170 MB).
 //!
-//! Every dispatch is bound once at load, twice over: with the matrix-vector kernels for decode
-//! and with the matrix-matrix kernels for batches of up to [`PREFILL_BATCH`] tokens. A step then
-//! only writes the token embeddings and the step uniform, and records what was bound.
+//! Every dispatch is bound once at load, twice over: for decode and for batches of up to
+//! [`PREFILL_BATCH`] tokens (the matrix-matrix kernels). A step then only writes the token
+//! embeddings and the step uniform, and records what was bound.
+//!
+//! Decode on a GPU is bound with as few dispatches as the kernels allow ([`DecodeKernels`]): each
+//! norm folded into the products after it, q, k and v (and the FFN's gate and up, with the
+//! activation) from one upload in one dispatch, the new keys and values written into the cache by
+//! the kernels that make them. A step of a small model is then about seven dispatches a layer,
+//! where it was sixteen and two copies.
 
 use crate::gguf::{Architecture, Gguf, TensorType};
 use crate::gpu::{
-    record_pass, Add, Attention, AttentionBuffers, AttentionShape, Bound, Gate, GatedActivation,
-    Gpu, GpuError, GpuMatrix, KernelTime, MatMul, MatVec, Output, Profiler, RmsNorm, Rope,
-    RopeParams, StepUniform, BATCH_TILE,
+    record_pass, Add, Attention, AttentionBuffers, AttentionShape, Bound, Destination, Gate,
+    GatedActivation, Gpu, GpuError, GpuMatrix, KernelTime, MatMul, MatVec, NormedInput,
+    NormedMatVec, Output, Profiler, RmsNorm, Rope, RopeParams, StepUniform, BATCH_TILE,
 };
 use crate::quant;
 
@@ -22,6 +28,19 @@ use super::{HParams, ModelError};
 /// Tokens per prefill batch: enough that the weights' decoding is spread over many tokens, small
 /// enough that the batch's activations are a few megabytes even for an 8B model.
 pub const PREFILL_BATCH: u32 = 128;
+
+/// How decode's steps are bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DecodeKernels {
+    /// The fastest known for the device: on a CPU driver with subgroups, one kernel per
+    /// operation with the matrix-matrix kernel for products; elsewhere [`Self::Normed`] where the
+    /// device's workgroup memory holds a hidden state, and one kernel per operation otherwise.
+    #[default]
+    Auto,
+    /// Norms folded into the products, joined products, keys and values written into the cache
+    /// by the kernels that make them (tests force it on CPU drivers to check it there).
+    Normed,
+}
 
 /// What sets an architecture's block apart from the llama block.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,6 +107,13 @@ struct Layer {
     gate: GpuMatrix,
     up: GpuMatrix,
     down: GpuMatrix,
+    /// q, k and v in one upload (the three above are its parts), where their types and the
+    /// device's alignment allow.
+    qkv: Option<GpuMatrix>,
+    /// The q, k and v biases joined likewise, where there are any.
+    qkv_bias: Option<wgpu::Buffer>,
+    /// gate and up in one upload, likewise.
+    gate_up: Option<GpuMatrix>,
     local: bool,
     /// capacity × kv_dim floats each.
     k_cache: wgpu::Buffer,
@@ -188,6 +214,16 @@ impl Transformer {
     /// Uploads the model's weights and a KV cache for `capacity` positions (at most the model's
     /// context length).
     pub fn load(gpu: &Gpu, gguf: Gguf, capacity: u32) -> Result<Self, ModelError> {
+        Self::load_with(gpu, gguf, capacity, DecodeKernels::Auto)
+    }
+
+    /// As [`load`](Self::load), with decode bound as `decode_kernels` says.
+    pub fn load_with(
+        gpu: &Gpu,
+        gguf: Gguf,
+        capacity: u32,
+        decode_kernels: DecodeKernels,
+    ) -> Result<Self, ModelError> {
         let hp = HParams::from_gguf(&gguf)?;
         let variant = Variant::of(&gguf, &hp)?;
         let capacity = capacity.min(hp.context).max(1);
@@ -210,25 +246,52 @@ impl Transformer {
                 mapped_at_creation: false,
             })
         };
+        // Matrices uploaded into one buffer where they can be, else apart.
+        let joined = |names: &[String]| -> Result<(Option<GpuMatrix>, Vec<GpuMatrix>), ModelError> {
+            let tensors = names
+                .iter()
+                .map(|n| gguf.tensor(n))
+                .collect::<Result<Vec<_>, _>>()?;
+            let refs: Vec<_> = tensors.iter().collect();
+            match GpuMatrix::upload_joined(gpu, &names.join(" + "), &refs)? {
+                Some(j) => Ok((Some(j.whole), j.parts)),
+                None => Ok((
+                    None,
+                    names.iter().map(|n| matrix(n)).collect::<Result<_, _>>()?,
+                )),
+            }
+        };
         let mut layers = Vec::with_capacity(hp.layers as usize);
         for l in 0..hp.layers {
             let t = |s: &str| format!("blk.{l}.{s}");
+            let (qkv, parts) =
+                joined(&[t("attn_q.weight"), t("attn_k.weight"), t("attn_v.weight")])?;
+            let [wq, wk, wv]: [GpuMatrix; 3] = parts.try_into().expect("three names, three parts");
+            let (gate_up, parts) = joined(&[t("ffn_gate.weight"), t("ffn_up.weight")])?;
+            let [gate, up]: [GpuMatrix; 2] = parts.try_into().expect("two names, two parts");
+            let q_bias = optional(&t("attn_q.bias"))?;
+            let k_bias = optional(&t("attn_k.bias"))?;
+            let v_bias = optional(&t("attn_v.bias"))?;
+            let qkv_bias = joined_bias(gpu, &gguf, &hp, l)?;
             layers.push(Layer {
                 attn_norm: vector(&t("attn_norm.weight"))?,
-                wq: matrix(&t("attn_q.weight"))?,
-                wk: matrix(&t("attn_k.weight"))?,
-                wv: matrix(&t("attn_v.weight"))?,
+                wq,
+                wk,
+                wv,
                 wo: matrix(&t("attn_output.weight"))?,
-                q_bias: optional(&t("attn_q.bias"))?,
-                k_bias: optional(&t("attn_k.bias"))?,
-                v_bias: optional(&t("attn_v.bias"))?,
+                q_bias,
+                k_bias,
+                v_bias,
+                qkv,
+                qkv_bias,
+                gate_up,
                 q_norm: extra(&t("attn_q_norm.weight"))?,
                 k_norm: extra(&t("attn_k_norm.weight"))?,
                 post_attn_norm: extra(&t("post_attention_norm.weight"))?,
                 post_ffn_norm: extra(&t("post_ffw_norm.weight"))?,
                 ffn_norm: vector(&t("ffn_norm.weight"))?,
-                gate: matrix(&t("ffn_gate.weight"))?,
-                up: matrix(&t("ffn_up.weight"))?,
+                gate,
+                up,
                 down: matrix(&t("ffn_down.weight"))?,
                 local: variant.is_local(l),
                 k_cache: cache("k cache"),
@@ -277,12 +340,38 @@ impl Transformer {
             variant: &variant,
             capacity,
         };
+        let normed = match decode_kernels {
+            DecodeKernels::Normed => Some(NormedMatVec::new(
+                gpu,
+                &types,
+                hp.dim,
+                variant.gate,
+                matvec.config(),
+            )?),
+            DecodeKernels::Auto if decode_matmul.is_none() => {
+                match NormedMatVec::new(gpu, &types, hp.dim, variant.gate, matvec.config()) {
+                    Ok(normed) => Some(normed),
+                    Err(e) => {
+                        tracing::info!(error = %e, "decode keeps one kernel per operation");
+                        None
+                    }
+                }
+            }
+            DecodeKernels::Auto => None,
+        };
         let decode = {
             let s = Scratch::new(gpu, &hp, 1);
             let step = StepUniform::new(0, 1).buffer(gpu);
-            let stages = bind_layers(gpu, &k, shape, &layers, &s, &step, |m, x, y, out| {
-                decode_mat(m, x, y, &step, out)
-            })?;
+            let stages = match &normed {
+                Some(nm) => {
+                    bind_layers_normed(gpu, &k, nm, shape, &layers, &s, &step, |m, x, y, out| {
+                        matvec.bind_output(gpu, m, x, y, out)
+                    })?
+                }
+                None => bind_layers(gpu, &k, shape, &layers, &s, &step, |m, x, y, out| {
+                    decode_mat(m, x, y, &step, out)
+                })?,
+            };
             Plan { s, step, stages }
         };
         let prefill = {
@@ -296,17 +385,34 @@ impl Transformer {
         let output_norm = vector("output_norm.weight")?;
         let logits = gpu.storage_f32("logits", hp.vocab as usize);
         let d = &decode.s;
-        let mut logits_pass =
-            vec![k
-                .norm
-                .bind(gpu, &d.x, &output_norm, &d.h, 1, hp.dim, hp.rms_eps)?];
-        logits_pass.extend(decode_mat(
-            &output,
-            &d.h,
-            &logits,
-            &decode.step,
-            Output::Write,
-        )?);
+        let logits_pass = match &normed {
+            Some(nm) => nm.bind_split(
+                gpu,
+                &output,
+                NormedInput {
+                    x: &d.x,
+                    norm: &output_norm,
+                    eps: hp.rms_eps,
+                },
+                &[Destination::at_start(&logits, hp.vocab)],
+                None,
+                &decode.step,
+            )?,
+            None => {
+                let mut pass =
+                    vec![k
+                        .norm
+                        .bind(gpu, &d.x, &output_norm, &d.h, 1, hp.dim, hp.rms_eps)?];
+                pass.extend(decode_mat(
+                    &output,
+                    &d.h,
+                    &logits,
+                    &decode.step,
+                    Output::Write,
+                )?);
+                pass
+            }
+        };
         let embd_ty = gguf.tensor("token_embd.weight")?.info.ty;
         let weights_bytes = layers
             .iter()
@@ -347,6 +453,19 @@ impl Transformer {
             logits,
             weights_bytes,
         })
+    }
+
+    /// How many dispatches one decode step records (its logits' included), and how many
+    /// copies between its passes: what a step costs on a GPU, where each has a fixed price.
+    pub fn decode_dispatches(&self) -> (usize, usize) {
+        let mut counts = (self.logits_pass.len(), 0);
+        for stage in &self.decode.stages {
+            match stage {
+                Stage::Pass(dispatches) => counts.0 += dispatches.len(),
+                Stage::CopyKv(_) => counts.1 += 2,
+            }
+        }
+        counts
     }
 
     pub fn hparams(&self) -> &HParams {
@@ -546,32 +665,11 @@ fn bind_layers(
     step: &wgpu::Buffer,
     mat: impl Fn(&GpuMatrix, &wgpu::Buffer, &wgpu::Buffer, Output) -> Result<Vec<Bound>, GpuError>,
 ) -> Result<Vec<Stage>, ModelError> {
-    let Shape {
-        hp,
-        variant,
-        capacity,
-    } = shape;
+    let hp = shape.hp;
     let n = s.tokens;
     let (dim, eps) = (hp.dim, hp.rms_eps);
     let mut stages = Vec::new();
     let mut pass: Vec<Bound> = Vec::new();
-    // x += W·input: added by the product itself (one dispatch), or through Gemma's post-norm
-    // when the layer has one.
-    let residual = |pass: &mut Vec<Bound>,
-                    w: &GpuMatrix,
-                    input: &wgpu::Buffer,
-                    post_norm: &Option<wgpu::Buffer>|
-     -> Result<(), ModelError> {
-        match post_norm {
-            None => pass.extend(mat(w, input, &s.x, Output::Add)?),
-            Some(norm) => {
-                pass.extend(mat(w, input, &s.o, Output::Write)?);
-                pass.push(k.norm.bind(gpu, &s.o, norm, &s.h, n, dim, eps)?);
-                pass.push(k.add.bind(gpu, &s.h, &s.x, n * dim));
-            }
-        }
-        Ok(())
-    };
     for (i, l) in layers.iter().enumerate() {
         pass.push(k.norm.bind(gpu, &s.x, &l.attn_norm, &s.h, n, dim, eps)?);
         for (w, bias, norm, raw, out, heads) in [
@@ -585,48 +683,224 @@ fn bind_layers(
                 let width = heads * hp.head_dim;
                 pass.push(k.add.bind_repeating(gpu, b, projected, n * width, width));
             }
-            if let Some(norm) = norm {
-                pass.push(
-                    k.norm
-                        .bind(gpu, raw, norm, out, n * heads, hp.head_dim, eps)?,
-                );
-            }
         }
-        let rope = if l.local {
-            &k.rope_local
-        } else {
-            &k.rope_global
-        };
+        bind_qk_norms(gpu, k, hp, l, s, &mut pass)?;
+        let rope = l.rope(k);
         pass.push(rope.bind(gpu, &s.q, n, hp.heads, hp.head_dim, step));
         pass.push(rope.bind(gpu, &s.k, n, hp.kv_heads, hp.head_dim, step));
         stages.push(Stage::Pass(std::mem::take(&mut pass)));
         stages.push(Stage::CopyKv(i));
-        let buffers = AttentionBuffers {
-            q: &s.q,
-            k_cache: &l.k_cache,
-            v_cache: &l.v_cache,
-            out: &s.att,
-        };
-        let attention = AttentionShape {
-            heads: hp.heads,
-            kv_heads: hp.kv_heads,
-            head_dim: hp.head_dim,
-            capacity,
-            window: if l.local {
-                variant.sliding_window
-            } else {
-                None
-            },
-            scale: variant.attention_scale,
-        };
-        pass.extend(k.attention.bind(gpu, buffers, attention, step, n)?);
-        residual(&mut pass, &l.wo, &s.att, &l.post_attn_norm)?;
+        pass.extend(bind_attention(gpu, k, shape, l, s, step)?);
+        bind_residual(gpu, k, hp, s, &mut pass, &l.post_attn_norm, |y, out| {
+            mat(&l.wo, &s.att, y, out)
+        })?;
         pass.push(k.norm.bind(gpu, &s.x, &l.ffn_norm, &s.h, n, dim, eps)?);
         pass.extend(mat(&l.gate, &s.h, &s.g, Output::Write)?);
         pass.extend(mat(&l.up, &s.h, &s.u, Output::Write)?);
         pass.push(k.act.bind(gpu, &s.g, &s.u, &s.m, n * hp.ffn));
-        residual(&mut pass, &l.down, &s.m, &l.post_ffn_norm)?;
+        bind_residual(gpu, k, hp, s, &mut pass, &l.post_ffn_norm, |y, out| {
+            mat(&l.down, &s.m, y, out)
+        })?;
     }
     stages.push(Stage::Pass(pass));
     Ok(stages)
+}
+
+/// Binds decode's steps with the fewest dispatches (see [`DecodeKernels::Normed`]): one pass,
+/// no copies. `mat` binds the products that stay on their own (the attention output and the
+/// FFN's down matrix, each adding into the residual stream).
+#[allow(clippy::too_many_arguments)]
+fn bind_layers_normed(
+    gpu: &Gpu,
+    k: &Kernels,
+    nm: &NormedMatVec,
+    shape: Shape<'_>,
+    layers: &[Layer],
+    s: &Scratch,
+    step: &wgpu::Buffer,
+    mat: impl Fn(&GpuMatrix, &wgpu::Buffer, &wgpu::Buffer, Output) -> Result<Vec<Bound>, GpuError>,
+) -> Result<Vec<Stage>, ModelError> {
+    let hp = shape.hp;
+    debug_assert_eq!(s.tokens, 1, "decode binds one token");
+    let (q_rows, kv_rows) = (hp.heads * hp.head_dim, hp.kv_dim());
+    let mut pass: Vec<Bound> = Vec::new();
+    for l in layers {
+        let input = NormedInput {
+            x: &s.x,
+            norm: &l.attn_norm,
+            eps: hp.rms_eps,
+        };
+        let q = if l.q_norm.is_some() { &s.q_raw } else { &s.q };
+        let kk = if l.k_norm.is_some() { &s.k_raw } else { &s.k };
+        let to_q = Destination::at_start(q, q_rows);
+        let to_k = Destination::at_start(kk, kv_rows);
+        let to_cache = Destination::at_position(&l.v_cache, kv_rows);
+        match &l.qkv {
+            Some(qkv) => pass.extend(nm.bind_split(
+                gpu,
+                qkv,
+                input,
+                &[to_q, to_k, to_cache],
+                l.qkv_bias.as_ref(),
+                step,
+            )?),
+            None => {
+                for (w, bias, to) in [
+                    (&l.wq, &l.q_bias, to_q),
+                    (&l.wk, &l.k_bias, to_k),
+                    (&l.wv, &l.v_bias, to_cache),
+                ] {
+                    pass.extend(nm.bind_split(gpu, w, input, &[to], bias.as_ref(), step)?);
+                }
+            }
+        }
+        bind_qk_norms(gpu, k, hp, l, s, &mut pass)?;
+        pass.push(l.rope(k).bind_qk(
+            gpu,
+            &s.q,
+            &s.k,
+            &l.k_cache,
+            1,
+            (hp.heads, hp.kv_heads),
+            hp.head_dim,
+            step,
+        ));
+        pass.extend(bind_attention(gpu, k, shape, l, s, step)?);
+        bind_residual(gpu, k, hp, s, &mut pass, &l.post_attn_norm, |y, out| {
+            mat(&l.wo, &s.att, y, out)
+        })?;
+        let input = NormedInput {
+            norm: &l.ffn_norm,
+            ..input
+        };
+        match &l.gate_up {
+            Some(gate_up) => pass.extend(nm.bind_gated(gpu, gate_up, input, &s.m, step)?),
+            None => {
+                for (w, y) in [(&l.gate, &s.g), (&l.up, &s.u)] {
+                    let to = Destination::at_start(y, hp.ffn);
+                    pass.extend(nm.bind_split(gpu, w, input, &[to], None, step)?);
+                }
+                pass.push(k.act.bind(gpu, &s.g, &s.u, &s.m, hp.ffn));
+            }
+        }
+        bind_residual(gpu, k, hp, s, &mut pass, &l.post_ffn_norm, |y, out| {
+            mat(&l.down, &s.m, y, out)
+        })?;
+    }
+    Ok(vec![Stage::Pass(pass)])
+}
+
+impl Layer {
+    fn rope<'k>(&self, k: &'k Kernels) -> &'k Rope {
+        if self.local {
+            &k.rope_local
+        } else {
+            &k.rope_global
+        }
+    }
+}
+
+/// Gemma's RMSNorm of each query and key head (from the raw projections into q and k).
+fn bind_qk_norms(
+    gpu: &Gpu,
+    k: &Kernels,
+    hp: &HParams,
+    l: &Layer,
+    s: &Scratch,
+    pass: &mut Vec<Bound>,
+) -> Result<(), ModelError> {
+    let n = s.tokens;
+    for (norm, raw, out, heads) in [
+        (&l.q_norm, &s.q_raw, &s.q, hp.heads),
+        (&l.k_norm, &s.k_raw, &s.k, hp.kv_heads),
+    ] {
+        if let Some(norm) = norm {
+            pass.push(
+                k.norm
+                    .bind(gpu, raw, norm, out, n * heads, hp.head_dim, hp.rms_eps)?,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Attention of the tokens' queries over layer `l`'s cache, into `s.att`.
+fn bind_attention(
+    gpu: &Gpu,
+    k: &Kernels,
+    shape: Shape<'_>,
+    l: &Layer,
+    s: &Scratch,
+    step: &wgpu::Buffer,
+) -> Result<Vec<Bound>, ModelError> {
+    let hp = shape.hp;
+    let buffers = AttentionBuffers {
+        q: &s.q,
+        k_cache: &l.k_cache,
+        v_cache: &l.v_cache,
+        out: &s.att,
+    };
+    let attention = AttentionShape {
+        heads: hp.heads,
+        kv_heads: hp.kv_heads,
+        head_dim: hp.head_dim,
+        capacity: shape.capacity,
+        window: if l.local {
+            shape.variant.sliding_window
+        } else {
+            None
+        },
+        scale: shape.variant.attention_scale,
+    };
+    Ok(k.attention.bind(gpu, buffers, attention, step, s.tokens)?)
+}
+
+/// x += product: added by the product itself (one dispatch), or through Gemma's post-norm when
+/// the layer has one. `product` binds the product into the buffer it is given.
+fn bind_residual(
+    gpu: &Gpu,
+    k: &Kernels,
+    hp: &HParams,
+    s: &Scratch,
+    pass: &mut Vec<Bound>,
+    post_norm: &Option<wgpu::Buffer>,
+    product: impl Fn(&wgpu::Buffer, Output) -> Result<Vec<Bound>, GpuError>,
+) -> Result<(), ModelError> {
+    let n = s.tokens;
+    match post_norm {
+        None => pass.extend(product(&s.x, Output::Add)?),
+        Some(norm) => {
+            pass.extend(product(&s.o, Output::Write)?);
+            pass.push(k.norm.bind(gpu, &s.o, norm, &s.h, n, hp.dim, hp.rms_eps)?);
+            pass.push(k.add.bind(gpu, &s.h, &s.x, n * hp.dim));
+        }
+    }
+    Ok(())
+}
+
+/// The q, k and v biases of layer `l` joined as the joined q/k/v upload's rows are (zeros for a
+/// missing one), where the layer has any.
+fn joined_bias(
+    gpu: &Gpu,
+    gguf: &Gguf,
+    hp: &HParams,
+    l: u32,
+) -> Result<Option<wgpu::Buffer>, ModelError> {
+    let parts = [
+        ("attn_q.bias", hp.heads * hp.head_dim),
+        ("attn_k.bias", hp.kv_dim()),
+        ("attn_v.bias", hp.kv_dim()),
+    ];
+    let mut any = false;
+    let mut joined = Vec::new();
+    for (name, len) in parts {
+        match gguf.tensor(&format!("blk.{l}.{name}")) {
+            Ok(t) => {
+                any = true;
+                joined.extend(t.to_f32()?);
+            }
+            Err(_) => joined.extend(std::iter::repeat_n(0.0, len as usize)),
+        }
+    }
+    Ok(any.then(|| gpu.upload_f32("q, k, v biases", &joined)))
 }
