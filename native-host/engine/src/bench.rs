@@ -58,6 +58,9 @@ pub struct BenchReport {
     /// its passes.
     pub decode_dispatches: usize,
     pub decode_copies: usize,
+    /// The same for one prefill batch.
+    pub prefill_dispatches: usize,
+    pub prefill_copies: usize,
     /// Median prompt tokens per second over the runs.
     pub prefill_tokens_per_s: f64,
     /// One over the median decode step (logits read back each step).
@@ -161,6 +164,8 @@ pub fn run(
         kv_positions: positions,
         decode_dispatches: model.decode_dispatches().0,
         decode_copies: model.decode_dispatches().1,
+        prefill_dispatches: model.prefill_dispatches().0,
+        prefill_copies: model.prefill_dispatches().1,
         prefill_tokens_per_s: per_s(median(prefill), opts.prompt),
         decode_tokens_per_s: per_s(median(steps), 1),
         agent_first_token_ms: fresh.as_secs_f64() * 1e3,

@@ -2,7 +2,7 @@
 //! product), on seeded random blocks of every type, in every kernel shape, split across bindings,
 //! and on real tensors of both test models; and the decode kernels with the RMSNorm folded in
 //! (rows split over three outputs, or gate and up with the activation), against the same
-//! reference on the normalised x.
+//! reference on the normalised x; and prefill's products over joined matrices per token.
 //!
 //! Tolerance: |y_gpu − y_ref| ≤ 1e-6 · Σ|w_i·x_i| per row (the worst seen on lavapipe is 7.5e-8). The kernels sum in f32 and in a different
 //! order (and factor the `_1`/k-quant minimums out of the sum), so bit equality is not expected;
@@ -13,8 +13,8 @@ mod common;
 use half::{bf16, f16};
 use itinero_engine::gguf::TensorType;
 use itinero_engine::gpu::{
-    record_pass, Destination, Gate, GpuMatrix, MatMul, MatVec, MatVecConfig, NormedInput,
-    NormedMatVec, Output, Reduction, StepUniform, BATCH_TILE,
+    record_pass, Destination, Gate, GpuMatrix, JoinedMatMul, MatMul, MatVec, MatVecConfig,
+    NormedInput, NormedMatVec, Output, Reduction, StepUniform, BATCH_TILE,
 };
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
@@ -258,16 +258,7 @@ fn normed_products_match_the_cpu_reference_on_the_normalised_x() {
                 let y = gpu.storage_f32("y", half);
                 run(kernels.bind_gated(gpu, &gu, input, &y, &step).unwrap());
                 let got = gpu.read_f32(&y, half).unwrap();
-                let act = |v: f64| match gate {
-                    Gate::SwiGlu => v / (1.0 + (-v).exp()),
-                    Gate::GeGlu => {
-                        0.5 * v
-                            * (1.0
-                                + ((2.0 / std::f64::consts::PI).sqrt()
-                                    * (v + 0.044715 * v.powi(3)))
-                                .tanh())
-                    }
-                };
+                let act = |v: f64| gate_reference(gate, v);
                 for r in 0..half {
                     let (gv, uv) = (want[r], want[half + r]);
                     let exact = act(gv) * uv;
@@ -284,6 +275,128 @@ fn normed_products_match_the_cpu_reference_on_the_normalised_x() {
                     );
                 }
             }
+        }
+    }
+}
+
+/// Prefill's joined products: every type, a batch that is not whole tiles, a matrix's rows split
+/// over three outputs with a bias, and gate and up with each activation, per token against the
+/// CPU reference.
+#[test]
+fn joined_matrix_matrix_products_match_the_cpu_reference_per_token() {
+    let gpu = common::gpu();
+    let mut rng = Rng(0x5eed_000a);
+    let (rows0, rows1, rows2) = (40usize, 13usize, 20usize);
+    let rows = rows0 + rows1 + rows2;
+    let (tokens, max) = (11u32, 16u32);
+    let step = StepUniform::new(0, tokens).buffer(gpu);
+    for gate in [Gate::SwiGlu, Gate::GeGlu] {
+        let kernels = JoinedMatMul::new(gpu, &TYPES, gate).unwrap();
+        for ty in TYPES {
+            let what = format!("{ty} joined {gate:?}");
+            let cols = if ty.block_elements() == 256 { 512 } else { 96 };
+            let data = random_rows(ty, rows, cols, &mut rng);
+            let mut xs: Vec<f32> = (0..tokens).flat_map(|_| random_x(cols, &mut rng)).collect();
+            xs.resize(max as usize * cols, 0.0);
+            let xb = gpu.upload_f32("x", &xs);
+            let m = GpuMatrix::upload(gpu, "joined", ty, rows as u64, cols as u64, &data).unwrap();
+            let bias: Vec<f32> = (0..rows).map(|_| rng.uniform(-1.0, 1.0)).collect();
+            let bb = gpu.upload_f32("bias", &bias);
+            let ys: Vec<wgpu::Buffer> = [rows0, rows1, rows2]
+                .iter()
+                .map(|&r| gpu.storage_f32("y", r * max as usize))
+                .collect();
+            let to: Vec<Destination<'_>> = ys
+                .iter()
+                .zip([rows0, rows1, rows2])
+                .map(|(b, r)| Destination::at_start(b, r as u32))
+                .collect();
+            let gu_rows = 2 * (rows / 2);
+            let gu = GpuMatrix::upload(
+                gpu,
+                "gate + up",
+                ty,
+                gu_rows as u64,
+                cols as u64,
+                &data[..gu_rows * ty.bytes_for(cols as u64).unwrap() as usize],
+            )
+            .unwrap();
+            let y = gpu.storage_f32("y", rows / 2 * max as usize);
+            let mut bound = kernels
+                .bind_split(gpu, &m, &xb, &to, Some(&bb), &step, max)
+                .unwrap();
+            bound.extend(kernels.bind_gated(gpu, &gu, &xb, &y, &step, max).unwrap());
+            let mut enc = gpu
+                .device()
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+            record_pass(&mut enc, "joined", &bound);
+            gpu.queue().submit([enc.finish()]);
+            let split: Vec<Vec<f32>> = ys
+                .iter()
+                .zip([rows0, rows1, rows2])
+                .map(|(b, r)| gpu.read_f32(b, r * max as usize).unwrap())
+                .collect();
+            let gated = gpu.read_f32(&y, rows / 2 * max as usize).unwrap();
+            for t in 0..max as usize {
+                if t >= tokens as usize {
+                    // Tokens past the batch's are not written.
+                    assert!(
+                        split
+                            .iter()
+                            .zip([rows0, rows1, rows2])
+                            .all(|(y, r)| y[t * r..(t + 1) * r].iter().all(|&v| v == 0.0))
+                            && gated[t * (rows / 2)..(t + 1) * (rows / 2)]
+                                .iter()
+                                .all(|&v| v == 0.0),
+                        "{what}: token {t} is past the batch but was written"
+                    );
+                    continue;
+                }
+                let x = &xs[t * cols..(t + 1) * cols];
+                let (want, scale) = reference(ty, &data, rows, x);
+                let got: Vec<f32> = split
+                    .iter()
+                    .zip([rows0, rows1, rows2])
+                    .flat_map(|(y, r)| y[t * r..(t + 1) * r].to_vec())
+                    .collect();
+                let biased: Vec<f64> = want
+                    .iter()
+                    .zip(&bias)
+                    .map(|(w, &b)| w + f64::from(b))
+                    .collect();
+                let scale_b: Vec<f64> = scale
+                    .iter()
+                    .zip(&bias)
+                    .map(|(s, &b)| s + f64::from(b.abs()))
+                    .collect();
+                check(&format!("{what} split, token {t}"), &got, &biased, &scale_b);
+                let half = rows / 2;
+                for r in 0..half {
+                    let (g, u) = (want[r], want[half + r]);
+                    let exact = gate_reference(gate, g) * u;
+                    let allowed = 4.0
+                        * TOLERANCE
+                        * (1.2 * scale[r] * u.abs()
+                            + scale[half + r] * gate_reference(gate, g).abs())
+                        + 1e-6 * exact.abs();
+                    let got = f64::from(gated[t * half + r]);
+                    assert!(
+                        (got - exact).abs() <= allowed,
+                        "{what} gated, token {t}: row {r} is {got}, the reference {exact} (allowed ±{allowed:.2e})"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The FFN's gate function in f64.
+fn gate_reference(gate: Gate, v: f64) -> f64 {
+    match gate {
+        Gate::SwiGlu => v / (1.0 + (-v).exp()),
+        Gate::GeGlu => {
+            0.5 * v
+                * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (v + 0.044715 * v.powi(3))).tanh())
         }
     }
 }

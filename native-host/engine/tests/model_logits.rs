@@ -218,8 +218,9 @@ fn first_positions_match_an_f64_cpu_pass(
     let prompt = &common::ids(&reference["logits"]["ids"])[..positions];
     let model = Transformer::load_with(gpu, common::open(known), 16, kernels).unwrap();
     let (dispatches, copies) = model.decode_dispatches();
+    let (batch, batch_copies) = model.prefill_dispatches();
     eprintln!(
-        "{} ({kernels:?}): {dispatches} dispatches and {copies} copies a decode step",
+        "{} ({kernels:?}): {dispatches} dispatches and {copies} copies a decode step, {batch} and {batch_copies} a prefill batch",
         known.id
     );
     if kernels == DecodeKernels::Normed {
@@ -237,6 +238,15 @@ fn first_positions_match_an_f64_cpu_pass(
             "{}: the normed decode records {dispatches} dispatches and {copies} copies",
             known.id
         );
+        // A prefill batch of the llama block with q/k/v and gate/up joined: norm, q/k/v, two
+        // RoPEs, attention, output, norm, gate/up, down.
+        if g.architecture().unwrap() == Architecture::Llama {
+            assert!(
+                batch <= layers * 9,
+                "{}: a prefill batch records {batch} dispatches",
+                known.id
+            );
+        }
     }
     let ours: Vec<Vec<f32>> = prompt
         .iter()

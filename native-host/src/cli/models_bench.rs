@@ -210,8 +210,11 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         report.load_ms
     );
     println!(
-        "decode:  {} dispatches a step, {} copies",
-        report.decode_dispatches, report.decode_copies
+        "work:    a decode step {} dispatches and {} copies, a prefill batch {} and {}",
+        report.decode_dispatches,
+        report.decode_copies,
+        report.prefill_dispatches,
+        report.prefill_copies
     );
     let llama = |f: fn(&Reference) -> f64| reference.as_ref().map(f);
     let rows = [

@@ -20,7 +20,7 @@ use crate::gguf::TensorType;
 /// Tokens per invocation in prefill: each dequantised part is used this many times.
 pub const BATCH_TILE: u32 = 8;
 /// Weight rows per workgroup, one per invocation.
-const WORKGROUP: u32 = 64;
+pub(super) const WORKGROUP: u32 = 64;
 
 /// Matrix-matrix pipelines for a set of weight types.
 pub struct MatMul {

@@ -12,6 +12,8 @@
 //! - [`normed_matvec`]: decode's products with the RMSNorm before them (and the FFN's
 //!   activation after them) folded in: fewer dispatches per step.
 //! - [`matmul`]: the same for a batch of tokens (prompt prefill), each part decoded once per tile.
+//! - [`joined_matmul`]: prefill's products over joined matrices (q, k and v; gate and up with the
+//!   activation), one dispatch each.
 //! - [`profile`]: GPU timestamps around each dispatch, for `models bench --profile`.
 //! - [`norm`], [`rope`], [`softmax`], [`activation`], [`attention`], [`add`]: the other kernels of
 //!   a transformer block, each with the ggml semantics the reference logits were computed with.
@@ -22,6 +24,7 @@ pub mod attention;
 pub mod buffer;
 pub mod device;
 mod error;
+pub mod joined_matmul;
 pub mod kernel;
 pub mod matmul;
 pub mod matrix;
@@ -39,6 +42,7 @@ pub use add::Add;
 pub use attention::{Attention, AttentionBuffers, AttentionForm, AttentionShape};
 pub use device::{Gpu, GpuOptions};
 pub use error::GpuError;
+pub use joined_matmul::JoinedMatMul;
 pub use kernel::{record_pass, Bound, StepUniform};
 pub use matmul::{MatMul, BATCH_TILE};
 pub use matrix::{GpuMatrix, Joined, Output};

@@ -10,6 +10,9 @@ use super::matvec::{MatVecConfig, Reduction};
 const MATVEC: &str = include_str!("../kernels/matvec.wgsl");
 const MATVEC_NORMED: &str = include_str!("../kernels/matvec_normed.wgsl");
 const MATMUL: &str = include_str!("../kernels/matmul.wgsl");
+const MATMUL_JOINED: &str = include_str!("../kernels/matmul_joined.wgsl");
+const MATMUL_TILE: &str = include_str!("../kernels/matmul_tile.wgsl");
+const GATED_ACT: &str = include_str!("../kernels/gated_act.wgsl");
 const MATMUL_X_PLAIN: &str = include_str!("../kernels/matmul_x_plain.wgsl");
 const MATMUL_X_SUBGROUP: &str = include_str!("../kernels/matmul_x_subgroup.wgsl");
 const WEIGHT_WORDS: &str = include_str!("../kernels/weight_words.wgsl");
@@ -70,7 +73,8 @@ pub(super) fn matvec_normed(
 ) -> String {
     let header = format!(
         "// {ty} normed matrix-vector, {config:?}\nconst WG: u32 = {}u;\nconst TPR: u32 = {}u;\n\
-         const DIM4: u32 = {}u;\nconst GATED: bool = {gated};\nconst ACT: u32 = {act}u;\n\n{STEP}\n",
+         const DIM4: u32 = {}u;\nconst GATED: bool = {gated};\nconst ACT: u32 = {act}u;\n\n{STEP}\n\
+         {GATED_ACT}\n",
         config.workgroup_size,
         config.threads_per_row,
         dim / 4
@@ -103,20 +107,42 @@ fn with_part_dot(mut src: String, main: &str, ty: TensorType, config: &MatVecCon
 /// The matrix-matrix kernel for weights of type `ty`, in workgroups of `workgroup_size` rows,
 /// tiles of `tile` (8 or 1) tokens; `subgroup_x` shares the loads of X across subgroup lanes.
 pub(super) fn matmul(ty: TensorType, workgroup_size: u32, tile: u32, subgroup_x: bool) -> String {
+    let header = format!("// {ty} matrix-matrix\nconst WG: u32 = {workgroup_size}u;\nconst TT: u32 = {tile}u;\n\n{STEP}\n");
+    with_part_load(header, MATMUL, ty, subgroup_x)
+}
+
+/// The matrix-matrix kernel over joined matrices (matmul_joined.wgsl): split over outputs, or
+/// `gated` with activation `act` (0: SiLU, 1: GELU).
+pub(super) fn matmul_joined(
+    ty: TensorType,
+    workgroup_size: u32,
+    tile: u32,
+    subgroup_x: bool,
+    gated: bool,
+    act: u32,
+) -> String {
+    let header = format!(
+        "// {ty} joined matrix-matrix\nconst WG: u32 = {workgroup_size}u;\nconst TT: u32 = {tile}u;\n\
+         const GATED: bool = {gated};\nconst ACT: u32 = {act}u;\n\n{STEP}\n{GATED_ACT}\n"
+    );
+    with_part_load(header, MATMUL_JOINED, ty, subgroup_x)
+}
+
+/// `header` and a matrix-matrix `main`, joined to `tile_sums`, the loads of X, the weight words
+/// and `ty`'s `part_load`.
+fn with_part_load(mut src: String, main: &str, ty: TensorType, subgroup_x: bool) -> String {
     let (part, kscales) = part_dot(ty);
     let (main, x) = if subgroup_x {
         (
-            MATMUL.replace("// LANE", "@builtin(subgroup_invocation_id) lane: u32,"),
+            main.replace("// LANE", "@builtin(subgroup_invocation_id) lane: u32,"),
             MATMUL_X_SUBGROUP,
         )
     } else {
-        (MATMUL.to_owned(), MATMUL_X_PLAIN)
+        (main.to_owned(), MATMUL_X_PLAIN)
     };
-    let mut src = format!(
-        "// {ty} matrix-matrix\nconst WG: u32 = {workgroup_size}u;\nconst TT: u32 = {tile}u;\n\n{STEP}\n"
-    );
     for piece in [
         &main[..],
+        MATMUL_TILE,
         x,
         WEIGHT_WORDS,
         if kscales { KSCALES } else { "" },

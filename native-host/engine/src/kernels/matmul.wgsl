@@ -9,7 +9,8 @@
 // token's part of X is read is `part_sum`'s choice (matmul_x_*.wgsl): on CPU drivers every load
 // of X is a gather across the SIMD lanes, which is what bounds the kernel, so with subgroups
 // each lane loads one eighth of the part and the others take it by broadcast.
-// The Rust side prepends `const WG: u32` and `const TT: u32`.
+// The Rust side prepends `const WG: u32` and `const TT: u32`, and appends `tile_sums`
+// (matmul_tile.wgsl), the X loads, the weight words and the type's `part_load`.
 //
 // The dispatch is sized for the largest batch; `STEP.tokens` says how many rows of X hold tokens
 // this time, and tiles past it return at once. Rows of X between `tokens` and the end of the last
@@ -51,25 +52,10 @@ fn main(
     }
     // Rows past the end compute on the last row and store nothing: every lane stays active for
     // the subgroup broadcasts.
-    let base = min(row, P.rows - 1u) * P.row_bytes;
-    let r = P.cols / 4u;
-    // Tokens t0..t0+4 in `lo`, t0+4..t0+8 in `hi` (a tile of one: `lo.x`).
-    var lo = vec4<f32>(0.0);
-    var hi = vec4<f32>(0.0);
-    for (var p = 0u; p < P.cols / 32u; p++) {
-        let w = part_load(base, p);
-        let x = t0 * r + p * 8u;
-        if (TT == 1u) {
-            lo.x += part_sum(w, x, lane);
-        } else {
-            lo += vec4<f32>(part_sum(w, x, lane), part_sum(w, x + r, lane), part_sum(w, x + 2u * r, lane), part_sum(w, x + 3u * r, lane));
-            hi += vec4<f32>(part_sum(w, x + 4u * r, lane), part_sum(w, x + 5u * r, lane), part_sum(w, x + 6u * r, lane), part_sum(w, x + 7u * r, lane));
-        }
-    }
+    let sums = tile_sums(min(row, P.rows - 1u) * P.row_bytes, P.cols, t0, lane);
     if (row >= P.rows) {
         return;
     }
-    let sums = array<f32, 8>(lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
     for (var t = 0u; t < TT; t++) {
         if (t0 + t < STEP.tokens) {
             let i = (t0 + t) * S.y_stride + P.row_offset + row;

@@ -45,16 +45,6 @@ var<workgroup> X: array<vec4<f32>, DIM4>;
 var<workgroup> squares: array<f32, WG>;
 
 const ROWS_PER_WG: u32 = WG / TPR;
-const SQRT_2_OVER_PI: f32 = 0.7978845608028654;
-
-// As activation.rs's kernels compute them (swiglu.wgsl, geglu.wgsl).
-fn act(x: f32) -> f32 {
-    if (ACT == 0u) {
-        return x / (1.0 + exp(-x));
-    }
-    let u = SQRT_2_OVER_PI * x * (1.0 + 0.044715 * x * x);
-    return x / (1.0 + exp(-2.0 * u));
-}
 
 @compute @workgroup_size(WG)
 fn main(

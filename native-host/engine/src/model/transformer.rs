@@ -18,8 +18,9 @@
 use crate::gguf::{Architecture, Gguf, TensorType};
 use crate::gpu::{
     record_pass, Add, Attention, AttentionBuffers, AttentionShape, Bound, Destination, Gate,
-    GatedActivation, Gpu, GpuError, GpuMatrix, KernelTime, MatMul, MatVec, NormedInput,
-    NormedMatVec, Output, Profiler, RmsNorm, Rope, RopeParams, StepUniform, BATCH_TILE,
+    GatedActivation, Gpu, GpuError, GpuMatrix, JoinedMatMul, KernelTime, MatMul, MatVec,
+    NormedInput, NormedMatVec, Output, Profiler, RmsNorm, Rope, RopeParams, StepUniform,
+    BATCH_TILE,
 };
 use crate::quant;
 
@@ -173,6 +174,18 @@ struct Plan {
     s: Scratch,
     step: wgpu::Buffer,
     stages: Vec<Stage>,
+}
+
+impl Plan {
+    /// Dispatches and copies recorded each time.
+    fn counts(&self) -> (usize, usize) {
+        self.stages
+            .iter()
+            .fold((0, 0), |(d, c), stage| match stage {
+                Stage::Pass(dispatches) => (d + dispatches.len(), c),
+                Stage::CopyKv(_) => (d, c + 2),
+            })
+    }
 }
 
 /// The kernels a plan binds.
@@ -368,7 +381,7 @@ impl Transformer {
                         matvec.bind_output(gpu, m, x, y, out)
                     })?
                 }
-                None => bind_layers(gpu, &k, shape, &layers, &s, &step, |m, x, y, out| {
+                None => bind_layers(gpu, &k, None, shape, &layers, &s, &step, |m, x, y, out| {
                     decode_mat(m, x, y, &step, out)
                 })?,
             };
@@ -377,9 +390,17 @@ impl Transformer {
         let prefill = {
             let s = Scratch::new(gpu, &hp, PREFILL_BATCH);
             let step = StepUniform::new(0, PREFILL_BATCH).buffer(gpu);
-            let stages = bind_layers(gpu, &k, shape, &layers, &s, &step, |m, x, y, out| {
-                matmul.bind_output(gpu, m, x, y, &step, PREFILL_BATCH, out)
-            })?;
+            let joined = JoinedMatMul::new(gpu, &types, variant.gate)?;
+            let stages = bind_layers(
+                gpu,
+                &k,
+                Some(&joined),
+                shape,
+                &layers,
+                &s,
+                &step,
+                |m, x, y, out| matmul.bind_output(gpu, m, x, y, &step, PREFILL_BATCH, out),
+            )?;
             Plan { s, step, stages }
         };
         let output_norm = vector("output_norm.weight")?;
@@ -458,14 +479,13 @@ impl Transformer {
     /// How many dispatches one decode step records (its logits' included), and how many
     /// copies between its passes: what a step costs on a GPU, where each has a fixed price.
     pub fn decode_dispatches(&self) -> (usize, usize) {
-        let mut counts = (self.logits_pass.len(), 0);
-        for stage in &self.decode.stages {
-            match stage {
-                Stage::Pass(dispatches) => counts.0 += dispatches.len(),
-                Stage::CopyKv(_) => counts.1 += 2,
-            }
-        }
-        counts
+        let (dispatches, copies) = self.decode.counts();
+        (dispatches + self.logits_pass.len(), copies)
+    }
+
+    /// The same for one prefill batch.
+    pub fn prefill_dispatches(&self) -> (usize, usize) {
+        self.prefill.counts()
     }
 
     pub fn hparams(&self) -> &HParams {
@@ -655,10 +675,13 @@ struct Shape<'a> {
     capacity: u32,
 }
 
-/// Binds every layer's dispatches over `s`, with `mat` binding a weight matrix's product.
+/// Binds every layer's dispatches over `s`, with `mat` binding a weight matrix's product and
+/// `joined` (prefill) the products of the matrices a layer could join.
+#[allow(clippy::too_many_arguments)]
 fn bind_layers(
     gpu: &Gpu,
     k: &Kernels,
+    joined: Option<&JoinedMatMul>,
     shape: Shape<'_>,
     layers: &[Layer],
     s: &Scratch,
@@ -672,16 +695,40 @@ fn bind_layers(
     let mut pass: Vec<Bound> = Vec::new();
     for (i, l) in layers.iter().enumerate() {
         pass.push(k.norm.bind(gpu, &s.x, &l.attn_norm, &s.h, n, dim, eps)?);
-        for (w, bias, norm, raw, out, heads) in [
-            (&l.wq, &l.q_bias, &l.q_norm, &s.q_raw, &s.q, hp.heads),
-            (&l.wk, &l.k_bias, &l.k_norm, &s.k_raw, &s.k, hp.kv_heads),
-            (&l.wv, &l.v_bias, &None, &s.v, &s.v, hp.kv_heads),
-        ] {
-            let projected = if norm.is_some() { raw } else { out };
-            pass.extend(mat(w, &s.h, projected, Output::Write)?);
-            if let Some(b) = bias {
-                let width = heads * hp.head_dim;
-                pass.push(k.add.bind_repeating(gpu, b, projected, n * width, width));
+        // Each projection: its matrix, bias, head norm (Gemma: the projection goes to the raw
+        // buffer, normed into the other), raw and final buffers, and heads.
+        let projections = [
+            (
+                &l.wq,
+                &l.q_bias,
+                l.q_norm.is_some(),
+                &s.q_raw,
+                &s.q,
+                hp.heads,
+            ),
+            (
+                &l.wk,
+                &l.k_bias,
+                l.k_norm.is_some(),
+                &s.k_raw,
+                &s.k,
+                hp.kv_heads,
+            ),
+            (&l.wv, &l.v_bias, false, &s.v, &s.v, hp.kv_heads),
+        ];
+        if let (Some(jm), Some(qkv)) = (joined, &l.qkv) {
+            let to = projections.map(|(_, _, normed, raw, out, heads)| {
+                Destination::at_start(if normed { raw } else { out }, heads * hp.head_dim)
+            });
+            pass.extend(jm.bind_split(gpu, qkv, &s.h, &to, l.qkv_bias.as_ref(), step, n)?);
+        } else {
+            for (w, bias, normed, raw, out, heads) in projections {
+                let y = if normed { raw } else { out };
+                pass.extend(mat(w, &s.h, y, Output::Write)?);
+                if let Some(b) = bias {
+                    let width = heads * hp.head_dim;
+                    pass.push(k.add.bind_repeating(gpu, b, y, n * width, width));
+                }
             }
         }
         bind_qk_norms(gpu, k, hp, l, s, &mut pass)?;
@@ -695,9 +742,13 @@ fn bind_layers(
             mat(&l.wo, &s.att, y, out)
         })?;
         pass.push(k.norm.bind(gpu, &s.x, &l.ffn_norm, &s.h, n, dim, eps)?);
-        pass.extend(mat(&l.gate, &s.h, &s.g, Output::Write)?);
-        pass.extend(mat(&l.up, &s.h, &s.u, Output::Write)?);
-        pass.push(k.act.bind(gpu, &s.g, &s.u, &s.m, n * hp.ffn));
+        if let (Some(jm), Some(gate_up)) = (joined, &l.gate_up) {
+            pass.extend(jm.bind_gated(gpu, gate_up, &s.h, &s.m, step, n)?);
+        } else {
+            pass.extend(mat(&l.gate, &s.h, &s.g, Output::Write)?);
+            pass.extend(mat(&l.up, &s.h, &s.u, Output::Write)?);
+            pass.push(k.act.bind(gpu, &s.g, &s.u, &s.m, n * hp.ffn));
+        }
         bind_residual(gpu, k, hp, s, &mut pass, &l.post_ffn_norm, |y, out| {
             mat(&l.down, &s.m, y, out)
         })?;

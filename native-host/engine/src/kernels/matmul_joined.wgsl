@@ -1,0 +1,77 @@
+// The matrix-matrix product of prefill over matrices joined in one upload (GpuMatrix::
+// upload_joined), one dispatch where there were two or three, each dispatch about as long as
+// one of them: a small product leaves most of a large GPU idle, so joining them is nearly free.
+// Two forms, by the header's `GATED` (as matvec_normed.wgsl's):
+// - split: W's rows go to up to three outputs, each with its own token stride: rows before
+//   `split1` to Y0, then to Y1 until `split2`, the rest to Y2; plus B[row] where `bias` is set;
+// - gated: W is the gate matrix followed by the up matrix (`split1` rows each) and row r of
+//   token t gives Y0[t][r] = act(gate·x_t) * (up·x_t).
+// The Rust side prepends `WG`, `TT`, `GATED` and `ACT`, and appends what matmul.wgsl has.
+
+struct Params {
+    rows: u32,        // rows computed (gated: of each matrix)
+    cols: u32,
+    _row_offset: u32,
+    row_bytes: u32,
+}
+
+struct Joined {
+    split1: u32,
+    split2: u32,
+    bias: u32,
+    total: u32,       // W's rows: the split's third stride is total - split2
+}
+
+@group(0) @binding(0) var<storage, read> W: array<u32>;
+@group(0) @binding(1) var<storage, read> X: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> B: array<f32>;
+@group(0) @binding(3) var<storage, read_write> Y0: array<f32>;
+@group(0) @binding(4) var<storage, read_write> Y1: array<f32>;
+@group(0) @binding(5) var<storage, read_write> Y2: array<f32>;
+@group(0) @binding(6) var<uniform> P: Params;
+@group(0) @binding(7) var<uniform> STEP: Step;
+@group(0) @binding(8) var<uniform> J: Joined;
+
+@compute @workgroup_size(WG)
+fn main(
+    @builtin(local_invocation_index) li: u32,
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    // LANE
+) {
+    let row = (wg.x + wg.z * nwg.x) * WG + li;
+    let t0 = wg.y * TT;
+    if (t0 >= STEP.tokens) {
+        return;
+    }
+    let last = min(row, P.rows - 1u);
+    let a = tile_sums(last * P.row_bytes, P.cols, t0, lane);
+    var b = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    if (GATED) {
+        b = tile_sums((J.split1 + last) * P.row_bytes, P.cols, t0, lane);
+    }
+    if (row >= P.rows) {
+        return;
+    }
+    for (var t = 0u; t < TT; t++) {
+        let token = t0 + t;
+        if (token >= STEP.tokens) {
+            break;
+        }
+        if (GATED) {
+            Y0[token * P.rows + row] = act(a[t]) * b[t];
+            continue;
+        }
+        var v = a[t];
+        if (J.bias != 0u) {
+            v += B[row];
+        }
+        if (row < J.split1) {
+            Y0[token * J.split1 + row] = v;
+        } else if (row < J.split2) {
+            Y1[token * (J.split2 - J.split1) + row - J.split1] = v;
+        } else {
+            Y2[token * (J.total - J.split2) + row - J.split2] = v;
+        }
+    }
+}
