@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::gguf::Gguf;
 use crate::gpu::{Gpu, KernelTime};
-use crate::model::{DecodeKernels, ModelError, Transformer, PREFILL_BATCH};
+use crate::model::{Fusion, ModelError, Transformer, PREFILL_BATCH};
 
 /// What to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub struct BenchOptions {
     /// Also time each kernel of a decode step and of a prefill batch on the device.
     pub profile: bool,
     /// How decode is bound.
-    pub decode_kernels: DecodeKernels,
+    pub fusion: Fusion,
 }
 
 impl Default for BenchOptions {
@@ -40,7 +40,7 @@ impl Default for BenchOptions {
             agent_prompt: 1500,
             agent_cached: 1200,
             profile: false,
-            decode_kernels: DecodeKernels::Auto,
+            fusion: Fusion::Auto,
         }
     }
 }
@@ -97,7 +97,7 @@ pub fn run(
     let capacity = (opts.prompt + opts.decode + 1).max(opts.agent_prompt + 1);
     progress("loading the model");
     let start = Instant::now();
-    let model = Transformer::load_with(gpu, gguf, capacity, opts.decode_kernels)?;
+    let model = Transformer::load_with(gpu, gguf, capacity, opts.fusion)?;
     let load = start.elapsed();
     let positions = model.capacity();
     if positions < capacity {

@@ -232,18 +232,7 @@ fn normed_products_match_the_cpu_reference_on_the_normalised_x() {
                         .all(|&v| v == 0.0),
                     "{what}: rows written outside position {pos}"
                 );
-                let biased: Vec<f64> = want
-                    .iter()
-                    .zip(&bias)
-                    .map(|(w, &b)| w + f64::from(b))
-                    .collect();
-                // The bias is added in f32 after the sum: allow its rounding too.
-                let scale_b: Vec<f64> = scale
-                    .iter()
-                    .zip(&bias)
-                    .map(|(s, &b)| s + f64::from(b.abs()))
-                    .collect();
-                check(&format!("{what} split"), &got, &biased, &scale_b);
+                check_biased(&format!("{what} split"), &got, (&want, &scale), &bias);
                 // Gate and up joined (the first and last `half` rows), the activation applied.
                 let half = rows / 2;
                 let gu = GpuMatrix::upload(
@@ -258,22 +247,7 @@ fn normed_products_match_the_cpu_reference_on_the_normalised_x() {
                 let y = gpu.storage_f32("y", half);
                 run(kernels.bind_gated(gpu, &gu, input, &y, &step).unwrap());
                 let got = gpu.read_f32(&y, half).unwrap();
-                let act = |v: f64| gate_reference(gate, v);
-                for r in 0..half {
-                    let (gv, uv) = (want[r], want[half + r]);
-                    let exact = act(gv) * uv;
-                    // Each product's error bound, carried through act(g)·u (|act'| < 1.2).
-                    let allowed = 4.0
-                        * TOLERANCE
-                        * (1.2 * scale[r] * uv.abs() + scale[half + r] * act(gv).abs())
-                        + 1e-6 * exact.abs();
-                    let err = (f64::from(got[r]) - exact).abs();
-                    assert!(
-                        err <= allowed,
-                        "{what} gated: row {r} is {}, the reference {exact} (error {err:.2e}, allowed {allowed:.2e})",
-                        got[r]
-                    );
-                }
+                check_gated(&format!("{what} gated"), gate, &got, (&want, &scale));
             }
         }
     }
@@ -359,34 +333,55 @@ fn joined_matrix_matrix_products_match_the_cpu_reference_per_token() {
                     .zip([rows0, rows1, rows2])
                     .flat_map(|(y, r)| y[t * r..(t + 1) * r].to_vec())
                     .collect();
-                let biased: Vec<f64> = want
-                    .iter()
-                    .zip(&bias)
-                    .map(|(w, &b)| w + f64::from(b))
-                    .collect();
-                let scale_b: Vec<f64> = scale
-                    .iter()
-                    .zip(&bias)
-                    .map(|(s, &b)| s + f64::from(b.abs()))
-                    .collect();
-                check(&format!("{what} split, token {t}"), &got, &biased, &scale_b);
+                check_biased(
+                    &format!("{what} split, token {t}"),
+                    &got,
+                    (&want, &scale),
+                    &bias,
+                );
                 let half = rows / 2;
-                for r in 0..half {
-                    let (g, u) = (want[r], want[half + r]);
-                    let exact = gate_reference(gate, g) * u;
-                    let allowed = 4.0
-                        * TOLERANCE
-                        * (1.2 * scale[r] * u.abs()
-                            + scale[half + r] * gate_reference(gate, g).abs())
-                        + 1e-6 * exact.abs();
-                    let got = f64::from(gated[t * half + r]);
-                    assert!(
-                        (got - exact).abs() <= allowed,
-                        "{what} gated, token {t}: row {r} is {got}, the reference {exact} (allowed ±{allowed:.2e})"
-                    );
-                }
+                check_gated(
+                    &format!("{what} gated, token {t}"),
+                    gate,
+                    &gated[t * half..(t + 1) * half],
+                    (&want, &scale),
+                );
             }
         }
+    }
+}
+
+/// `got` against the reference plus `bias`, which the kernels add in f32 after the sum: its
+/// rounding is allowed too.
+fn check_biased(what: &str, got: &[f32], (want, scale): (&[f64], &[f64]), bias: &[f32]) {
+    let biased: Vec<f64> = want
+        .iter()
+        .zip(bias)
+        .map(|(w, &b)| w + f64::from(b))
+        .collect();
+    let scale: Vec<f64> = scale
+        .iter()
+        .zip(bias)
+        .map(|(s, &b)| s + f64::from(b.abs()))
+        .collect();
+    check(what, got, &biased, &scale);
+}
+
+/// `got[r]` = act(gate row r) · (up row r), the reference's rows being the gate's then the
+/// up's: each product's error bound carried through act(g)·u (|act'| < 1.2).
+fn check_gated(what: &str, gate: Gate, got: &[f32], (want, scale): (&[f64], &[f64])) {
+    let half = got.len();
+    for (r, &g) in got.iter().enumerate() {
+        let (gv, uv) = (want[r], want[half + r]);
+        let act = gate_reference(gate, gv);
+        let exact = act * uv;
+        let allowed = 4.0 * TOLERANCE * (1.2 * scale[r] * uv.abs() + scale[half + r] * act.abs())
+            + 1e-6 * exact.abs();
+        let err = (f64::from(g) - exact).abs();
+        assert!(
+            err <= allowed,
+            "{what}: row {r} is {g}, the reference {exact} (error {err:.2e}, allowed {allowed:.2e})"
+        );
     }
 }
 

@@ -19,7 +19,7 @@ mod common;
 use common::gguf_writer::GgufWriter;
 use itinero_engine::gguf::{Architecture, Gguf, TensorType};
 use itinero_engine::gpu::{RopeOrder, RopeParams};
-use itinero_engine::model::{DecodeKernels, HParams, Transformer};
+use itinero_engine::model::{Fusion, HParams, Transformer};
 use itinero_engine::models::{KnownModel, GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
 
@@ -210,7 +210,7 @@ fn first_positions_match_an_f64_cpu_pass(
     known: KnownModel,
     reference: &str,
     positions: usize,
-    kernels: DecodeKernels,
+    kernels: Fusion,
 ) {
     let gpu = common::gpu();
     let reference = common::reference(reference);
@@ -223,7 +223,7 @@ fn first_positions_match_an_f64_cpu_pass(
         "{} ({kernels:?}): {dispatches} dispatches and {copies} copies a decode step, {batch} and {batch_copies} a prefill batch",
         known.id
     );
-    if kernels == DecodeKernels::Normed {
+    if kernels == Fusion::Fused {
         // Per layer at most: q, k, v apart (mixed types); Gemma's two head norms; RoPE;
         // attention's two; the output product; Gemma's post-norm and add; gate and up apart
         // with the activation; down; post-norm and add. Joined, the llama block is 7.
@@ -235,7 +235,7 @@ fn first_positions_match_an_f64_cpu_pass(
         };
         assert!(
             copies == 0 && dispatches <= layers * most + 1,
-            "{}: the normed decode records {dispatches} dispatches and {copies} copies",
+            "{}: the fused decode records {dispatches} dispatches and {copies} copies",
             known.id
         );
         // A prefill batch of the llama block with q/k/v and gate/up joined: norm, q/k/v, two
@@ -291,6 +291,21 @@ fn first_positions_match_an_f64_cpu_pass(
             known.id
         );
     }
+    // The same prompt again, all but its last token as one prefill batch over the cache the
+    // steps left (the batch kernels, joined where `kernels` fuses), then the last as a step.
+    let last = positions - 1;
+    model.feed(gpu, &prompt[..last], 0).unwrap();
+    let batched = model.step(gpu, prompt[last], last as u32).unwrap();
+    let worst = ids[last]
+        .iter()
+        .zip(&exact[last])
+        .map(|(&id, e)| (f64::from(batched[id as usize]) - e).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        worst < 1e-3 * exact[last].iter().fold(1.0f64, |a, e| a.max(e.abs())),
+        "{} ({kernels:?}) after a prefill batch differs from the f64 CPU pass by {worst}",
+        known.id
+    );
 }
 
 #[test]
@@ -299,43 +314,33 @@ fn smollm2_first_positions_match_an_f64_cpu_pass() {
         SMOLLM2_135M,
         "smollm2-135m-instruct-q4_1.json",
         4,
-        DecodeKernels::Auto,
+        Fusion::Auto,
     );
 }
 
 #[test]
 fn gemma3_first_positions_match_an_f64_cpu_pass() {
-    first_positions_match_an_f64_cpu_pass(
-        GEMMA3_270M,
-        "gemma3-270m-q4_k_m.json",
-        8,
-        DecodeKernels::Auto,
-    );
+    first_positions_match_an_f64_cpu_pass(GEMMA3_270M, "gemma3-270m-q4_k_m.json", 8, Fusion::Auto);
 }
 
-/// The decode GPUs get (norms folded into the products, joined products, the cache written by
-/// the kernels), forced on this machine's CPU driver, which would otherwise bind one kernel per
-/// operation.
+/// The kernels GPUs get (decode: norms folded into the products, joined products, the cache
+/// written by the kernels; prefill: joined products), forced on this machine's CPU driver, which
+/// would otherwise bind one kernel per operation.
 #[test]
-fn smollm2_normed_decode_matches_an_f64_cpu_pass() {
+fn smollm2_fused_kernels_match_an_f64_cpu_pass() {
     first_positions_match_an_f64_cpu_pass(
         SMOLLM2_135M,
         "smollm2-135m-instruct-q4_1.json",
         4,
-        DecodeKernels::Normed,
+        Fusion::Fused,
     );
 }
 
 /// As above for Gemma 3: its q/k norms, post-norms, GELU, sliding-window layers, and its
 /// mixed weight types (layers whose v matrix is Q6_K cannot be joined to q and k).
 #[test]
-fn gemma3_normed_decode_matches_an_f64_cpu_pass() {
-    first_positions_match_an_f64_cpu_pass(
-        GEMMA3_270M,
-        "gemma3-270m-q4_k_m.json",
-        8,
-        DecodeKernels::Normed,
-    );
+fn gemma3_fused_kernels_match_an_f64_cpu_pass() {
+    first_positions_match_an_f64_cpu_pass(GEMMA3_270M, "gemma3-270m-q4_k_m.json", 8, Fusion::Fused);
 }
 
 /// SmolLM2's weights relabelled as a qwen2 model, with random q/k/v biases of its own when
@@ -402,13 +407,8 @@ fn qwen2_biases_and_neox_rope_match_an_f64_cpu_pass() {
     let g = Gguf::open(with.path()).unwrap();
     assert_eq!(g.architecture().unwrap(), Architecture::Qwen2);
     let model = Transformer::load(gpu, Gguf::open(with.path()).unwrap(), 16).unwrap();
-    let normed = Transformer::load_with(
-        gpu,
-        Gguf::open(with.path()).unwrap(),
-        16,
-        DecodeKernels::Normed,
-    )
-    .unwrap();
+    let normed =
+        Transformer::load_with(gpu, Gguf::open(with.path()).unwrap(), 16, Fusion::Fused).unwrap();
     let plain = Transformer::load(gpu, Gguf::open(without.path()).unwrap(), 16).unwrap();
     // A few tokens of SmolLM2's vocabulary.
     let prompt = [1u32, 4093, 198, 20366];
@@ -427,7 +427,7 @@ fn qwen2_biases_and_neox_rope_match_an_f64_cpu_pass() {
     let last = prompt.len() - 1;
     model.feed(gpu, &prompt[..last], 0).unwrap();
     let batched = model.step(gpu, prompt[last], last as u32).unwrap();
-    // The normed decode over a cache a prefill batch filled.
+    // Fused: a joined prefill batch (the biases added by it), then the normed decode.
     normed.feed(gpu, &prompt[..last], 0).unwrap();
     let batched_normed = normed.step(gpu, prompt[last], last as u32).unwrap();
     let ids: Vec<Vec<u32>> = ours.iter().map(|l| top10(l)).collect();
@@ -444,11 +444,11 @@ fn qwen2_biases_and_neox_rope_match_an_f64_cpu_pass() {
         let (ours_off, unbiased_off) = (worst(&ours[pos], pos), worst(&unbiased[pos], pos));
         let normed_off = worst(&ours_normed[pos], pos);
         eprintln!(
-            "qwen2 position {pos}: largest logit difference from the f64 CPU pass {ours_off:.2e} ({normed_off:.2e} with the normed decode); the same model without its biases is {unbiased_off:.2} away"
+            "qwen2 position {pos}: largest logit difference from the f64 CPU pass {ours_off:.2e} ({normed_off:.2e} fused); the same model without its biases is {unbiased_off:.2} away"
         );
         assert!(
             ours_off < 1e-3 * scale && normed_off < 1e-3 * scale,
-            "qwen2 position {pos} differs from the f64 CPU pass by {ours_off} ({normed_off} with the normed decode)"
+            "qwen2 position {pos} differs from the f64 CPU pass by {ours_off} ({normed_off} fused)"
         );
         // The biases matter at this size: a pass that dropped them could not pass the check above.
         assert!(
@@ -457,7 +457,7 @@ fn qwen2_biases_and_neox_rope_match_an_f64_cpu_pass() {
         );
     }
     let scale = exact[last].iter().fold(1.0f64, |a, e| a.max(e.abs()));
-    for (what, logits) in [("", &batched), (" (normed decode)", &batched_normed)] {
+    for (what, logits) in [("", &batched), (" (fused)", &batched_normed)] {
         let off = worst(logits, last);
         assert!(
             off < 1e-3 * scale,

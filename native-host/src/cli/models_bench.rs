@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use itinero_engine::bench::{self, BenchOptions, BenchReport};
 use itinero_engine::gpu::{Gpu, KernelTime};
-use itinero_engine::model::DecodeKernels;
+use itinero_engine::model::Fusion;
 use itinero_engine::models;
 use itinero_engine::ollama_store::OllamaStore;
 use serde::Serialize;
@@ -37,18 +37,21 @@ pub struct BenchArgs {
     /// adapters that offer timestamps inside passes).
     #[arg(long)]
     pub profile: bool,
-    /// How decode is bound: `auto` (the fastest known for the device) or `normed` (norms folded
-    /// into the products, joined products: what GPUs get), to compare the two on one device.
-    #[arg(long, value_enum, default_value_t = DecodeArg::Auto)]
-    pub decode_kernels: DecodeArg,
+    /// Whether operations are fused into fewer dispatches: `auto` (the fastest known for the
+    /// device), `fused` (what GPUs get: norms folded into decode's products, q/k/v and
+    /// gate/up/activation in one dispatch each) or `separate` (one kernel per operation), to
+    /// compare them on one device.
+    #[arg(long, value_enum, default_value_t = FusionArg::Auto)]
+    pub fusion: FusionArg,
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DecodeArg {
+pub enum FusionArg {
     Auto,
-    Normed,
+    Fused,
+    Separate,
 }
 
 /// llama.cpp's figures on the same shapes.
@@ -160,9 +163,10 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         decode: args.decode.max(1),
         runs: args.runs.max(1),
         profile: args.profile,
-        decode_kernels: match args.decode_kernels {
-            DecodeArg::Auto => DecodeKernels::Auto,
-            DecodeArg::Normed => DecodeKernels::Normed,
+        fusion: match args.fusion {
+            FusionArg::Auto => Fusion::Auto,
+            FusionArg::Fused => Fusion::Fused,
+            FusionArg::Separate => Fusion::Separate,
         },
         ..BenchOptions::default()
     };

@@ -12,6 +12,16 @@ pub enum Gate {
     GeGlu,
 }
 
+impl Gate {
+    /// The `ACT` constant of the kernels that apply the gate themselves (`gated_act.wgsl`).
+    pub(super) fn wgsl_act(self) -> u32 {
+        match self {
+            Gate::SwiGlu => 0,
+            Gate::GeGlu => 1,
+        }
+    }
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct Params {

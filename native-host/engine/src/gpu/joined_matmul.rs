@@ -38,10 +38,7 @@ pub struct JoinedMatMul {
 impl JoinedMatMul {
     pub fn new(gpu: &Gpu, types: &[TensorType], gate: Gate) -> Result<Self, GpuError> {
         let subgroup_x = MatMul::can_share_x(gpu);
-        let act = match gate {
-            Gate::SwiGlu => 0,
-            Gate::GeGlu => 1,
-        };
+        let act = gate.wgsl_act();
         let slots = [
             Slot::Read,
             Slot::Read,

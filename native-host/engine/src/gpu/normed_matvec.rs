@@ -100,10 +100,7 @@ impl NormedMatVec {
                 ),
             });
         }
-        let act = match gate {
-            Gate::SwiGlu => 0,
-            Gate::GeGlu => 1,
-        };
+        let act = gate.wgsl_act();
         let slots = [
             Slot::Read,
             Slot::Read,

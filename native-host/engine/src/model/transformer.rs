@@ -9,7 +9,7 @@
 //! [`PREFILL_BATCH`] tokens (the matrix-matrix kernels). A step then only writes the token
 //! embeddings and the step uniform, and records what was bound.
 //!
-//! Decode on a GPU is bound with as few dispatches as the kernels allow ([`DecodeKernels`]): each
+//! Decode on a GPU is bound with as few dispatches as the kernels allow ([`Fusion`]): each
 //! norm folded into the products after it, q, k and v (and the FFN's gate and up, with the
 //! activation) from one upload in one dispatch, the new keys and values written into the cache by
 //! the kernels that make them. A step of a small model is then about seven dispatches a layer,
@@ -30,17 +30,20 @@ use super::{HParams, ModelError};
 /// enough that the batch's activations are a few megabytes even for an 8B model.
 pub const PREFILL_BATCH: u32 = 128;
 
-/// How decode's steps are bound.
+/// Whether operations are fused into fewer dispatches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DecodeKernels {
-    /// The fastest known for the device: on a CPU driver with subgroups, one kernel per
-    /// operation with the matrix-matrix kernel for products; elsewhere [`Self::Normed`] where the
-    /// device's workgroup memory holds a hidden state, and one kernel per operation otherwise.
+pub enum Fusion {
+    /// The fastest known for the device: [`Self::Fused`] on GPUs (decode keeps a separate norm
+    /// where the device's workgroup memory cannot hold a hidden state), [`Self::Separate`] on
+    /// CPU drivers with subgroups, where decode's products are the matrix-matrix kernel.
     #[default]
     Auto,
-    /// Norms folded into the products, joined products, keys and values written into the cache
-    /// by the kernels that make them (tests force it on CPU drivers to check it there).
-    Normed,
+    /// Decode: norms folded into the products, q/k/v and gate/up/activation in one dispatch each,
+    /// keys and values written into the cache by the kernels that make them. Prefill: q/k/v and
+    /// gate/up/activation in one dispatch each. (Tests force it on CPU drivers to check it.)
+    Fused,
+    /// One kernel per operation (to compare with [`Self::Fused`] on one device).
+    Separate,
 }
 
 /// What sets an architecture's block apart from the llama block.
@@ -227,15 +230,15 @@ impl Transformer {
     /// Uploads the model's weights and a KV cache for `capacity` positions (at most the model's
     /// context length).
     pub fn load(gpu: &Gpu, gguf: Gguf, capacity: u32) -> Result<Self, ModelError> {
-        Self::load_with(gpu, gguf, capacity, DecodeKernels::Auto)
+        Self::load_with(gpu, gguf, capacity, Fusion::Auto)
     }
 
-    /// As [`load`](Self::load), with decode bound as `decode_kernels` says.
+    /// As [`load`](Self::load), with operations fused as `fusion` says.
     pub fn load_with(
         gpu: &Gpu,
         gguf: Gguf,
         capacity: u32,
-        decode_kernels: DecodeKernels,
+        fusion: Fusion,
     ) -> Result<Self, ModelError> {
         let hp = HParams::from_gguf(&gguf)?;
         let variant = Variant::of(&gguf, &hp)?;
@@ -353,25 +356,33 @@ impl Transformer {
             variant: &variant,
             capacity,
         };
-        let normed = match decode_kernels {
-            DecodeKernels::Normed => Some(NormedMatVec::new(
+        let fused = match fusion {
+            Fusion::Fused => true,
+            Fusion::Separate => false,
+            Fusion::Auto => decode_matmul.is_none(),
+        };
+        let normed = match fusion {
+            _ if !fused => None,
+            Fusion::Auto => {
+                match NormedMatVec::new(gpu, &types, hp.dim, variant.gate, matvec.config()) {
+                    Ok(normed) => Some(normed),
+                    Err(e) => {
+                        tracing::info!(error = %e, "decode keeps a separate norm");
+                        None
+                    }
+                }
+            }
+            _ => Some(NormedMatVec::new(
                 gpu,
                 &types,
                 hp.dim,
                 variant.gate,
                 matvec.config(),
             )?),
-            DecodeKernels::Auto if decode_matmul.is_none() => {
-                match NormedMatVec::new(gpu, &types, hp.dim, variant.gate, matvec.config()) {
-                    Ok(normed) => Some(normed),
-                    Err(e) => {
-                        tracing::info!(error = %e, "decode keeps one kernel per operation");
-                        None
-                    }
-                }
-            }
-            DecodeKernels::Auto => None,
         };
+        let joined = fused
+            .then(|| JoinedMatMul::new(gpu, &types, variant.gate))
+            .transpose()?;
         let decode = {
             let s = Scratch::new(gpu, &hp, 1);
             let step = StepUniform::new(0, 1).buffer(gpu);
@@ -390,11 +401,10 @@ impl Transformer {
         let prefill = {
             let s = Scratch::new(gpu, &hp, PREFILL_BATCH);
             let step = StepUniform::new(0, PREFILL_BATCH).buffer(gpu);
-            let joined = JoinedMatMul::new(gpu, &types, variant.gate)?;
             let stages = bind_layers(
                 gpu,
                 &k,
-                Some(&joined),
+                joined.as_ref(),
                 shape,
                 &layers,
                 &s,
@@ -757,7 +767,7 @@ fn bind_layers(
     Ok(stages)
 }
 
-/// Binds decode's steps with the fewest dispatches (see [`DecodeKernels::Normed`]): one pass,
+/// Binds decode's steps with the fewest dispatches (see [`Fusion::Fused`]): one pass,
 /// no copies. `mat` binds the products that stay on their own (the attention output and the
 /// FFN's down matrix, each adding into the residual stream).
 #[allow(clippy::too_many_arguments)]
