@@ -9,11 +9,11 @@
 //! [`PREFILL_BATCH`] tokens (the matrix-matrix kernels). A step then only writes the token
 //! embeddings and the step uniform, and records what was bound.
 //!
-//! Decode on a GPU is bound with as few dispatches as the kernels allow ([`Fusion`]): each
+//! On a GPU both are bound with as few dispatches as the kernels allow ([`Fusion`]). Decode: each
 //! norm folded into the products after it, q, k and v (and the FFN's gate and up, with the
 //! activation) from one upload in one dispatch, the new keys and values written into the cache by
-//! the kernels that make them. A step of a small model is then about seven dispatches a layer,
-//! where it was sixteen and two copies.
+//! the kernels that make them: seven dispatches a llama layer, where there were sixteen and two
+//! copies. Prefill: the same joined products, one dispatch each.
 
 use crate::gguf::{Architecture, Gguf, TensorType};
 use crate::gpu::{
