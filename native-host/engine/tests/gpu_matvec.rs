@@ -311,6 +311,42 @@ fn joined_matrix_matrix_products_match_the_cpu_reference_per_token() {
                 .map(|(b, r)| gpu.read_f32(b, r * max as usize).unwrap())
                 .collect();
             let gated = gpu.read_f32(&y, rows / 2 * max as usize).unwrap();
+            // The third output as a cache (prefill's values): token t's row at pos0 + t, the
+            // same values as above, and nothing else written.
+            let (pos0, n) = (5usize, tokens as usize);
+            let cache_rows = pos0 + max as usize + 1;
+            let cache = gpu.storage_f32("cache", cache_rows * rows2);
+            let (y0, y1) = (
+                gpu.storage_f32("y0", rows0 * max as usize),
+                gpu.storage_f32("y1", rows1 * max as usize),
+            );
+            let to = [
+                Destination::at_start(&y0, rows0 as u32),
+                Destination::at_start(&y1, rows1 as u32),
+                Destination::at_position(&cache, rows2 as u32),
+            ];
+            let at = StepUniform::new(pos0 as u32, tokens).buffer(gpu);
+            let bound = kernels
+                .bind_split(gpu, &m, &xb, &to, Some(&bb), &at, max)
+                .unwrap();
+            let mut enc = gpu
+                .device()
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+            record_pass(&mut enc, "joined into a cache", &bound);
+            gpu.queue().submit([enc.finish()]);
+            let cached = gpu.read_f32(&cache, cache_rows * rows2).unwrap();
+            assert_eq!(
+                cached[pos0 * rows2..(pos0 + n) * rows2],
+                split[2][..n * rows2],
+                "{what}: the cache rows differ from the same product written at the start"
+            );
+            assert!(
+                cached[..pos0 * rows2]
+                    .iter()
+                    .chain(&cached[(pos0 + n) * rows2..])
+                    .all(|&v| v == 0.0),
+                "{what}: written outside the batch's cache rows"
+            );
             for t in 0..max as usize {
                 if t >= tokens as usize {
                     // Tokens past the batch's are not written.

@@ -266,21 +266,33 @@ fn rope_matches_ggml_in_both_orders_with_scaling_and_frequency_factors() {
                 2e-5 * scale,
             );
             // Queries and keys in one dispatch, the keys stored into a cache at their
-            // positions: the same rotation, the unrotated tail of a key copied as it is.
-            let kv_heads = 2usize;
-            let k = random(tokens * kv_heads * head_dim, -2.0, 2.0, &mut rng);
-            let want_k = rope_reference(&params, &k, tokens, kv_heads, head_dim, pos0);
-            let qb = gpu.upload_f32("q", &x);
-            let kb = gpu.upload_f32("k", &k);
+            // positions: the same rotation, the unrotated tail of a key copied as it is. The
+            // buffers hold three tokens more than the step has (a short prefill batch): those
+            // must be left alone, in the scratch and in the cache.
+            let (kv_heads, spare) = (2usize, 3usize);
+            let k = random((tokens + spare) * kv_heads * head_dim, -2.0, 2.0, &mut rng);
             let row = kv_heads * head_dim;
-            let cache = gpu.storage_f32("k cache", (pos0 + tokens + 1) * row);
+            let want_k = rope_reference(
+                &params,
+                &k[..tokens * row],
+                tokens,
+                kv_heads,
+                head_dim,
+                pos0,
+            );
+            let mut q = x.clone();
+            q.extend(random(spare * heads * head_dim, -2.0, 2.0, &mut rng));
+            let qb = gpu.upload_f32("q", &q);
+            let kb = gpu.upload_f32("k", &k);
+            let rows = pos0 + tokens + spare + 1;
+            let cache = gpu.storage_f32("k cache", rows * row);
             let step = StepUniform::new(pos0 as u32, tokens as u32).buffer(gpu);
             let bound = rope.bind_qk(
                 gpu,
                 &qb,
                 &kb,
                 &cache,
-                tokens as u32,
+                (tokens + spare) as u32,
                 (heads as u32, kv_heads as u32),
                 head_dim as u32,
                 &step,
@@ -288,15 +300,20 @@ fn rope_matches_ggml_in_both_orders_with_scaling_and_frequency_factors() {
             let mut enc = encoder(gpu);
             record_pass(&mut enc, "rope q, k", &[bound]);
             gpu.queue().submit([enc.finish()]);
-            let got_q = gpu.read_f32(&qb, x.len()).unwrap();
+            let got_q = gpu.read_f32(&qb, q.len()).unwrap();
             assert_close(
                 &format!("rope q {what} at {pos0}"),
-                &got_q,
+                &got_q[..x.len()],
                 &want,
                 0.0,
                 2e-5 * scale,
             );
-            let cached = gpu.read_f32(&cache, (pos0 + tokens + 1) * row).unwrap();
+            assert_eq!(
+                got_q[x.len()..],
+                q[x.len()..],
+                "rope {what} at {pos0} rotated queries past the step's tokens"
+            );
+            let cached = gpu.read_f32(&cache, rows * row).unwrap();
             assert_close(
                 &format!("rope k into the cache, {what} at {pos0}"),
                 &cached[pos0 * row..(pos0 + tokens) * row],

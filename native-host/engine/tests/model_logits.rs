@@ -238,12 +238,13 @@ fn first_positions_match_an_f64_cpu_pass(
             "{}: the fused decode records {dispatches} dispatches and {copies} copies",
             known.id
         );
-        // A prefill batch of the llama block with q/k/v and gate/up joined: norm, q/k/v, two
-        // RoPEs, attention, output, norm, gate/up, down.
+        // A prefill batch of the llama block with q/k/v and gate/up joined: norm, q/k/v
+        // (the values into their cache), RoPE (the keys into theirs), attention's one or two,
+        // output, norm, gate/up, down; no copies.
         if g.architecture().unwrap() == Architecture::Llama {
             assert!(
-                batch <= layers * 9,
-                "{}: a prefill batch records {batch} dispatches",
+                batch <= layers * 9 && batch_copies == 0,
+                "{}: a prefill batch records {batch} dispatches and {batch_copies} copies",
                 known.id
             );
         }

@@ -22,6 +22,9 @@ struct Joined {
     split2: u32,
     bias: u32,
     total: u32,
+    /// 1: Y2 is a cache, its rows written at the batch's positions (`STEP.pos` on).
+    y2_at_position: u32,
+    _pad: [u32; 3],
 }
 
 /// The joined matrix-matrix pipelines for a model's weight types and gate, in tiles of
@@ -66,7 +69,8 @@ impl JoinedMatMul {
 
     /// `X·Wᵀ` for up to `max_tokens` tokens (whole tiles), each token's row of it split over
     /// `destinations` in order (two or three, each a buffer of `max_tokens` rows of its own
-    /// width), plus `bias` (one value per row of W) where given.
+    /// width), plus `bias` (one value per row of W) where given. A third destination may be
+    /// a cache written at the batch's positions (prefill's values, with no copy after).
     #[allow(clippy::too_many_arguments)]
     pub fn bind_split(
         &self,
@@ -81,12 +85,13 @@ impl JoinedMatMul {
         let total: u32 = destinations.iter().map(|d| d.rows).sum();
         if !(2..=3).contains(&destinations.len())
             || total != joined.rows()
-            || destinations.iter().any(|d| d.at_position)
+            || destinations[..2].iter().any(|d| d.at_position)
         {
             return Err(GpuError::Shape {
                 name: joined.name().to_owned(),
                 reason: format!(
-                    "{} destinations of {total} rows (none at a position) for {} joined rows",
+                    "{} destinations of {total} rows (only a third at a position) for {} joined \
+                     rows",
                     destinations.len(),
                     joined.rows()
                 ),
@@ -99,6 +104,8 @@ impl JoinedMatMul {
             split2: split1 + destinations[1].rows,
             bias: u32::from(bias.is_some()),
             total,
+            y2_at_position: u32::from(destinations.get(2).is_some_and(|d| d.at_position)),
+            _pad: [0; 3],
         };
         let outputs = [
             bias.unwrap_or(&self.no_bias),
@@ -135,6 +142,8 @@ impl JoinedMatMul {
             split2: ffn,
             bias: 0,
             total: gate_up.rows(),
+            y2_at_position: 0,
+            _pad: [0; 3],
         };
         let outputs = [&self.no_bias, y, &self.spare[0], &self.spare[1]];
         self.bind(

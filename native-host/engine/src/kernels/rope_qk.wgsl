@@ -23,6 +23,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let i = idx % pairs;
     let row = idx / pairs;
     let token = row / heads;
+    // A batch shorter than the scratch: keys past it must not reach the cache.
+    if (token >= STEP.tokens) {
+        return;
+    }
     let head = row % heads;
     let rotated = i < P.n_dims / 2u;
     if (head < P.heads) {

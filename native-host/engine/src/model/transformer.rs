@@ -13,7 +13,8 @@
 //! norm folded into the products after it, q, k and v (and the FFN's gate and up, with the
 //! activation) from one upload in one dispatch, the new keys and values written into the cache by
 //! the kernels that make them: seven dispatches a llama layer, where there were sixteen and two
-//! copies. Prefill: the same joined products, one dispatch each.
+//! copies. Prefill: the same joined products, one dispatch each, with the values and the rotated
+//! keys written into the cache at the batch's positions, so no copies there either.
 
 use crate::gguf::{Architecture, Gguf, TensorType};
 use crate::gpu::{
@@ -726,10 +727,14 @@ fn bind_layers(
             ),
             (&l.wv, &l.v_bias, false, &s.v, &s.v, hp.kv_heads),
         ];
+        // Joined, the values go straight into their cache and the keys into theirs with
+        // their rotation (`Rope::bind_qk`): no copies.
+        let direct = joined.is_some() && l.qkv.is_some();
         if let (Some(jm), Some(qkv)) = (joined, &l.qkv) {
-            let to = projections.map(|(_, _, normed, raw, out, heads)| {
+            let [q, k, _] = projections.map(|(_, _, normed, raw, out, heads)| {
                 Destination::at_start(if normed { raw } else { out }, heads * hp.head_dim)
             });
+            let to = [q, k, Destination::at_position(&l.v_cache, hp.kv_dim())];
             pass.extend(jm.bind_split(gpu, qkv, &s.h, &to, l.qkv_bias.as_ref(), step, n)?);
         } else {
             for (w, bias, normed, raw, out, heads) in projections {
@@ -743,10 +748,15 @@ fn bind_layers(
         }
         bind_qk_norms(gpu, k, hp, l, s, &mut pass)?;
         let rope = l.rope(k);
-        pass.push(rope.bind(gpu, &s.q, n, hp.heads, hp.head_dim, step));
-        pass.push(rope.bind(gpu, &s.k, n, hp.kv_heads, hp.head_dim, step));
-        stages.push(Stage::Pass(std::mem::take(&mut pass)));
-        stages.push(Stage::CopyKv(i));
+        if direct {
+            let heads = (hp.heads, hp.kv_heads);
+            pass.push(rope.bind_qk(gpu, &s.q, &s.k, &l.k_cache, n, heads, hp.head_dim, step));
+        } else {
+            pass.push(rope.bind(gpu, &s.q, n, hp.heads, hp.head_dim, step));
+            pass.push(rope.bind(gpu, &s.k, n, hp.kv_heads, hp.head_dim, step));
+            stages.push(Stage::Pass(std::mem::take(&mut pass)));
+            stages.push(Stage::CopyKv(i));
+        }
         pass.extend(bind_attention(gpu, k, shape, l, s, step)?);
         bind_residual(gpu, k, hp, s, &mut pass, &l.post_attn_norm, |y, out| {
             mat(&l.wo, &s.att, y, out)
