@@ -415,10 +415,15 @@ const CLIPS_ANYHOW: u8 = 8;
 const ESCAPES_CLIPS: u8 = 16;
 const CLIPS_EXACTLY: u8 = 32;
 
+/// Whitespace runs in a text node's text are collapsed and the text cut to this many
+/// characters: the tree carries runs, not whole articles.
+pub const TEXT_RUN_MAX: usize = 300;
+
 /// What a node is, read in one crossing.
 pub enum NodeFacts {
     Element(ElementFacts),
-    /// A text node: its text, unless it is only whitespace or was not wanted.
+    /// A text node: its text, cleaned (`clean_text`, `TEXT_RUN_MAX`), unless it is only
+    /// whitespace or was not wanted.
     Text(Option<String>),
     Other,
 }
@@ -437,7 +442,7 @@ pub fn read_node(
     let text = read_node_js(
         node, win, styled, want_text, r.left, r.top, r.right, r.bottom,
     );
-    node_facts(&facts(), text)
+    node_facts(&facts(), text.as_deref())
 }
 
 /// Numbers per node in a batch (read.js: kind, five facts, tag code, string length, box).
@@ -497,8 +502,7 @@ pub fn read_children(
                             // SAFETY: in bounds (k < n <= cap); read.js wrote it during the call above.
                             *slot = unsafe { records.as_ptr().add(k * RECORD + j).read_volatile() };
                         }
-                        let text =
-                            (rec[7] >= 0.0).then(|| strings.take(rec[7] as usize).to_owned());
+                        let text = (rec[7] >= 0.0).then(|| strings.take(rec[7] as usize));
                         node_facts(&rec, text)
                     })
                     .collect()
@@ -519,6 +523,13 @@ impl<'a> Utf16Cuts<'a> {
     }
 
     fn take(&mut self, units: usize) -> &'a str {
+        // ASCII (most of it): a UTF-16 unit is a byte.
+        let bytes = self.rest.as_bytes();
+        if units <= bytes.len() && bytes[..units].is_ascii() {
+            let (piece, rest) = self.rest.split_at(units);
+            self.rest = rest;
+            return piece;
+        }
         let mut seen = 0;
         let mut end = self.rest.len();
         for (i, c) in self.rest.char_indices() {
@@ -535,27 +546,30 @@ impl<'a> Utf16Cuts<'a> {
 }
 
 /// What read.js wrote for one node (`rec`: its record) and returned.
-fn node_facts(rec: &[f64], text: Option<String>) -> NodeFacts {
+fn node_facts(rec: &[f64], text: Option<&str>) -> NodeFacts {
     match rec[0] as u8 {
-        1 => NodeFacts::Element(element_facts(rec, text)),
-        3 => NodeFacts::Text(text),
+        1 => NodeFacts::Element(element_facts(rec, text.unwrap_or_default())),
+        // Cleaned as it is copied out of the batch's string: one allocation, not two.
+        3 => NodeFacts::Text(text.map(|t| clean_text(t, TEXT_RUN_MAX))),
         _ => NodeFacts::Other,
     }
 }
 
 /// Decodes an element's record and string.
-fn element_facts(out: &[f64], text: Option<String>) -> ElementFacts {
-    let text = text.unwrap_or_default();
+fn element_facts(out: &[f64], text: &str) -> ElementFacts {
     let code = out[6] as usize;
+    // Most elements have a coded tag and none of the deciding attributes: nothing to copy.
     let (tag, attrs) = match code.checked_sub(1).and_then(|i| TAGS.get(i)) {
-        Some(tag) => (std::borrow::Cow::Borrowed(*tag), Attrs::parse(text)),
+        Some(tag) => (
+            std::borrow::Cow::Borrowed(*tag),
+            Attrs::parse(text.to_owned()),
+        ),
         None => {
-            let mut tag = text;
-            let attrs = match tag.find('\0') {
-                Some(i) => Attrs::parse(tag.split_off(i)),
-                None => Attrs::default(),
-            };
-            (std::borrow::Cow::Owned(tag), attrs)
+            let (tag, attrs) = text.split_at(text.find('\0').unwrap_or(text.len()));
+            (
+                std::borrow::Cow::Owned(tag.to_owned()),
+                Attrs::parse(attrs.to_owned()),
+            )
         }
     };
     let flags = out[2] as u8;
@@ -754,12 +768,20 @@ pub fn attr(el: &Element, name: &str) -> Option<String> {
 
 /// Whitespace collapsed and trimmed, cut to `max` characters.
 pub fn clean_text(s: &str, max: usize) -> String {
-    let mut out = String::new();
+    // Room for all of it, or for the most that can be kept (a char is at most 4 bytes).
+    let mut out = String::with_capacity(s.len().min(max.saturating_mul(4).saturating_add(4)));
     let mut count = 0;
     for word in s.split_whitespace() {
         if count > 0 {
             out.push(' ');
             count += 1;
+        }
+        // Whole words while they fit (most of them): copied at once, not a char at a time.
+        let chars = word.chars().count();
+        if count + chars <= max {
+            out.push_str(word);
+            count += chars;
+            continue;
         }
         for c in word.chars() {
             if count >= max {
@@ -795,7 +817,31 @@ pub fn get(obj: &JsValue, key: &'static str) -> Option<JsValue> {
 
 #[cfg(test)]
 mod tests {
-    use super::Attrs;
+    use super::{clean_text, Attrs, Utf16Cuts};
+
+    #[test]
+    fn text_is_collapsed_and_cut_by_characters() {
+        assert_eq!(clean_text("  a\n\t bc   d ", 100), "a bc d");
+        assert_eq!(clean_text("", 10), "");
+        assert_eq!(clean_text("abc def", 7), "abc def");
+        assert_eq!(clean_text("abc defg", 6), "abc de…");
+        // Counted in characters, not bytes: the whole word fits.
+        assert_eq!(clean_text("ééé ü", 5), "ééé ü");
+        assert_eq!(clean_text("ééé üü", 5), "ééé ü…");
+        assert_eq!(clean_text("abc", 3), "abc");
+        assert_eq!(clean_text("abc d", 3), "abc …");
+    }
+
+    #[test]
+    fn joined_strings_are_cut_by_utf16_units() {
+        let mut cuts = Utf16Cuts::new("ab€😀cd");
+        assert_eq!(cuts.take(2), "ab");
+        assert_eq!(cuts.take(0), "");
+        // € is one unit, 😀 two.
+        assert_eq!(cuts.take(3), "€😀");
+        assert_eq!(cuts.take(2), "cd");
+        assert_eq!(cuts.take(5), "");
+    }
 
     #[test]
     fn attributes_are_split_once_into_pairs() {

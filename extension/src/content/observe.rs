@@ -30,9 +30,9 @@ use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlIFrameElement, HtmlInputElement, Node, Range, Window};
 
 use super::dom::{
-    clean_text, end_walk, get, is_visible_at, read_candidate, read_children, read_clip_box,
-    read_node, read_paint, read_properties, read_rect, read_scrolls, read_text_rect,
-    shadow_root_of, At, Attrs, Bounds, Box4, Clip, Display, ElementFacts, NodeFacts, PaintFacts,
+    end_walk, get, is_visible_at, read_candidate, read_children, read_clip_box, read_node,
+    read_paint, read_properties, read_rect, read_scrolls, read_text_rect, shadow_root_of, At,
+    Attrs, Bounds, Box4, Clip, Display, ElementFacts, NodeFacts, PaintFacts,
 };
 use super::occlusion;
 use super::overlap::{self, Cover, Span, Target};
@@ -75,7 +75,6 @@ impl Reach {
 
 /// Text the tree carries beyond what is in view (bytes); text in view is always kept.
 const TREE_TEXT_MAX: usize = 24_000;
-const TEXT_RUN_MAX: usize = 300;
 const SKIPPED: &[&str] = &[
     "script", "style", "noscript", "template", "head", "meta", "link", "title", "base",
 ];
@@ -292,7 +291,6 @@ struct Ctx {
     outside: bool,
     /// An ancestor's box lies wholly out of reach: no text is read below it.
     far: bool,
-    path: String,
     frame_path: Rc<Vec<i64>>,
     /// The element whose paint context the children join.
     paint: Option<Rc<Elem>>,
@@ -392,6 +390,10 @@ struct Walk<'a> {
     top_viewport: (f64, f64),
     reach: Reach,
     order: u32,
+    /// The structural path of the element being walked (`>div[0]>a[3]`): a segment is
+    /// pushed on the way in and cut off on the way out, so no element allocates one; only
+    /// a fingerprint takes a copy.
+    path: String,
 }
 
 /// The part of the window that shows the page: scrollbars excluded, since nothing under them can be seen or hit.
@@ -487,6 +489,7 @@ impl Observer {
             tree_text: 0,
             top_viewport,
             reach,
+            path: String::new(),
         };
         let scroll_y = win.scroll_y().unwrap_or(0.0);
         let top = Rc::new(Doc {
@@ -510,7 +513,6 @@ impl Observer {
                 parent_pointer: false,
                 outside: false,
                 far: false,
-                path: String::new(),
                 frame_path: Rc::new(frame.frame_path.clone()),
                 paint: None,
                 container: Some(Rc::new(Elem::new(
@@ -576,8 +578,8 @@ fn in_view((x, y, w, h): Box4, (vw, vh): (f64, f64)) -> bool {
     x + w > 0.0 && y + h > 0.0 && x < vw && y < vh
 }
 
-/// `parent>tag[nth]`, built without the formatting machinery: it is made for every element.
-fn child_path(parent: &str, tag: &str, nth: u32) -> String {
+/// Appends `>tag[nth]`, without the formatting machinery: it is done for every element.
+fn push_segment(path: &mut String, tag: &str, nth: u32) {
     let mut digits = [0u8; 10];
     let mut i = digits.len();
     let mut n = nth;
@@ -589,15 +591,12 @@ fn child_path(parent: &str, tag: &str, nth: u32) -> String {
             break;
         }
     }
-    let mut path = String::with_capacity(parent.len() + tag.len() + 3 + digits.len() - i);
-    path.push_str(parent);
     path.push('>');
     path.push_str(tag);
     path.push('[');
     // ASCII digits only.
     path.push_str(std::str::from_utf8(&digits[i..]).unwrap_or("0"));
     path.push(']');
-    path
 }
 
 /// Siblings seen so far, by tag (common tags borrowed, not allocated).
@@ -664,7 +663,7 @@ impl Walk<'_> {
     ) {
         match facts {
             NodeFacts::Element(facts) => self.element(at, facts, ctx, counts, out),
-            NodeFacts::Text(Some(raw)) => self.text_node(&at, raw, ctx, out),
+            NodeFacts::Text(Some(text)) => self.text_node(&at, text, ctx, out),
             NodeFacts::Text(None) | NodeFacts::Other => {}
         }
     }
@@ -681,7 +680,8 @@ impl Walk<'_> {
         !(over && ctx.container.as_deref().is_some_and(out_of_view))
     }
 
-    fn text_node(&mut self, node: &At, raw: String, ctx: &Ctx, out: &mut Vec<DomNode>) {
+    /// `text`: cleaned already (`NodeFacts::Text`).
+    fn text_node(&mut self, node: &At, text: String, ctx: &Ctx, out: &mut Vec<DomNode>) {
         // Texts of the walked element share its facts; others (slotted, in a
         // display:contents box) have a parent of their own to ask.
         let container = match &ctx.container {
@@ -741,7 +741,6 @@ impl Walk<'_> {
             };
             mark = Some(self.mark(Some(test)));
         }
-        let text = clean_text(&raw, TEXT_RUN_MAX);
         self.tree_text += text.len();
         out.push(DomNode {
             tag: "#text".into(),
@@ -774,23 +773,29 @@ impl Walk<'_> {
         // Inside the viewport every element's style is read: hidden subtrees are cut
         // where they start and a pointer cursor marks a click target. Outside it
         // markup alone decides.
-        let tag = facts.tag;
-        if SKIPPED.contains(&tag.as_ref()) {
+        if SKIPPED.contains(&facts.tag.as_ref()) {
             return;
         }
-        let nth = nth_of(counts, &tag);
+        let nth = nth_of(counts, &facts.tag);
         // Hidden, or out of reach with nothing in it that could be drawn within: it is not
         // entered, and counts only for its siblings' paths. (A slot renders what is
         // assigned to it whatever its own display.)
-        if matches!(facts.display, Display::None | Display::Far) && tag != "slot" {
+        if matches!(facts.display, Display::None | Display::Far) && facts.tag != "slot" {
             return;
         }
-        let path = child_path(&ctx.path, &tag, nth);
+        let base = self.path.len();
+        push_segment(&mut self.path, &facts.tag, nth);
+        self.enter(at, facts, ctx, out);
+        self.path.truncate(base);
+    }
+
+    /// Walks an element that renders, its segment on `self.path`.
+    fn enter(&mut self, at: At, facts: ElementFacts, ctx: &Ctx, out: &mut Vec<DomNode>) {
+        let tag = facts.tag;
         if tag == "slot" {
             self.slot(
                 &at.node().unchecked_into(),
                 Ctx {
-                    path,
                     container: None,
                     depth: ctx.depth + 1,
                     ..ctx.clone()
@@ -802,7 +807,6 @@ impl Walk<'_> {
         if facts.display == Display::Contents {
             // No box of its own, while its children render.
             let inner = Ctx {
-                path,
                 container: None,
                 depth: ctx.depth + 1,
                 ..ctx.clone()
@@ -925,7 +929,7 @@ impl Walk<'_> {
             node.paint_order = mark.map_or(0, |m| m as u32 + 1);
             if interactive {
                 me.mark.set(mark);
-                self.describe(&me, &attrs, &tag, role, itype, path.clone(), ctx, node);
+                self.describe(&me, &attrs, &tag, role, itype, ctx, node);
             }
         }
         // What its content is clipped to: for sure where the clip is exact and its box is
@@ -952,7 +956,6 @@ impl Walk<'_> {
             parent_pointer: pointer,
             outside,
             far,
-            path,
             frame_path: ctx.frame_path.clone(),
             paint: Some(me.clone()),
             container: Some(me.clone()),
@@ -966,8 +969,8 @@ impl Walk<'_> {
         if is_frame {
             remote = self.frame(me.el(), (x, y), &inner, out);
         } else if let Some(root) = root {
+            self.path.push_str("/shadow");
             let shadow = Ctx {
-                path: format!("{}/shadow", inner.path),
                 container: None,
                 ..inner
             };
@@ -1131,7 +1134,6 @@ impl Walk<'_> {
         tag: &str,
         role: Option<String>,
         itype: Option<String>,
-        path: String,
         ctx: &Ctx,
         node: &mut DomNode,
     ) {
@@ -1151,7 +1153,7 @@ impl Walk<'_> {
                 .map(str::to_owned),
             aria_label: non_empty(attrs.get("aria-label")),
             text: None,
-            path,
+            path: self.path.clone(),
             frame_path: (*ctx.frame_path).clone(),
         };
         let seen = fingerprint_key(&fingerprint);
@@ -1253,7 +1255,6 @@ impl Walk<'_> {
                 0,
             ))),
             doc: frame,
-            path: format!("{}/frame", ctx.path),
             parent_pointer: false,
             // Another document, with boxes and clips of its own.
             clip: None,
@@ -1261,6 +1262,8 @@ impl Walk<'_> {
             cover: None,
             ..ctx.clone()
         };
+        // Cut off again by `element`, with this iframe's own segment.
+        self.path.push_str("/frame");
         self.children(&At::Held(body.into()), &inner, out);
         None
     }
@@ -1268,15 +1271,16 @@ impl Walk<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::child_path;
+    use super::push_segment;
 
     #[test]
-    fn child_paths_number_siblings_by_tag() {
-        assert_eq!(child_path("", "div", 0), ">div[0]");
-        assert_eq!(child_path(">div[0]", "a", 12), ">div[0]>a[12]");
-        assert_eq!(
-            child_path(">p[3]", "x-y", u32::MAX),
-            ">p[3]>x-y[4294967295]"
-        );
+    fn path_segments_number_siblings_by_tag() {
+        let mut path = String::new();
+        push_segment(&mut path, "div", 0);
+        assert_eq!(path, ">div[0]");
+        push_segment(&mut path, "a", 12);
+        assert_eq!(path, ">div[0]>a[12]");
+        push_segment(&mut path, "x-y", u32::MAX);
+        assert_eq!(path, ">div[0]>a[12]>x-y[4294967295]");
     }
 }
