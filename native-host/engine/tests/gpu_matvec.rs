@@ -387,6 +387,60 @@ fn joined_matrix_matrix_products_match_the_cpu_reference_per_token() {
     }
 }
 
+/// Prefill's values where v could not join q and k: one matrix of every type, with a bias,
+/// written into a cache at the batch's positions, against the CPU reference per token, and no
+/// row of the cache outside the batch's written.
+#[test]
+fn a_product_into_a_cache_writes_the_batch_rows_only() {
+    let gpu = common::gpu();
+    let mut rng = Rng(0x5eed_000d);
+    let rows = 24usize;
+    let (tokens, max) = (11u32, 16u32);
+    let pos0 = 5usize;
+    let step = StepUniform::new(pos0 as u32, tokens).buffer(gpu);
+    let kernels = JoinedMatMul::new(gpu, &TYPES, Gate::SwiGlu).unwrap();
+    for ty in TYPES {
+        let cols = if ty.block_elements() == 256 { 512 } else { 96 };
+        let data = random_rows(ty, rows, cols, &mut rng);
+        let mut xs: Vec<f32> = (0..tokens).flat_map(|_| random_x(cols, &mut rng)).collect();
+        xs.resize(max as usize * cols, 0.0);
+        let xb = gpu.upload_f32("x", &xs);
+        let m = GpuMatrix::upload(gpu, "v", ty, rows as u64, cols as u64, &data).unwrap();
+        let bias: Vec<f32> = (0..rows).map(|_| rng.uniform(-1.0, 1.0)).collect();
+        let bb = gpu.upload_f32("bias", &bias);
+        let cache_rows = pos0 + max as usize + 1;
+        let cache = gpu.storage_f32("cache", cache_rows * rows);
+        let bound = kernels
+            .bind_at_position(gpu, &m, &xb, &cache, Some(&bb), &step, max)
+            .unwrap();
+        let mut enc = gpu
+            .device()
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+        record_pass(&mut enc, "into a cache", &bound);
+        gpu.queue().submit([enc.finish()]);
+        let cached = gpu.read_f32(&cache, cache_rows * rows).unwrap();
+        let n = tokens as usize;
+        assert!(
+            cached[..pos0 * rows]
+                .iter()
+                .chain(&cached[(pos0 + n) * rows..])
+                .all(|&v| v == 0.0),
+            "{ty}: written outside the batch's cache rows"
+        );
+        for t in 0..n {
+            let x = &xs[t * cols..(t + 1) * cols];
+            let (want, scale) = reference(ty, &data, rows, x);
+            let at = (pos0 + t) * rows;
+            check_biased(
+                &format!("{ty} into a cache, token {t}"),
+                &cached[at..at + rows],
+                (&want, &scale),
+                &bias,
+            );
+        }
+    }
+}
+
 /// `got` against the reference plus `bias`, which the kernels add in f32 after the sum: its
 /// rounding is allowed too.
 fn check_biased(what: &str, got: &[f32], (want, scale): (&[f64], &[f64]), bias: &[f32]) {

@@ -125,6 +125,47 @@ impl JoinedMatMul {
         )
     }
 
+    /// `X·Wᵀ` (plus `bias`) of one matrix, token t's row written into `cache` at row
+    /// `STEP.pos + t`: prefill's values where a layer's v matrix could not join q and k (its
+    /// type differs), so that no copy into the cache follows. The split form with every row
+    /// past both splits.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind_at_position(
+        &self,
+        gpu: &Gpu,
+        matrix: &GpuMatrix,
+        x: &wgpu::Buffer,
+        cache: &wgpu::Buffer,
+        bias: Option<&wgpu::Buffer>,
+        step: &wgpu::Buffer,
+        max_tokens: u32,
+    ) -> Result<Vec<Bound>, GpuError> {
+        let uniform = Joined {
+            split1: 0,
+            split2: 0,
+            bias: u32::from(bias.is_some()),
+            total: matrix.rows(),
+            y2_at_position: 1,
+            _pad: [0; 3],
+        };
+        let outputs = [
+            bias.unwrap_or(&self.no_bias),
+            &self.spare[0],
+            &self.spare[1],
+            cache,
+        ];
+        self.bind(
+            gpu,
+            &self.split,
+            matrix,
+            (matrix.rows(), uniform),
+            x,
+            outputs,
+            step,
+            max_tokens,
+        )
+    }
+
     /// `Y = act(X·Gateᵀ) * X·Upᵀ` for up to `max_tokens` tokens, where `gate_up` is the gate
     /// matrix joined to the up matrix.
     pub fn bind_gated(

@@ -14,7 +14,8 @@
 //! activation) from one upload in one dispatch, the new keys and values written into the cache by
 //! the kernels that make them: seven dispatches a llama layer, where there were sixteen and two
 //! copies. Prefill: the same joined products, one dispatch each, with the values and the rotated
-//! keys written into the cache at the batch's positions, so no copies there either.
+//! keys written into the cache at the batch's positions, so no copies there either (a v whose
+//! type kept it out of the joined upload is its own product into the cache).
 
 use crate::gguf::{Architecture, Gguf, TensorType};
 use crate::gpu::{
@@ -727,9 +728,11 @@ fn bind_layers(
             ),
             (&l.wv, &l.v_bias, false, &s.v, &s.v, hp.kv_heads),
         ];
-        // Joined, the values go straight into their cache and the keys into theirs with
-        // their rotation (`Rope::bind_qk`): no copies.
-        let direct = joined.is_some() && l.qkv.is_some();
+        // With the joined kernels the values go straight into their cache and the keys into
+        // theirs with their rotation (`Rope::bind_qk`): no copies. Where v could not join q
+        // and k (its type differs), it is a product of its own into the cache; the joined
+        // kernel takes one binding only.
+        let direct = joined.is_some() && (l.qkv.is_some() || l.wv.chunk_count() == 1);
         if let (Some(jm), Some(qkv)) = (joined, &l.qkv) {
             let [q, k, _] = projections.map(|(_, _, normed, raw, out, heads)| {
                 Destination::at_start(if normed { raw } else { out }, heads * hp.head_dim)
@@ -737,7 +740,15 @@ fn bind_layers(
             let to = [q, k, Destination::at_position(&l.v_cache, hp.kv_dim())];
             pass.extend(jm.bind_split(gpu, qkv, &s.h, &to, l.qkv_bias.as_ref(), step, n)?);
         } else {
-            for (w, bias, normed, raw, out, heads) in projections {
+            let separate = match joined {
+                Some(jm) if direct => {
+                    let bias = l.v_bias.as_ref();
+                    pass.extend(jm.bind_at_position(gpu, &l.wv, &s.h, &l.v_cache, bias, step, n)?);
+                    &projections[..2]
+                }
+                _ => &projections[..],
+            };
+            for &(w, bias, normed, raw, out, heads) in separate {
                 let y = if normed { raw } else { out };
                 pass.extend(mat(w, &s.h, y, Output::Write)?);
                 if let Some(b) = bias {
