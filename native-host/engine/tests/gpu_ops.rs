@@ -15,7 +15,7 @@ mod common;
 use itinero_engine::gguf::Architecture;
 use itinero_engine::gpu::{
     record_pass, Attention, AttentionBuffers, AttentionForm, AttentionShape, Gate, GatedActivation,
-    Gpu, RmsNorm, Rope, RopeOrder, RopeParams, Softmax, StepUniform,
+    Gpu, HeadNorms, Output, RmsNorm, Rope, RopeOrder, RopeParams, Softmax, StepUniform,
 };
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 
@@ -74,6 +74,23 @@ fn rmsnorm_matches_ggml() {
         })
         .collect();
     assert_close("rmsnorm", &got, &want, 2e-6, 1e-7);
+    // Added to what y held (a post-norm into the residual stream), in one dispatch.
+    let held = random(rows * n, -3.0, 3.0, &mut rng);
+    let yb = gpu.upload_f32("y", &held);
+    let shape = (rows as u32, n as u32, eps);
+    let bound = norm
+        .bind_output(gpu, &xb, &gb, &yb, shape, Output::Add)
+        .unwrap();
+    let mut enc = encoder(gpu);
+    record_pass(&mut enc, "rmsnorm added", &[bound]);
+    gpu.queue().submit([enc.finish()]);
+    let got = gpu.read_f32(&yb, rows * n).unwrap();
+    let want: Vec<f64> = want
+        .iter()
+        .zip(&held)
+        .map(|(w, &h)| w + f64::from(h))
+        .collect();
+    assert_close("rmsnorm added", &got, &want, 2e-6, 1e-6);
 }
 
 #[test]
@@ -328,8 +345,92 @@ fn rope_matches_ggml_in_both_orders_with_scaling_and_frequency_factors() {
                     .all(|&v| v == 0.0),
                 "rope {what} at {pos0} wrote outside the new tokens' cache rows"
             );
+            // The same with each head RMS-normed first from the raw projections (Gemma's
+            // q/k norms folded in): the queries into a buffer of their own.
+            let eps = 1e-6f32;
+            let (q_norm, k_norm) = (
+                random(head_dim, 0.5, 1.5, &mut rng),
+                random(head_dim, 0.5, 1.5, &mut rng),
+            );
+            let normed_q = head_normed(&x, &q_norm, eps);
+            let normed_k = head_normed(&k[..tokens * row], &k_norm, eps);
+            let want_q = rope_reference(&params, &normed_q, tokens, heads, head_dim, pos0);
+            let want_k = rope_reference(&params, &normed_k, tokens, kv_heads, head_dim, pos0);
+            let scale = normed_q
+                .iter()
+                .chain(&normed_k)
+                .map(|v| f64::from(v.abs()))
+                .fold(0.0, f64::max)
+                * 2.0;
+            let untouched = 7.0f32;
+            let qo = gpu.upload_f32("q", &vec![untouched; q.len()]);
+            let (qnb, knb) = (
+                gpu.upload_f32("q norm", &q_norm),
+                gpu.upload_f32("k norm", &k_norm),
+            );
+            let cache = gpu.storage_f32("k cache", rows * row);
+            let norms = HeadNorms {
+                q_raw: &gpu.upload_f32("q raw", &q),
+                k_raw: &kb,
+                q_norm: &qnb,
+                k_norm: &knb,
+                eps,
+            };
+            let bound = rope.bind_qk_normed(
+                gpu,
+                norms,
+                &qo,
+                &cache,
+                (tokens + spare) as u32,
+                (heads as u32, kv_heads as u32),
+                head_dim as u32,
+                &step,
+            );
+            let mut enc = encoder(gpu);
+            record_pass(&mut enc, "normed rope q, k", &[bound]);
+            gpu.queue().submit([enc.finish()]);
+            let got_q = gpu.read_f32(&qo, q.len()).unwrap();
+            assert_close(
+                &format!("normed rope q {what} at {pos0}"),
+                &got_q[..x.len()],
+                &want_q,
+                0.0,
+                2e-5 * scale,
+            );
+            assert!(
+                got_q[x.len()..].iter().all(|&v| v == untouched),
+                "normed rope {what} at {pos0} wrote queries past the step's tokens"
+            );
+            let cached = gpu.read_f32(&cache, rows * row).unwrap();
+            assert_close(
+                &format!("normed rope k into the cache, {what} at {pos0}"),
+                &cached[pos0 * row..(pos0 + tokens) * row],
+                &want_k,
+                0.0,
+                2e-5 * scale,
+            );
+            assert!(
+                cached[..pos0 * row]
+                    .iter()
+                    .chain(&cached[(pos0 + tokens) * row..])
+                    .all(|&v| v == 0.0),
+                "normed rope {what} at {pos0} wrote outside the new tokens' cache rows"
+            );
         }
     }
+}
+
+/// Each head of `x` (rows of `g.len()` values) RMS-normed in f64 and scaled by `g`.
+fn head_normed(x: &[f32], g: &[f32], eps: f32) -> Vec<f32> {
+    x.chunks_exact(g.len())
+        .flat_map(|head| {
+            let mean = head.iter().map(|&v| f64::from(v).powi(2)).sum::<f64>() / g.len() as f64;
+            let scale = 1.0 / (mean + f64::from(eps)).sqrt();
+            head.iter()
+                .zip(g)
+                .map(move |(&v, &g)| (f64::from(v) * scale * f64::from(g)) as f32)
+        })
+        .collect()
 }
 
 #[test]

@@ -224,12 +224,12 @@ fn first_positions_match_an_f64_cpu_pass(
         known.id
     );
     if kernels == Fusion::Fused {
-        // Per layer at most: q, k, v apart (mixed types); Gemma's two head norms; RoPE;
-        // attention's two; the output product; Gemma's post-norm and add; gate and up apart
-        // with the activation; down; post-norm and add. Joined, the llama block is 7.
+        // Per layer at most: q, k, v apart (mixed types); RoPE (with Gemma's head norms);
+        // attention's two; the output product; Gemma's post-norm (adding into x); gate and up
+        // apart with the activation; down; post-norm. Joined, the llama block is 7.
         let layers = HParams::from_gguf(&g).unwrap().layers as usize;
         let most = if g.architecture().unwrap() == Architecture::Gemma3 {
-            18
+            13
         } else {
             7
         };

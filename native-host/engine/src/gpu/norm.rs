@@ -1,6 +1,7 @@
 //! RMSNorm: every block of both architectures starts with one.
 
 use super::kernel::{record_pass, Bound, Kernel};
+use super::matrix::Output;
 use super::{Gpu, GpuError};
 
 #[repr(C)]
@@ -8,7 +9,9 @@ use super::{Gpu, GpuError};
 struct Params {
     n: u32,
     eps: f32,
-    _pad: [u32; 2],
+    /// [`Output`]: written over `y`, or added to it.
+    add: u32,
+    _pad: u32,
 }
 
 #[derive(Debug)]
@@ -58,11 +61,26 @@ impl RmsNorm {
         n: u32,
         eps: f32,
     ) -> Result<Bound, GpuError> {
+        self.bind_output(gpu, x, weight, y, (rows, n, eps), Output::Write)
+    }
+
+    /// As [`bind`](Self::bind), writing the norm over `y` or adding it to `y` as `output`
+    /// says: a post-norm and the residual add after it in one dispatch.
+    pub fn bind_output(
+        &self,
+        gpu: &Gpu,
+        x: &wgpu::Buffer,
+        weight: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        (rows, n, eps): (u32, u32, f32),
+        output: Output,
+    ) -> Result<Bound, GpuError> {
         super::kernel::check_rows(gpu, "rmsnorm", rows)?;
         let params = Params {
             n,
             eps,
-            _pad: [0; 2],
+            add: output as u32,
+            _pad: 0,
         };
         Ok(self
             .kernel

@@ -2,7 +2,7 @@
 
 use wgpu::util::DeviceExt;
 
-use super::kernel::{grid_for, record_pass, Bound, Kernel, StepUniform};
+use super::kernel::{grid, grid_for, record_pass, Bound, Kernel, StepUniform};
 use super::{Gpu, GpuError};
 use crate::gguf::{Architecture, Gguf, GgufError};
 
@@ -158,7 +158,20 @@ struct Params {
     corr_low: f32,
     corr_high: f32,
     theta_scale: f32,
-    _pad: [u32; 3],
+    /// The head norms' epsilon (`rope_qk_normed.wgsl` only).
+    eps: f32,
+    _pad: [u32; 2],
+}
+
+/// Gemma's per-head RMSNorm of the queries and keys, folded into their rotation
+/// ([`Rope::bind_qk_normed`]): the projections before the norm and the norms' weights.
+#[derive(Debug, Clone, Copy)]
+pub struct HeadNorms<'a> {
+    pub q_raw: &'a wgpu::Buffer,
+    pub k_raw: &'a wgpu::Buffer,
+    pub q_norm: &'a wgpu::Buffer,
+    pub k_norm: &'a wgpu::Buffer,
+    pub eps: f32,
 }
 
 /// The RoPE kernel for one set of parameters (its frequency factors live on the device).
@@ -167,6 +180,8 @@ pub struct Rope {
     kernel: Kernel,
     /// Queries and keys in one dispatch, the keys into the cache.
     qk: Kernel,
+    /// The same with each head normed first (Gemma's q/k norms).
+    qk_normed: Kernel,
     params: RopeParams,
     freq_factors: wgpu::Buffer,
 }
@@ -194,6 +209,13 @@ impl Rope {
                 gpu,
                 "rope q, k into the cache",
                 &source(include_str!("../kernels/rope_qk.wgsl")),
+            )?,
+            qk_normed: Kernel::new(
+                gpu,
+                "q/k head norms and rope, k into the cache",
+                &super::shader::with_workgroup_reduce(&source(include_str!(
+                    "../kernels/rope_qk_normed.wgsl"
+                ))),
             )?,
             params,
             freq_factors,
@@ -268,6 +290,44 @@ impl Rope {
         )
     }
 
+    /// As [`bind_qk`](Self::bind_qk), each head of the queries and keys normed first from
+    /// its raw projection (`norms`): the two norm dispatches and the rotation in one. The
+    /// queries go to `q`, the keys into `k_cache`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind_qk_normed(
+        &self,
+        gpu: &Gpu,
+        norms: HeadNorms<'_>,
+        q: &wgpu::Buffer,
+        k_cache: &wgpu::Buffer,
+        tokens: u32,
+        (heads, kv_heads): (u32, u32),
+        head_dim: u32,
+        step: &wgpu::Buffer,
+    ) -> Bound {
+        let params = Params {
+            eps: norms.eps,
+            ..self.uniform(head_dim, heads, kv_heads, tokens)
+        };
+        let max_dim = gpu.limits().max_compute_workgroups_per_dimension;
+        let (gx, gy) = grid(tokens * (heads + kv_heads), max_dim);
+        self.qk_normed.bind(
+            gpu,
+            &[
+                norms.q_raw,
+                norms.k_raw,
+                q,
+                k_cache,
+                norms.q_norm,
+                norms.k_norm,
+                &self.freq_factors,
+                step,
+            ],
+            &params,
+            (gx, gy, 1),
+        )
+    }
+
     fn uniform(&self, head_dim: u32, heads: u32, kv_heads: u32, tokens: u32) -> Params {
         let p = &self.params;
         Params {
@@ -284,7 +344,8 @@ impl Rope {
             corr_low: p.corr_dims[0],
             corr_high: p.corr_dims[1],
             theta_scale: p.freq_base.powf(-2.0 / p.n_dims as f32),
-            _pad: [0; 3],
+            eps: 0.0,
+            _pad: [0; 2],
         }
     }
 }

@@ -1,11 +1,12 @@
-// RMSNorm of each row: y = x / sqrt(mean(x²) + eps) * g, as ggml_rms_norm then ggml_mul.
-// One workgroup per row (a token's hidden state, or one head of it for Gemma's q/k norms); the
+// RMSNorm of each row: y = x / sqrt(mean(x²) + eps) * g, as ggml_rms_norm then ggml_mul; or
+// y += that, where `add` is set (Gemma's post-norms, which feed the residual stream: the add
+// that would follow as a dispatch of its own). One workgroup per row (a token's hidden state, or one head of it for Gemma's q/k norms); the
 // weight g has one value per column. Gemma's GGUF weights already include its "+1".
 
 struct Params {
     n: u32,    // columns
     eps: f32,
-    _pad0: u32,
+    add: u32,  // 1: Y += the norm; 0: Y = the norm
     _pad1: u32,
 }
 
@@ -26,6 +27,11 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
     }
     let scale = 1.0 / sqrt(reduce(li, s, false) / f32(P.n) + P.eps);
     for (var i = li; i < P.n; i += WG) {
-        Y[base + i] = X[base + i] * scale * G[i];
+        let v = X[base + i] * scale * G[i];
+        if (P.add != 0u) {
+            Y[base + i] += v;
+        } else {
+            Y[base + i] = v;
+        }
     }
 }

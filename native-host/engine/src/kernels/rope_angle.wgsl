@@ -21,7 +21,7 @@ struct Params {
     corr_low: f32,
     corr_high: f32,
     theta_scale: f32, // base^(-2/n_dims), computed by the host with the CPU's powf
-    _pad0: u32,
+    eps: f32,         // rope_qk_normed.wgsl: the head norms' epsilon
     _pad1: u32,
     _pad2: u32,
 }

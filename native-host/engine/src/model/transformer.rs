@@ -20,7 +20,7 @@
 use crate::gguf::{Architecture, Gguf, TensorType};
 use crate::gpu::{
     record_pass, Add, Attention, AttentionBuffers, AttentionShape, Bound, Destination, Gate,
-    GatedActivation, Gpu, GpuError, GpuMatrix, JoinedMatMul, KernelTime, MatMul, MatVec,
+    GatedActivation, Gpu, GpuError, GpuMatrix, HeadNorms, JoinedMatMul, KernelTime, MatMul, MatVec,
     NormedInput, NormedMatVec, Output, Profiler, RmsNorm, Rope, RopeParams, StepUniform,
     BATCH_TILE,
 };
@@ -757,12 +757,11 @@ fn bind_layers(
                 }
             }
         }
-        bind_qk_norms(gpu, k, hp, l, s, &mut pass)?;
-        let rope = l.rope(k);
         if direct {
-            let heads = (hp.heads, hp.kv_heads);
-            pass.push(rope.bind_qk(gpu, &s.q, &s.k, &l.k_cache, n, heads, hp.head_dim, step));
+            bind_rope_qk(gpu, k, hp, l, s, step, &mut pass)?;
         } else {
+            let rope = l.rope(k);
+            bind_qk_norms(gpu, k, hp, l, s, &mut pass)?;
             pass.push(rope.bind(gpu, &s.q, n, hp.heads, hp.head_dim, step));
             pass.push(rope.bind(gpu, &s.k, n, hp.kv_heads, hp.head_dim, step));
             stages.push(Stage::Pass(std::mem::take(&mut pass)));
@@ -836,17 +835,7 @@ fn bind_layers_normed(
                 }
             }
         }
-        bind_qk_norms(gpu, k, hp, l, s, &mut pass)?;
-        pass.push(l.rope(k).bind_qk(
-            gpu,
-            &s.q,
-            &s.k,
-            &l.k_cache,
-            1,
-            (hp.heads, hp.kv_heads),
-            hp.head_dim,
-            step,
-        ));
+        bind_rope_qk(gpu, k, hp, l, s, step, &mut pass)?;
         pass.extend(bind_attention(gpu, k, shape, l, s, step)?);
         bind_residual(gpu, k, hp, s, &mut pass, &l.post_attn_norm, |y, out| {
             mat(&l.wo, &s.att, y, out)
@@ -880,6 +869,35 @@ impl Layer {
             &k.rope_global
         }
     }
+}
+
+/// RoPE of the step's queries and keys, the keys into layer `l`'s cache, in one dispatch; with
+/// Gemma's head norms folded in where the layer has both.
+fn bind_rope_qk(
+    gpu: &Gpu,
+    k: &Kernels,
+    hp: &HParams,
+    l: &Layer,
+    s: &Scratch,
+    step: &wgpu::Buffer,
+    pass: &mut Vec<Bound>,
+) -> Result<(), ModelError> {
+    let (n, heads, rope) = (s.tokens, (hp.heads, hp.kv_heads), l.rope(k));
+    if let (Some(q_norm), Some(k_norm)) = (&l.q_norm, &l.k_norm) {
+        let norms = HeadNorms {
+            q_raw: &s.q_raw,
+            k_raw: &s.k_raw,
+            q_norm,
+            k_norm,
+            eps: hp.rms_eps,
+        };
+        let (q, cache) = (&s.q, &l.k_cache);
+        pass.push(rope.bind_qk_normed(gpu, norms, q, cache, n, heads, hp.head_dim, step));
+        return Ok(());
+    }
+    bind_qk_norms(gpu, k, hp, l, s, pass)?;
+    pass.push(rope.bind_qk(gpu, &s.q, &s.k, &l.k_cache, n, heads, hp.head_dim, step));
+    Ok(())
 }
 
 /// Gemma's RMSNorm of each query and key head (from the raw projections into q and k).
@@ -938,7 +956,8 @@ fn bind_attention(
 }
 
 /// x += product: added by the product itself (one dispatch), or through Gemma's post-norm when
-/// the layer has one. `product` binds the product into the buffer it is given.
+/// the layer has one (the norm adds into x: two). `product` binds the product into the buffer
+/// it is given.
 fn bind_residual(
     gpu: &Gpu,
     k: &Kernels,
@@ -953,8 +972,11 @@ fn bind_residual(
         None => pass.extend(product(&s.x, Output::Add)?),
         Some(norm) => {
             pass.extend(product(&s.o, Output::Write)?);
-            pass.push(k.norm.bind(gpu, &s.o, norm, &s.h, n, hp.dim, hp.rms_eps)?);
-            pass.push(k.add.bind(gpu, &s.h, &s.x, n * hp.dim));
+            let shape = (n, hp.dim, hp.rms_eps);
+            pass.push(
+                k.norm
+                    .bind_output(gpu, &s.o, norm, &s.x, shape, Output::Add)?,
+            );
         }
     }
     Ok(())
