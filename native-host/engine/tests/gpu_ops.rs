@@ -318,32 +318,12 @@ fn rope_matches_ggml_in_both_orders_with_scaling_and_frequency_factors() {
             record_pass(&mut enc, "rope q, k", &[bound]);
             gpu.queue().submit([enc.finish()]);
             let got_q = gpu.read_f32(&qb, q.len()).unwrap();
-            assert_close(
-                &format!("rope q {what} at {pos0}"),
-                &got_q[..x.len()],
-                &want,
-                0.0,
-                2e-5 * scale,
-            );
-            assert_eq!(
-                got_q[x.len()..],
-                q[x.len()..],
-                "rope {what} at {pos0} rotated queries past the step's tokens"
-            );
             let cached = gpu.read_f32(&cache, rows * row).unwrap();
-            assert_close(
-                &format!("rope k into the cache, {what} at {pos0}"),
-                &cached[pos0 * row..(pos0 + tokens) * row],
-                &want_k,
-                0.0,
-                2e-5 * scale,
-            );
-            assert!(
-                cached[..pos0 * row]
-                    .iter()
-                    .chain(&cached[(pos0 + tokens) * row..])
-                    .all(|&v| v == 0.0),
-                "rope {what} at {pos0} wrote outside the new tokens' cache rows"
+            check_rope_qk(
+                &format!("rope {what} at {pos0}"),
+                (&got_q, &want, &q[x.len()..]),
+                (&cached, &want_k, pos0 * row),
+                scale,
             );
             // The same with each head RMS-normed first from the raw projections (Gemma's
             // q/k norms folded in): the queries into a buffer of their own.
@@ -390,34 +370,51 @@ fn rope_matches_ggml_in_both_orders_with_scaling_and_frequency_factors() {
             record_pass(&mut enc, "normed rope q, k", &[bound]);
             gpu.queue().submit([enc.finish()]);
             let got_q = gpu.read_f32(&qo, q.len()).unwrap();
-            assert_close(
-                &format!("normed rope q {what} at {pos0}"),
-                &got_q[..x.len()],
-                &want_q,
-                0.0,
-                2e-5 * scale,
-            );
-            assert!(
-                got_q[x.len()..].iter().all(|&v| v == untouched),
-                "normed rope {what} at {pos0} wrote queries past the step's tokens"
-            );
             let cached = gpu.read_f32(&cache, rows * row).unwrap();
-            assert_close(
-                &format!("normed rope k into the cache, {what} at {pos0}"),
-                &cached[pos0 * row..(pos0 + tokens) * row],
-                &want_k,
-                0.0,
-                2e-5 * scale,
-            );
-            assert!(
-                cached[..pos0 * row]
-                    .iter()
-                    .chain(&cached[(pos0 + tokens) * row..])
-                    .all(|&v| v == 0.0),
-                "normed rope {what} at {pos0} wrote outside the new tokens' cache rows"
+            check_rope_qk(
+                &format!("normed rope {what} at {pos0}"),
+                (&got_q, &want_q, &vec![untouched; q.len() - x.len()]),
+                (&cached, &want_k, pos0 * row),
+                scale,
             );
         }
     }
+}
+
+/// A step's rotated queries and keys against the reference: `got_q` starts with `want_q` and
+/// holds `q_past` after it (rows past the step's tokens left alone); the cache holds `want_k`
+/// from `at` and nothing anywhere else. Errors are allowed relative to `scale`.
+fn check_rope_qk(
+    what: &str,
+    (got_q, want_q, q_past): (&[f32], &[f64], &[f32]),
+    (cached, want_k, at): (&[f32], &[f64], usize),
+    scale: f64,
+) {
+    let n = want_q.len();
+    assert_close(
+        &format!("{what}: q"),
+        &got_q[..n],
+        want_q,
+        0.0,
+        2e-5 * scale,
+    );
+    assert_eq!(
+        got_q[n..],
+        *q_past,
+        "{what}: queries past the step's tokens were written"
+    );
+    let end = at + want_k.len();
+    assert_close(
+        &format!("{what}: k into the cache"),
+        &cached[at..end],
+        want_k,
+        0.0,
+        2e-5 * scale,
+    );
+    assert!(
+        cached[..at].iter().chain(&cached[end..]).all(|&v| v == 0.0),
+        "{what}: written outside the new tokens' cache rows"
+    );
 }
 
 /// Each head of `x` (rows of `g.len()` values) RMS-normed in f64 and scaled by `g`.
