@@ -1,6 +1,7 @@
-//! The residual connection `y += x`, and biases (Qwen 2's on q, k and v) added to each token.
+//! Biases (Qwen 2's on q, k and v) added to each token's row. The residual connection is
+//! added by the products and norms that make it (`Output::Add`), not here.
 
-use super::kernel::{grid_for, record_pass, Bound, Kernel};
+use super::kernel::{grid_for, Bound, Kernel};
 use super::{Gpu, GpuError};
 
 #[repr(C)]
@@ -21,23 +22,6 @@ impl Add {
         Ok(Self {
             kernel: Kernel::new(gpu, "add", include_str!("../kernels/add.wgsl"))?,
         })
-    }
-
-    /// `y[i] += x[i]` for `i < n`.
-    pub fn encode(
-        &self,
-        gpu: &Gpu,
-        encoder: &mut wgpu::CommandEncoder,
-        x: &wgpu::Buffer,
-        y: &wgpu::Buffer,
-        n: u32,
-    ) {
-        record_pass(encoder, "add", &[self.bind(gpu, x, y, n)]);
-    }
-
-    /// The same dispatch, bound once to be recorded every step.
-    pub fn bind(&self, gpu: &Gpu, x: &wgpu::Buffer, y: &wgpu::Buffer, n: u32) -> Bound {
-        self.bind_repeating(gpu, x, y, n, n)
     }
 
     /// `y[i] += b[i % period]` for `i < n`: a bias of `period` floats added to each of the

@@ -127,8 +127,8 @@ impl JoinedMatMul {
 
     /// `X·Wᵀ` (plus `bias`) of one matrix, token t's row written into `cache` at row
     /// `STEP.pos + t`: prefill's values where a layer's v matrix could not join q and k (its
-    /// type differs), so that no copy into the cache follows. The split form with every row
-    /// past both splits.
+    /// type differs), so that no copy into the cache follows: the split form with two empty
+    /// destinations before the cache.
     #[allow(clippy::too_many_arguments)]
     pub fn bind_at_position(
         &self,
@@ -140,30 +140,12 @@ impl JoinedMatMul {
         step: &wgpu::Buffer,
         max_tokens: u32,
     ) -> Result<Vec<Bound>, GpuError> {
-        let uniform = Joined {
-            split1: 0,
-            split2: 0,
-            bias: u32::from(bias.is_some()),
-            total: matrix.rows(),
-            y2_at_position: 1,
-            _pad: [0; 3],
-        };
-        let outputs = [
-            bias.unwrap_or(&self.no_bias),
-            &self.spare[0],
-            &self.spare[1],
-            cache,
+        let to = [
+            Destination::at_start(&self.spare[0], 0),
+            Destination::at_start(&self.spare[1], 0),
+            Destination::at_position(cache, matrix.rows()),
         ];
-        self.bind(
-            gpu,
-            &self.split,
-            matrix,
-            (matrix.rows(), uniform),
-            x,
-            outputs,
-            step,
-            max_tokens,
-        )
+        self.bind_split(gpu, matrix, x, &to, bias, step, max_tokens)
     }
 
     /// `Y = act(X·Gateᵀ) * X·Upᵀ` for up to `max_tokens` tokens, where `gate_up` is the gate

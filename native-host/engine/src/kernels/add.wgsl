@@ -1,5 +1,4 @@
-// The residual connection y += x, and a bias added to every token's row (x repeats every
-// `period` floats).
+// A bias added to every token's row: y[i] += x[i % period].
 
 struct Params {
     n: u32,

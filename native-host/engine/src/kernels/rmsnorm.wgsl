@@ -1,7 +1,8 @@
 // RMSNorm of each row: y = x / sqrt(mean(x²) + eps) * g, as ggml_rms_norm then ggml_mul; or
 // y += that, where `add` is set (Gemma's post-norms, which feed the residual stream: the add
-// that would follow as a dispatch of its own). One workgroup per row (a token's hidden state, or one head of it for Gemma's q/k norms); the
-// weight g has one value per column. Gemma's GGUF weights already include its "+1".
+// that would follow as a dispatch of its own). One workgroup per row (a token's hidden state,
+// or one head of it for Gemma's q/k norms); the weight g has one value per column. Gemma's GGUF
+// weights already include its "+1".
 
 struct Params {
     n: u32,    // columns

@@ -17,12 +17,23 @@
 
 const WG: u32 = 64u;
 
-// Element e of the head that starts at `src`, normed by `scale` and the head norm's weight.
-fn normed(is_q: bool, src: u32, e: u32, scale: f32) -> f32 {
+// Element e of the raw head that starts at `src`.
+fn raw(is_q: bool, src: u32, e: u32) -> f32 {
     if (is_q) {
-        return Q_RAW[src + e] * scale * Q_NORM[e];
+        return Q_RAW[src + e];
     }
-    return K_RAW[src + e] * scale * K_NORM[e];
+    return K_RAW[src + e];
+}
+
+// The same normed by `scale` and the head norm's weight (as rmsnorm.wgsl: x * scale * g).
+fn normed(is_q: bool, src: u32, e: u32, scale: f32) -> f32 {
+    var g: f32;
+    if (is_q) {
+        g = Q_NORM[e];
+    } else {
+        g = K_NORM[e];
+    }
+    return raw(is_q, src, e) * scale * g;
 }
 
 fn store(is_q: bool, dst: u32, e: u32, v: f32) {
@@ -60,12 +71,7 @@ fn main(
     }
     var s = 0.0;
     for (var i = li; i < P.head_dim; i += WG) {
-        var v: f32;
-        if (is_q) {
-            v = Q_RAW[src + i];
-        } else {
-            v = K_RAW[src + i];
-        }
+        let v = raw(is_q, src, i);
         s += v * v;
     }
     let scale = 1.0 / sqrt(reduce(li, s, false) / f32(P.head_dim) + P.eps);
