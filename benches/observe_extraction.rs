@@ -4,9 +4,10 @@
 //! For each size of `tests/fixtures/observe/generated.html?n=N` it opens the page,
 //! injects the reference into the page's main world (CDP `Runtime.evaluate` of the
 //! file) and into the content script's own isolated world, checks that both walks produce
-//! the same observation, then interleaves timed runs: the Rust/WASM walk is asked for from the side-panel page
-//! (`chrome.tabs.sendMessage`) and timed by the observation's own `snapshot_ms`
-//! (`performance.now()` around the walk, inside the page); the reference is timed
+//! the same observation, then interleaves timed runs (the order turning from run to run):
+//! the Rust/WASM walk is asked for from the side-panel page (`chrome.tabs.sendMessage`)
+//! and timed by the observation's own `snapshot_ms` (`performance.now()` around the
+//! walk, inside the page); the reference is timed
 //! inside the page with `performance.now()` around `__itineroReferenceObserve()`.
 //! Both exclude messaging and serialisation. It also times one hit test on each
 //! page, counts the reference's hit tests and how many of them a census of the whole
@@ -697,7 +698,7 @@ async fn main() -> Result<()> {
     let version: String = panel.run_js("return navigator.userAgent;").await?;
     println!("observation extraction: Rust/WASM content script (isolated world) vs plain-JS reference (main world), same page");
     println!("browser: {version}");
-    println!("warm-up {WARMUP} runs each; runs interleaved Rust, JS, Rust, JS, …; times measured inside the page");
+    println!("warm-up {WARMUP} runs each; runs interleaved, the order of Rust, JS and JSi turning from run to run; times measured inside the page");
     println!();
     println!(
         "{:>6} {:>8} {:>9} {:>9} {:>5} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9} {:>12}",
@@ -743,9 +744,23 @@ async fn main() -> Result<()> {
         let (mut rust_ms, mut rust_rt, mut js_ms, mut jsi_ms) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for i in 0..WARMUP + runs {
-            let r = rust_run(&panel, tab).await?;
-            let j = js_run(&page).await?;
-            let ji = js_run_isolated(&page, world).await?;
+            // The order turns from run to run: the three walks share the page's heap, so the
+            // garbage one leaves may be collected during whichever comes after it. (Collecting
+            // it before each walk is no fairer: a forced full collection also throws away the
+            // reference's compiled code and type feedback, which made it half as slow again.)
+            let (mut r, mut j, mut ji) = (None, None, None);
+            for k in 0..3 {
+                match (i + k) % 3 {
+                    0 => r = Some(rust_run(&panel, tab).await?),
+                    1 => j = Some(js_run(&page).await?),
+                    _ => ji = Some(js_run_isolated(&page, world).await?),
+                }
+            }
+            let (r, j, ji) = (
+                r.context("no Rust run")?,
+                j.context("no JS run")?,
+                ji.context("no JSi run")?,
+            );
             if r.indexed != r_idx || j.indexed != j_idx || ji.indexed != j_idx {
                 bail!(
                     "n={n}: indexed count changed between runs ({} / {} / {} isolated)",

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::gguf::Gguf;
 use crate::gpu::{Gpu, KernelTime};
-use crate::model::{Fusion, ModelError, Transformer, PREFILL_BATCH};
+use crate::model::{Fusion, ModelError, PrefillTile, Transformer, PREFILL_BATCH};
 
 /// What to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +29,8 @@ pub struct BenchOptions {
     pub profile: bool,
     /// How decode is bound.
     pub fusion: Fusion,
+    /// Prefill's tile of tokens.
+    pub tile: PrefillTile,
 }
 
 impl Default for BenchOptions {
@@ -41,6 +43,7 @@ impl Default for BenchOptions {
             agent_cached: 1200,
             profile: false,
             fusion: Fusion::Auto,
+            tile: PrefillTile::Auto,
         }
     }
 }
@@ -61,6 +64,8 @@ pub struct BenchReport {
     /// The same for one prefill batch.
     pub prefill_dispatches: usize,
     pub prefill_copies: usize,
+    /// Prefill's tile of tokens, and each candidate's time where it was timed.
+    pub prefill_tile: String,
     /// Median prompt tokens per second over the runs.
     pub prefill_tokens_per_s: f64,
     /// One over the median decode step (logits read back each step).
@@ -97,7 +102,7 @@ pub fn run(
     let capacity = (opts.prompt + opts.decode + 1).max(opts.agent_prompt + 1);
     progress("loading the model");
     let start = Instant::now();
-    let model = Transformer::load_with(gpu, gguf, capacity, opts.fusion)?;
+    let model = Transformer::load_tuned(gpu, gguf, capacity, opts.fusion, opts.tile)?;
     let load = start.elapsed();
     let positions = model.capacity();
     if positions < capacity {
@@ -166,6 +171,7 @@ pub fn run(
         decode_copies: model.decode_dispatches().1,
         prefill_dispatches: model.prefill_dispatches().0,
         prefill_copies: model.prefill_dispatches().1,
+        prefill_tile: model.prefill_tile().describe(),
         prefill_tokens_per_s: per_s(median(prefill), opts.prompt),
         decode_tokens_per_s: per_s(median(steps), 1),
         agent_first_token_ms: fresh.as_secs_f64() * 1e3,

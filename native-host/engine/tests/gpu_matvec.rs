@@ -12,9 +12,10 @@ mod common;
 
 use half::{bf16, f16};
 use itinero_engine::gguf::TensorType;
+use itinero_engine::gpu::tile_tuning;
 use itinero_engine::gpu::{
     record_pass, Destination, Gate, GpuMatrix, JoinedMatMul, MatMul, MatVec, MatVecConfig,
-    NormedInput, NormedMatVec, Output, Reduction, StepUniform, BATCH_TILE,
+    NormedInput, NormedMatVec, Output, Reduction, StepUniform, BATCH_TILE, TILES,
 };
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
@@ -264,10 +265,16 @@ fn joined_matrix_matrix_products_match_the_cpu_reference_per_token() {
     let rows = rows0 + rows1 + rows2;
     let (tokens, max) = (11u32, 16u32);
     let step = StepUniform::new(0, tokens).buffer(gpu);
-    for gate in [Gate::SwiGlu, Gate::GeGlu] {
-        let kernels = JoinedMatMul::new(gpu, &TYPES, gate).unwrap();
+    // Each activation, with the tile of most reuse and a smaller one (see `tile_tuning`).
+    for (gate, tile) in [
+        (Gate::SwiGlu, BATCH_TILE),
+        (Gate::GeGlu, BATCH_TILE),
+        (Gate::SwiGlu, 2),
+        (Gate::GeGlu, 4),
+    ] {
+        let kernels = JoinedMatMul::new(gpu, &TYPES, gate, tile).unwrap();
         for ty in TYPES {
-            let what = format!("{ty} joined {gate:?}");
+            let what = format!("{ty} joined {gate:?}, tiles of {tile}");
             let cols = if ty.block_elements() == 256 { 512 } else { 96 };
             let data = random_rows(ty, rows, cols, &mut rng);
             let mut xs: Vec<f32> = (0..tokens).flat_map(|_| random_x(cols, &mut rng)).collect();
@@ -398,7 +405,7 @@ fn a_product_into_a_cache_writes_the_batch_rows_only() {
     let (tokens, max) = (11u32, 16u32);
     let pos0 = 5usize;
     let step = StepUniform::new(pos0 as u32, tokens).buffer(gpu);
-    let kernels = JoinedMatMul::new(gpu, &TYPES, Gate::SwiGlu).unwrap();
+    let kernels = JoinedMatMul::new(gpu, &TYPES, Gate::SwiGlu, BATCH_TILE).unwrap();
     for ty in TYPES {
         let cols = if ty.block_elements() == 256 { 512 } else { 96 };
         let data = random_rows(ty, rows, cols, &mut rng);
@@ -494,7 +501,7 @@ fn the_matrix_matrix_kernel_matches_the_cpu_reference_per_token() {
     let gpu = common::gpu();
     let mut rng = Rng(0x5eed_0004);
     let mut variants = Vec::new();
-    for tile in [BATCH_TILE, 1] {
+    for tile in TILES {
         variants.push(MatMul::with_subgroup_x(gpu, &TYPES, tile, false).unwrap());
         if MatMul::can_share_x(gpu) {
             variants.push(MatMul::with_subgroup_x(gpu, &TYPES, tile, true).unwrap());
@@ -544,6 +551,49 @@ fn the_matrix_matrix_kernel_matches_the_cpu_reference_per_token() {
     assert_eq!(
         err.to_string(),
         "no matrix-matrix kernel was built for Q8_0 (built: Q4_0)"
+    );
+    // A tile the kernels do not have is refused by name, in both forms.
+    let err = MatMul::new(gpu, &[TensorType::Q4_0], 3).unwrap_err();
+    assert!(err.to_string().contains("tiles of 3 tokens"), "{err}");
+    let err = JoinedMatMul::new(gpu, &[TensorType::Q4_0], Gate::SwiGlu, 16).unwrap_err();
+    assert!(err.to_string().contains("tiles of 16 tokens"), "{err}");
+}
+
+/// Tuning times every candidate tile that divides the batch and keeps one of them; a batch no
+/// candidate divides is an error, not a guess.
+#[test]
+fn tile_tuning_times_each_tile_that_fits_the_batch() {
+    let gpu = common::gpu();
+    let mut rng = Rng(0x5eed_0010);
+    let (ty, rows, cols) = (TensorType::Q4_1, 64usize, 96usize);
+    let data = random_rows(ty, rows, cols, &mut rng);
+    let m = GpuMatrix::upload(gpu, "w", ty, rows as u64, cols as u64, &data).unwrap();
+    let o = GpuMatrix::upload(
+        gpu,
+        "o",
+        ty,
+        32,
+        cols as u64,
+        &data[..32 * data.len() / rows],
+    )
+    .unwrap();
+    let choice = tile_tuning::fastest(gpu, &[ty], &[&m, &o], 16, &tile_tuning::CANDIDATES).unwrap();
+    let timed: Vec<u32> = choice.timings.iter().map(|t| t.tile).collect();
+    assert_eq!(timed, tile_tuning::CANDIDATES);
+    assert!(choice.timings.iter().all(|t| !t.pass.is_zero()));
+    let best = choice.timings.iter().min_by_key(|t| t.pass).unwrap();
+    assert_eq!(choice.tile, best.tile);
+    assert!(choice
+        .describe()
+        .starts_with(&format!("{} tokens (timed: 8: ", choice.tile)));
+    // Only 2 of the candidates divides 6 tokens.
+    let choice = tile_tuning::fastest(gpu, &[ty], &[&m], 6, &tile_tuning::CANDIDATES).unwrap();
+    assert_eq!(choice.tile, 2);
+    assert_eq!(choice.timings.len(), 1);
+    let err = tile_tuning::fastest(gpu, &[ty], &[&m], 3, &tile_tuning::CANDIDATES).unwrap_err();
+    assert!(
+        err.to_string().contains("divides a batch of 3 tokens"),
+        "{err}"
     );
 }
 

@@ -18,8 +18,8 @@ mod common;
 
 use common::gguf_writer::GgufWriter;
 use itinero_engine::gguf::{Architecture, Gguf, TensorType};
-use itinero_engine::gpu::{RopeOrder, RopeParams};
-use itinero_engine::model::{Fusion, HParams, Transformer};
+use itinero_engine::gpu::{RopeOrder, RopeParams, BATCH_TILE};
+use itinero_engine::model::{Fusion, HParams, PrefillTile, Transformer};
 use itinero_engine::models::{KnownModel, GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
 
@@ -211,12 +211,23 @@ fn first_positions_match_an_f64_cpu_pass(
     reference: &str,
     positions: usize,
     kernels: Fusion,
+    tile: PrefillTile,
 ) {
     let gpu = common::gpu();
     let reference = common::reference(reference);
     let g = common::open(known);
     let prompt = &common::ids(&reference["logits"]["ids"])[..positions];
-    let model = Transformer::load_with(gpu, common::open(known), 16, kernels).unwrap();
+    let model = Transformer::load_tuned(gpu, common::open(known), 16, kernels, tile).unwrap();
+    let chosen = model.prefill_tile();
+    match tile {
+        PrefillTile::Fixed(t) => assert_eq!(chosen.tile, t),
+        // A CPU driver is not timed: the tile of most reuse is known to be best there.
+        PrefillTile::Auto if gpu.is_cpu() => {
+            assert_eq!(chosen.tile, BATCH_TILE);
+            assert!(chosen.timings.is_empty());
+        }
+        PrefillTile::Auto => assert_eq!(chosen.timings.len(), 3, "{}", chosen.describe()),
+    }
     let (dispatches, copies) = model.decode_dispatches();
     let (batch, batch_copies) = model.prefill_dispatches();
     eprintln!(
@@ -311,8 +322,9 @@ fn first_positions_match_an_f64_cpu_pass(
         .fold(0.0, f64::max);
     assert!(
         worst < 1e-3 * exact[last].iter().fold(1.0f64, |a, e| a.max(e.abs())),
-        "{} ({kernels:?}) after a prefill batch differs from the f64 CPU pass by {worst}",
-        known.id
+        "{} ({kernels:?}, tiles of {}) after a prefill batch differs from the f64 CPU pass by {worst}",
+        known.id,
+        chosen.tile
     );
 }
 
@@ -323,12 +335,19 @@ fn smollm2_first_positions_match_an_f64_cpu_pass() {
         "smollm2-135m-instruct-q4_1.json",
         4,
         Fusion::Auto,
+        PrefillTile::Auto,
     );
 }
 
 #[test]
 fn gemma3_first_positions_match_an_f64_cpu_pass() {
-    first_positions_match_an_f64_cpu_pass(GEMMA3_270M, "gemma3-270m-q4_k_m.json", 8, Fusion::Auto);
+    first_positions_match_an_f64_cpu_pass(
+        GEMMA3_270M,
+        "gemma3-270m-q4_k_m.json",
+        8,
+        Fusion::Auto,
+        PrefillTile::Auto,
+    );
 }
 
 /// The kernels GPUs get (decode: norms folded into the products, joined products, the cache
@@ -341,14 +360,48 @@ fn smollm2_fused_kernels_match_an_f64_cpu_pass() {
         "smollm2-135m-instruct-q4_1.json",
         4,
         Fusion::Fused,
+        PrefillTile::Auto,
     );
+}
+
+/// The fused prefill with the smaller tiles a GPU may choose (`gpu::tile_tuning`): the
+/// batch's products in tiles of 2 and 4 tokens give the same logits.
+#[test]
+fn smollm2_fused_prefill_in_smaller_tiles_matches_an_f64_cpu_pass() {
+    for tile in [2, 4] {
+        first_positions_match_an_f64_cpu_pass(
+            SMOLLM2_135M,
+            "smollm2-135m-instruct-q4_1.json",
+            4,
+            Fusion::Fused,
+            PrefillTile::Fixed(tile),
+        );
+    }
 }
 
 /// As above for Gemma 3: its q/k norms, post-norms, GELU, sliding-window layers, and its
 /// mixed weight types (layers whose v matrix is Q6_K cannot be joined to q and k).
 #[test]
 fn gemma3_fused_kernels_match_an_f64_cpu_pass() {
-    first_positions_match_an_f64_cpu_pass(GEMMA3_270M, "gemma3-270m-q4_k_m.json", 8, Fusion::Fused);
+    first_positions_match_an_f64_cpu_pass(
+        GEMMA3_270M,
+        "gemma3-270m-q4_k_m.json",
+        8,
+        Fusion::Fused,
+        PrefillTile::Auto,
+    );
+}
+
+/// As above with Gemma's mixed types in tiles of 2 tokens (its v products into the cache too).
+#[test]
+fn gemma3_fused_prefill_in_tiles_of_two_matches_an_f64_cpu_pass() {
+    first_positions_match_an_f64_cpu_pass(
+        GEMMA3_270M,
+        "gemma3-270m-q4_k_m.json",
+        8,
+        Fusion::Fused,
+        PrefillTile::Fixed(2),
+    );
 }
 
 /// SmolLM2's weights relabelled as a qwen2 model, with random q/k/v biases of its own when

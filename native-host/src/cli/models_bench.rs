@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use itinero_engine::bench::{self, BenchOptions, BenchReport};
 use itinero_engine::gpu::{Gpu, KernelTime};
-use itinero_engine::model::Fusion;
+use itinero_engine::model::{Fusion, PrefillTile};
 use itinero_engine::models;
 use itinero_engine::ollama_store::OllamaStore;
 use serde::Serialize;
@@ -43,8 +43,21 @@ pub struct BenchArgs {
     /// compare them on one device.
     #[arg(long, value_enum, default_value_t = FusionArg::Auto)]
     pub fusion: FusionArg,
+    /// Tokens per invocation of prefill's products: `auto` (on a GPU, the fastest of 8, 4 and 2,
+    /// timed with the model's products as it loads; 8 on CPU drivers) or 2, 4 or 8, to compare
+    /// them on one device.
+    #[arg(long, default_value = "auto", value_parser = parse_tile)]
+    pub prefill_tile: PrefillTile,
     #[arg(long)]
     pub json: bool,
+}
+
+fn parse_tile(s: &str) -> Result<PrefillTile, String> {
+    match s {
+        "auto" => Ok(PrefillTile::Auto),
+        "2" | "4" | "8" => Ok(PrefillTile::Fixed(s.parse().expect("a digit"))),
+        _ => Err(format!("`{s}`: the prefill tile is auto, 2, 4 or 8")),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -168,6 +181,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
             FusionArg::Fused => Fusion::Fused,
             FusionArg::Separate => Fusion::Separate,
         },
+        tile: args.prefill_tile,
         ..BenchOptions::default()
     };
     eprintln!("benchmarking {spec} on {}", gpu.describe());
@@ -220,6 +234,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         report.prefill_dispatches,
         report.prefill_copies
     );
+    println!("tile:    prefill's products take {}", report.prefill_tile);
     let llama = |f: fn(&Reference) -> f64| reference.as_ref().map(f);
     let rows = [
         (

@@ -8,7 +8,7 @@
 use wgpu::util::DeviceExt;
 
 use super::kernel::{grid, Bound};
-use super::matmul::{MatMul, BATCH_TILE, WORKGROUP};
+use super::matmul::{check_tile, MatMul, WORKGROUP};
 use super::matrix::GpuMatrix;
 use super::normed_matvec::Destination;
 use super::typed_pipelines::{Slot, TypedPipelines};
@@ -28,9 +28,10 @@ struct Joined {
 }
 
 /// The joined matrix-matrix pipelines for a model's weight types and gate, in tiles of
-/// [`BATCH_TILE`] tokens.
+/// `tile` tokens (as [`MatMul`]'s).
 #[derive(Debug)]
 pub struct JoinedMatMul {
+    tile: u32,
     split: TypedPipelines,
     gated: TypedPipelines,
     /// Bound where a form leaves a binding unused (see `NormedMatVec`).
@@ -39,7 +40,8 @@ pub struct JoinedMatMul {
 }
 
 impl JoinedMatMul {
-    pub fn new(gpu: &Gpu, types: &[TensorType], gate: Gate) -> Result<Self, GpuError> {
+    pub fn new(gpu: &Gpu, types: &[TensorType], gate: Gate, tile: u32) -> Result<Self, GpuError> {
+        check_tile(tile)?;
         let subgroup_x = MatMul::can_share_x(gpu);
         let act = gate.wgsl_act();
         let slots = [
@@ -55,11 +57,12 @@ impl JoinedMatMul {
         ];
         let build = |gated: bool, what: &'static str| {
             TypedPipelines::new(gpu, what, &slots, types, |ty| {
-                shader::matmul_joined(ty, WORKGROUP, BATCH_TILE, subgroup_x, gated, act)
+                shader::matmul_joined(ty, WORKGROUP, tile, subgroup_x, gated, act)
             })
         };
         let spare = |label: &str| gpu.storage_f32(label, 4);
         Ok(Self {
+            tile,
             split: build(false, "joined matrix-matrix")?,
             gated: build(true, "joined gated matrix-matrix")?,
             spare: [spare("spare 1"), spare("spare 2")],
@@ -194,12 +197,13 @@ impl JoinedMatMul {
         step: &wgpu::Buffer,
         max_tokens: u32,
     ) -> Result<Vec<Bound>, GpuError> {
-        if joined.chunk_count() != 1 || max_tokens == 0 || !max_tokens.is_multiple_of(BATCH_TILE) {
+        if joined.chunk_count() != 1 || max_tokens == 0 || !max_tokens.is_multiple_of(self.tile) {
             return Err(GpuError::Shape {
                 name: joined.name().to_owned(),
                 reason: format!(
-                    "joined matrices are one binding and a batch whole tiles of {BATCH_TILE} \
+                    "joined matrices are one binding and a batch whole tiles of {} \
                      ({} bindings, {max_tokens} tokens)",
+                    self.tile,
                     joined.chunk_count()
                 ),
             });
@@ -231,7 +235,7 @@ impl JoinedMatMul {
             name.clone(),
             pipeline.clone(),
             bind,
-            (gx, max_tokens / BATCH_TILE, gz),
+            (gx, max_tokens / self.tile, gz),
         )])
     }
 }

@@ -17,14 +17,19 @@ use super::typed_pipelines::{Slot, TypedPipelines};
 use super::{shader, Gpu, GpuError};
 use crate::gguf::TensorType;
 
-/// Tokens per invocation in prefill: each dequantised part is used this many times.
+/// Tokens per invocation in prefill where nothing was measured: each dequantised part is used
+/// this many times.
 pub const BATCH_TILE: u32 = 8;
+/// The tiles the kernels have. A smaller tile decodes each part more often but runs more
+/// invocations: on a large GPU, where a small model's products leave most of it idle, that
+/// can be the faster trade (see `prefill_tile`).
+pub const TILES: [u32; 4] = [1, 2, 4, 8];
 /// Weight rows per workgroup, one per invocation.
 pub(super) const WORKGROUP: u32 = 64;
 
 /// Matrix-matrix pipelines for a set of weight types.
 pub struct MatMul {
-    /// Tokens per invocation (the kernel's `TT`): [`BATCH_TILE`] or 1.
+    /// Tokens per invocation (the kernel's `TT`): one of [`TILES`].
     tile: u32,
     /// Loads of X shared across subgroup lanes.
     subgroup_x: bool,
@@ -41,7 +46,7 @@ impl std::fmt::Debug for MatMul {
 }
 
 impl MatMul {
-    /// Kernels for `types` with tiles of `tile` tokens ([`BATCH_TILE`] or 1); loads of X are
+    /// Kernels for `types` with tiles of `tile` tokens (one of [`TILES`]); loads of X are
     /// shared across subgroups where the adapter has them with at least 8 lanes.
     pub fn new(gpu: &Gpu, types: &[TensorType], tile: u32) -> Result<Self, GpuError> {
         Self::with_subgroup_x(gpu, types, tile, Self::can_share_x(gpu))
@@ -59,12 +64,7 @@ impl MatMul {
         tile: u32,
         subgroup_x: bool,
     ) -> Result<Self, GpuError> {
-        if tile != 1 && tile != BATCH_TILE {
-            return Err(GpuError::Compile {
-                what: "matrix-matrix".into(),
-                message: format!("tiles of {tile} tokens: the kernel has 1 or {BATCH_TILE}"),
-            });
-        }
+        check_tile(tile)?;
         let pipelines = TypedPipelines::new(
             gpu,
             "matrix-matrix",
@@ -84,6 +84,11 @@ impl MatMul {
             subgroup_x,
             pipelines,
         })
+    }
+
+    /// Tokens per invocation.
+    pub fn tile(&self) -> u32 {
+        self.tile
     }
 
     /// The dispatches of `y = x·Wᵀ` for up to `max_tokens` tokens (whole tiles): `x`
@@ -185,5 +190,17 @@ impl MatMul {
         kernel::record_pass(&mut encoder, matrix.name(), &bound);
         gpu.queue.submit([encoder.finish()]);
         gpu.read_f32(&yb, (tokens * matrix.rows()) as usize)
+    }
+}
+
+/// Refuses a tile the kernels do not have.
+pub(super) fn check_tile(tile: u32) -> Result<(), GpuError> {
+    if TILES.contains(&tile) {
+        Ok(())
+    } else {
+        Err(GpuError::Compile {
+            what: "matrix-matrix".into(),
+            message: format!("tiles of {tile} tokens: the kernels have tiles of {TILES:?}"),
+        })
     }
 }

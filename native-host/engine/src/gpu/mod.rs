@@ -14,6 +14,8 @@
 //! - [`matmul`]: the same for a batch of tokens (prompt prefill), each part decoded once per tile.
 //! - [`joined_matmul`]: prefill's products over joined matrices (q, k and v; gate and up with the
 //!   activation), one dispatch each.
+//! - [`tile_tuning`]: times a model's prefill products with each tile of tokens on a GPU, when it
+//!   loads, and keeps the fastest.
 //! - [`profile`]: GPU timestamps around each dispatch, for `models bench --profile`.
 //! - [`norm`], [`rope`], [`softmax`], [`activation`], [`attention`], [`add`]: the other kernels of
 //!   a transformer block, each with the ggml semantics the reference logits were computed with.
@@ -35,6 +37,7 @@ pub mod profile;
 pub mod rope;
 mod shader;
 pub mod softmax;
+pub mod tile_tuning;
 mod typed_pipelines;
 
 pub use activation::{Gate, GatedActivation};
@@ -44,7 +47,7 @@ pub use device::{Gpu, GpuOptions};
 pub use error::GpuError;
 pub use joined_matmul::JoinedMatMul;
 pub use kernel::{record_pass, Bound, StepUniform};
-pub use matmul::{MatMul, BATCH_TILE};
+pub use matmul::{MatMul, BATCH_TILE, TILES};
 pub use matrix::{GpuMatrix, Joined, Output};
 pub use matvec::{MatVec, MatVecConfig, Reduction};
 pub use norm::RmsNorm;
@@ -52,3 +55,4 @@ pub use normed_matvec::{Destination, NormedInput, NormedMatVec};
 pub use profile::{KernelTime, Profiler};
 pub use rope::{HeadNorms, Rope, RopeOrder, RopeParams};
 pub use softmax::Softmax;
+pub use tile_tuning::{TileChoice, TileTiming};

@@ -105,7 +105,7 @@ fn with_part_dot(mut src: String, main: &str, ty: TensorType, config: &MatVecCon
 }
 
 /// The matrix-matrix kernel for weights of type `ty`, in workgroups of `workgroup_size` rows,
-/// tiles of `tile` (8 or 1) tokens; `subgroup_x` shares the loads of X across subgroup lanes.
+/// tiles of `tile` (1, 2, 4 or 8) tokens; `subgroup_x` shares the loads of X across subgroup lanes.
 pub(super) fn matmul(ty: TensorType, workgroup_size: u32, tile: u32, subgroup_x: bool) -> String {
     let header = format!("// {ty} matrix-matrix\nconst WG: u32 = {workgroup_size}u;\nconst TT: u32 = {tile}u;\n\n{STEP}\n");
     with_part_load(header, MATMUL, ty, subgroup_x)

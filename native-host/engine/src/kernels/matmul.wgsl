@@ -2,8 +2,8 @@
 // product) for a batch of tokens (prompt prefill): row t of X is token t's activations, row t of Y
 // its outputs.
 //
-// Each invocation owns one weight row and a tile of TT tokens (8, or 1 for decode on CPU
-// drivers): it dequantises a 32-element part of its row once (`part_load`, from the type's
+// Each invocation owns one weight row and a tile of TT tokens (8, 4 or 2 in prefill, as the
+// device measured fastest; 1 for decode on CPU drivers): it dequantises a 32-element part of its row once (`part_load`, from the type's
 // mv_<type>.wgsl) and multiplies it into all TT tokens, so the weights are decoded once per tile
 // instead of once per token. How a
 // token's part of X is read is `part_sum`'s choice (matmul_x_*.wgsl): on CPU drivers every load

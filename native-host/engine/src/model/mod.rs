@@ -10,7 +10,7 @@ pub mod hparams;
 pub mod transformer;
 
 pub use hparams::HParams;
-pub use transformer::{Fusion, Transformer, PREFILL_BATCH};
+pub use transformer::{Fusion, PrefillTile, Transformer, PREFILL_BATCH};
 
 use crate::gguf::GgufError;
 use crate::gpu::rope::RopeError;

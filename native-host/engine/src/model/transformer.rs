@@ -18,11 +18,12 @@
 //! type kept it out of the joined upload is its own product into the cache).
 
 use crate::gguf::{Architecture, Gguf, TensorType};
+use crate::gpu::tile_tuning;
 use crate::gpu::{
     record_pass, Add, Attention, AttentionBuffers, AttentionShape, Bound, Destination, Gate,
     GatedActivation, Gpu, GpuError, GpuMatrix, HeadNorms, JoinedMatMul, KernelTime, MatMul, MatVec,
     NormedInput, NormedMatVec, Output, Profiler, RmsNorm, Rope, RopeParams, StepUniform,
-    BATCH_TILE,
+    TileChoice, BATCH_TILE,
 };
 use crate::quant;
 
@@ -46,6 +47,17 @@ pub enum Fusion {
     Fused,
     /// One kernel per operation (to compare with [`Self::Fused`] on one device).
     Separate,
+}
+
+/// How many tokens each invocation of prefill's products takes (see `gpu::tile_tuning`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PrefillTile {
+    /// On a GPU, the fastest of the candidates, timed with the model's own products as it
+    /// loads; on CPU drivers [`BATCH_TILE`].
+    #[default]
+    Auto,
+    /// This tile (one of `gpu::TILES` but 1), untimed: to compare tiles on one device.
+    Fixed(u32),
 }
 
 /// What sets an architecture's block apart from the llama block.
@@ -217,6 +229,7 @@ pub struct Transformer {
     logits_pass: Vec<Bound>,
     logits: wgpu::Buffer,
     weights_bytes: u64,
+    prefill_tile: TileChoice,
 }
 
 impl std::fmt::Debug for Transformer {
@@ -241,6 +254,17 @@ impl Transformer {
         gguf: Gguf,
         capacity: u32,
         fusion: Fusion,
+    ) -> Result<Self, ModelError> {
+        Self::load_tuned(gpu, gguf, capacity, fusion, PrefillTile::Auto)
+    }
+
+    /// As [`load_with`](Self::load_with), with prefill's tile of tokens as `tile` says.
+    pub fn load_tuned(
+        gpu: &Gpu,
+        gguf: Gguf,
+        capacity: u32,
+        fusion: Fusion,
+        tile: PrefillTile,
     ) -> Result<Self, ModelError> {
         let hp = HParams::from_gguf(&gguf)?;
         let variant = Variant::of(&gguf, &hp)?;
@@ -330,7 +354,6 @@ impl Transformer {
         types.sort_by_key(|t| t.ggml_id());
         types.dedup();
         let matvec = MatVec::new(gpu, &types)?;
-        let matmul = MatMul::new(gpu, &types, BATCH_TILE)?;
         // On CPU drivers with subgroups, decode's products are the matrix-matrix kernel with a
         // tile of one token, which shares the loads of x across lanes; elsewhere matrix-vector.
         let decode_matmul = (gpu.is_cpu() && MatMul::can_share_x(gpu))
@@ -382,8 +405,37 @@ impl Transformer {
                 matvec.config(),
             )?),
         };
+        let prefill_tile = match tile {
+            PrefillTile::Fixed(1) => {
+                return Err(GpuError::Compile {
+                    what: "prefill".into(),
+                    message: "a tile of 1 token is decode's, not a batch's".into(),
+                }
+                .into())
+            }
+            PrefillTile::Fixed(t) => TileChoice::fixed(t),
+            PrefillTile::Auto if gpu.is_cpu() => TileChoice::fixed(BATCH_TILE),
+            PrefillTile::Auto => {
+                // The first layer's products as prefill binds them: joined where it joins them.
+                let l = &layers[0];
+                let mut timed: Vec<&GpuMatrix> = Vec::new();
+                match (&l.qkv, fused) {
+                    (Some(qkv), true) => timed.push(qkv),
+                    _ => timed.extend([&l.wq, &l.wk, &l.wv]),
+                }
+                timed.push(&l.wo);
+                match (&l.gate_up, fused) {
+                    (Some(gate_up), true) => timed.push(gate_up),
+                    _ => timed.extend([&l.gate, &l.up]),
+                }
+                timed.push(&l.down);
+                tile_tuning::fastest(gpu, &types, &timed, PREFILL_BATCH, &tile_tuning::CANDIDATES)?
+            }
+        };
+        tracing::info!(tile = %prefill_tile.describe(), "prefill's tile of tokens");
+        let matmul = MatMul::new(gpu, &types, prefill_tile.tile)?;
         let joined = fused
-            .then(|| JoinedMatMul::new(gpu, &types, variant.gate))
+            .then(|| JoinedMatMul::new(gpu, &types, variant.gate, prefill_tile.tile))
             .transpose()?;
         let decode = {
             let s = Scratch::new(gpu, &hp, 1);
@@ -485,6 +537,7 @@ impl Transformer {
             logits_pass,
             logits,
             weights_bytes,
+            prefill_tile,
         })
     }
 
@@ -496,6 +549,11 @@ impl Transformer {
     }
 
     /// The same for one prefill batch.
+    /// Prefill's tile of tokens, and what timing it (where it was timed) measured.
+    pub fn prefill_tile(&self) -> &TileChoice {
+        &self.prefill_tile
+    }
+
     pub fn prefill_dispatches(&self) -> (usize, usize) {
         self.prefill.counts()
     }

@@ -1,0 +1,119 @@
+//! Which tile of tokens prefill's products run fastest with on this device, measured.
+//!
+//! With one invocation per weight row and tile, a 576-row product over 128 tokens in tiles of
+//! 8 runs about 9 000 invocations: a few warps per multiprocessor of a large GPU, which then
+//! waits on memory instead of hiding it. Smaller tiles run more invocations and decode each
+//! weight part more often. Which wins depends on the device and the model's shapes, so on a
+//! GPU the model's own products are timed with each tile when it loads, and the fastest kept.
+//! CPU drivers are not timed: there the tile of [`BATCH_TILE`] is known to be best, and timing
+//! a product there takes seconds.
+
+use std::time::{Duration, Instant};
+
+use super::kernel::{record_pass, Bound, StepUniform};
+use super::matmul::{MatMul, BATCH_TILE};
+use super::matrix::GpuMatrix;
+use super::{Gpu, GpuError};
+use crate::gguf::TensorType;
+
+/// The tiles tried: 8 (most reuse of each decoded part) down to 2.
+pub const CANDIDATES: [u32; 3] = [BATCH_TILE, 4, 2];
+/// Times each recorded pass is repeated in one submission: long enough that the submission's
+/// own cost (tens of microseconds) does not decide.
+const REPEATS: u32 = 8;
+/// Timed submissions per tile after a warm-up one; the median counts.
+const SAMPLES: usize = 5;
+
+/// What timing each tile gave.
+#[derive(Debug, Clone)]
+pub struct TileTiming {
+    pub tile: u32,
+    /// Median wall time of one pass over every product timed.
+    pub pass: Duration,
+}
+
+/// The outcome of tuning: the tile chosen, and every tile's time (empty when nothing was timed).
+#[derive(Debug, Clone)]
+pub struct TileChoice {
+    pub tile: u32,
+    pub timings: Vec<TileTiming>,
+}
+
+impl TileChoice {
+    /// A tile taken without timing.
+    pub fn fixed(tile: u32) -> Self {
+        Self {
+            tile,
+            timings: Vec::new(),
+        }
+    }
+
+    /// One line for logs and `models bench`: the tile and, when timed, each candidate's time.
+    pub fn describe(&self) -> String {
+        if self.timings.is_empty() {
+            return format!("{} tokens (not timed)", self.tile);
+        }
+        let each: Vec<String> = self
+            .timings
+            .iter()
+            .map(|t| format!("{}: {:.1} µs", t.tile, t.pass.as_secs_f64() * 1e6))
+            .collect();
+        format!("{} tokens (timed: {})", self.tile, each.join(", "))
+    }
+}
+
+/// The tile among `candidates` with which the products by `matrices` (of `types`) over a batch
+/// of `max_tokens` tokens take the least time on `gpu`.
+pub fn fastest(
+    gpu: &Gpu,
+    types: &[TensorType],
+    matrices: &[&GpuMatrix],
+    max_tokens: u32,
+    candidates: &[u32],
+) -> Result<TileChoice, GpuError> {
+    let cols = matrices.iter().map(|m| m.cols()).max().unwrap_or(0);
+    let rows = matrices.iter().map(|m| m.rows()).max().unwrap_or(0);
+    let x = gpu.storage_f32("tuning x", (max_tokens * cols).max(1) as usize);
+    let y = gpu.storage_f32("tuning y", (max_tokens * rows).max(1) as usize);
+    let step = StepUniform::new(0, max_tokens).buffer(gpu);
+    let mut timings = Vec::new();
+    for &tile in candidates.iter().filter(|&&t| max_tokens.is_multiple_of(t)) {
+        let matmul = MatMul::new(gpu, types, tile)?;
+        let mut bound: Vec<Bound> = Vec::new();
+        for m in matrices {
+            bound.extend(matmul.bind(gpu, m, &x, &y, &step, max_tokens)?);
+        }
+        let run = || -> Result<Duration, GpuError> {
+            let mut encoder = gpu
+                .device()
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+            for _ in 0..REPEATS {
+                record_pass(&mut encoder, "tile tuning", &bound);
+            }
+            let start = Instant::now();
+            gpu.queue().submit([encoder.finish()]);
+            gpu.wait()?;
+            Ok(start.elapsed() / REPEATS)
+        };
+        run()?;
+        let mut samples = (0..SAMPLES).map(|_| run()).collect::<Result<Vec<_>, _>>()?;
+        samples.sort();
+        timings.push(TileTiming {
+            tile,
+            pass: samples[SAMPLES / 2],
+        });
+    }
+    let best = timings
+        .iter()
+        .min_by_key(|t| t.pass)
+        .map(|t| t.tile)
+        .ok_or_else(|| GpuError::Shape {
+            name: "tile tuning".into(),
+            reason: format!("no tile of {candidates:?} divides a batch of {max_tokens} tokens"),
+        })?;
+    tracing::debug!(?timings, best, "prefill tiles timed");
+    Ok(TileChoice {
+        tile: best,
+        timings,
+    })
+}
