@@ -548,12 +548,12 @@ impl Transformer {
         (dispatches + self.logits_pass.len(), copies)
     }
 
-    /// The same for one prefill batch.
     /// Prefill's tile of tokens, and what timing it (where it was timed) measured.
     pub fn prefill_tile(&self) -> &TileChoice {
         &self.prefill_tile
     }
 
+    /// The same for one prefill batch.
     pub fn prefill_dispatches(&self) -> (usize, usize) {
         self.prefill.counts()
     }
