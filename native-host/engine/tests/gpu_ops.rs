@@ -14,8 +14,9 @@ mod common;
 
 use itinero_engine::gguf::Architecture;
 use itinero_engine::gpu::{
-    record_pass, Attention, AttentionBuffers, AttentionForm, AttentionShape, Gate, GatedActivation,
-    Gpu, HeadNorms, Output, RmsNorm, Rope, RopeOrder, RopeParams, Softmax, StepUniform,
+    record_pass, Attention, AttentionBuffers, AttentionForm, AttentionShape, Bound, Gate,
+    GatedActivation, Gpu, HeadNorms, Output, RmsNorm, Rope, RopeOrder, RopeParams, Softmax,
+    StepUniform,
 };
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 
@@ -314,11 +315,13 @@ fn rope_matches_ggml_in_both_orders_with_scaling_and_frequency_factors() {
                 head_dim as u32,
                 &step,
             );
-            let mut enc = encoder(gpu);
-            record_pass(&mut enc, "rope q, k", &[bound]);
-            gpu.queue().submit([enc.finish()]);
-            let got_q = gpu.read_f32(&qb, q.len()).unwrap();
-            let cached = gpu.read_f32(&cache, rows * row).unwrap();
+            let (got_q, cached) = run_rope_qk(
+                gpu,
+                "rope q, k",
+                bound,
+                (&qb, q.len()),
+                (&cache, rows * row),
+            );
             check_rope_qk(
                 &format!("rope {what} at {pos0}"),
                 (&got_q, &want, &q[x.len()..]),
@@ -366,11 +369,13 @@ fn rope_matches_ggml_in_both_orders_with_scaling_and_frequency_factors() {
                 head_dim as u32,
                 &step,
             );
-            let mut enc = encoder(gpu);
-            record_pass(&mut enc, "normed rope q, k", &[bound]);
-            gpu.queue().submit([enc.finish()]);
-            let got_q = gpu.read_f32(&qo, q.len()).unwrap();
-            let cached = gpu.read_f32(&cache, rows * row).unwrap();
+            let (got_q, cached) = run_rope_qk(
+                gpu,
+                "normed rope q, k",
+                bound,
+                (&qo, q.len()),
+                (&cache, rows * row),
+            );
             check_rope_qk(
                 &format!("normed rope {what} at {pos0}"),
                 (&got_q, &want_q, &vec![untouched; q.len() - x.len()]),
@@ -379,6 +384,23 @@ fn rope_matches_ggml_in_both_orders_with_scaling_and_frequency_factors() {
             );
         }
     }
+}
+
+/// Runs a RoPE-into-the-cache dispatch and reads back the queries and the key cache.
+fn run_rope_qk(
+    gpu: &Gpu,
+    label: &str,
+    bound: Bound,
+    (q, q_len): (&wgpu::Buffer, usize),
+    (cache, cache_len): (&wgpu::Buffer, usize),
+) -> (Vec<f32>, Vec<f32>) {
+    let mut enc = encoder(gpu);
+    record_pass(&mut enc, label, &[bound]);
+    gpu.queue().submit([enc.finish()]);
+    (
+        gpu.read_f32(q, q_len).unwrap(),
+        gpu.read_f32(cache, cache_len).unwrap(),
+    )
 }
 
 /// A step's rotated queries and keys against the reference: `got_q` starts with `want_q` and

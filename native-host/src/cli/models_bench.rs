@@ -8,7 +8,7 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use itinero_engine::bench::{self, BenchOptions, BenchReport};
-use itinero_engine::gpu::{Gpu, KernelTime};
+use itinero_engine::gpu::{tile_tuning, Gpu, KernelTime};
 use itinero_engine::model::{Fusion, PrefillTile};
 use itinero_engine::models;
 use itinero_engine::ollama_store::OllamaStore;
@@ -52,11 +52,17 @@ pub struct BenchArgs {
     pub json: bool,
 }
 
+/// `auto`, or one of the tiles tuning chooses among.
 fn parse_tile(s: &str) -> Result<PrefillTile, String> {
-    match s {
-        "auto" => Ok(PrefillTile::Auto),
-        "2" | "4" | "8" => Ok(PrefillTile::Fixed(s.parse().expect("a digit"))),
-        _ => Err(format!("`{s}`: the prefill tile is auto, 2, 4 or 8")),
+    if s == "auto" {
+        return Ok(PrefillTile::Auto);
+    }
+    match s.parse::<u32>() {
+        Ok(t) if tile_tuning::CANDIDATES.contains(&t) => Ok(PrefillTile::Fixed(t)),
+        _ => Err(format!(
+            "`{s}`: the prefill tile is auto or one of {:?}",
+            tile_tuning::CANDIDATES
+        )),
     }
 }
 

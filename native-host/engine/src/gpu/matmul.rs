@@ -22,7 +22,7 @@ use crate::gguf::TensorType;
 pub const BATCH_TILE: u32 = 8;
 /// The tiles the kernels have. A smaller tile decodes each part more often but runs more
 /// invocations: on a large GPU, where a small model's products leave most of it idle, that
-/// can be the faster trade (see `prefill_tile`).
+/// can be the faster trade (see `tile_tuning`).
 pub const TILES: [u32; 4] = [1, 2, 4, 8];
 /// Weight rows per workgroup, one per invocation.
 pub(super) const WORKGROUP: u32 = 64;
@@ -84,11 +84,6 @@ impl MatMul {
             subgroup_x,
             pipelines,
         })
-    }
-
-    /// Tokens per invocation.
-    pub fn tile(&self) -> u32 {
-        self.tile
     }
 
     /// The dispatches of `y = x·Wᵀ` for up to `max_tokens` tokens (whole tiles): `x`
