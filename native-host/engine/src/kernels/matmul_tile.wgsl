@@ -14,11 +14,11 @@ fn tile_sums(base: u32, cols: u32, t0: u32, lane: u32) -> array<f32, 8> {
             lo.x += part_sum(w, x, lane);
         } else if (TT == 2u) {
             lo += vec4<f32>(part_sum(w, x, lane), part_sum(w, x + r, lane), 0.0, 0.0);
-        } else if (TT == 4u) {
-            lo += vec4<f32>(part_sum(w, x, lane), part_sum(w, x + r, lane), part_sum(w, x + 2u * r, lane), part_sum(w, x + 3u * r, lane));
         } else {
             lo += vec4<f32>(part_sum(w, x, lane), part_sum(w, x + r, lane), part_sum(w, x + 2u * r, lane), part_sum(w, x + 3u * r, lane));
-            hi += vec4<f32>(part_sum(w, x + 4u * r, lane), part_sum(w, x + 5u * r, lane), part_sum(w, x + 6u * r, lane), part_sum(w, x + 7u * r, lane));
+            if (TT == 8u) {
+                hi += vec4<f32>(part_sum(w, x + 4u * r, lane), part_sum(w, x + 5u * r, lane), part_sum(w, x + 6u * r, lane), part_sum(w, x + 7u * r, lane));
+            }
         }
     }
     return array<f32, 8>(lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
