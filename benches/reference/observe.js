@@ -606,8 +606,21 @@
   // ---- semantics.rs ---------------------------------------------------------------------------
 
   /** `attrs`: the element has attributes at all (`hasAttributes()`), which saves asking for each one. */
+  // semantics.rs INPUT_TYPES: the keywords of an input's `type` attribute.
+  const INPUT_TYPES = new Set([
+    'hidden', 'text', 'search', 'tel', 'url', 'email', 'password', 'date', 'month', 'week',
+    'time', 'datetime-local', 'number', 'range', 'color', 'checkbox', 'radio', 'file',
+    'submit', 'image', 'reset', 'button',
+  ]);
+
   function inputType(el, tag, attrs = true) {
-    if (tag === 'input') return asciiLower(String(el.type));
+    if (tag === 'input') {
+      // The attribute says it where it names a keyword or nothing; else the property.
+      const t = attrs ? attr(el, 'type') : null;
+      if (t === null) return 'text';
+      const k = asciiLower(t);
+      return INPUT_TYPES.has(k) ? k : asciiLower(String(el.type));
+    }
     if (tag === 'button') {
       const t = attrs ? attr(el, 'type') : null;
       return asciiLower(t === null ? 'submit' : t);
@@ -772,12 +785,23 @@
     return nonEmpty(attr(el, 'title'));
   }
 
-  function value(el, tag, itype) {
+  /**
+   * An input's or a text area's `value`, read once for both `value` and `states` (as
+   * semantics.rs `wants` asks); null where neither needs it.
+   */
+  function rawValue(el, tag, itype) {
+    if (tag === 'textarea') return el.value;
+    if (tag === 'input' && (!NO_VALUE_INPUTS.has(itype) || TEXT_INPUTS.has(itype))) return el.value;
+    return null;
+  }
+
+  /** `raw`: as `rawValue` read it. */
+  function value(el, tag, itype, raw) {
     let v = null;
     if (tag === 'input') {
-      if (!NO_VALUE_INPUTS.has(itype)) v = cleanText(el.value, NAME_MAX);
+      if (!NO_VALUE_INPUTS.has(itype)) v = cleanText(raw, NAME_MAX);
     } else if (tag === 'textarea') {
-      v = cleanText(el.value, NAME_MAX);
+      v = cleanText(raw, NAME_MAX);
     } else if (tag === 'select') {
       const options = el.selectedOptions;
       const labels = [];
@@ -790,8 +814,8 @@
     return v === '' ? null : v;
   }
 
-  /** `active`: the focused element of the element's document. */
-  function states(active, el, tag, itype) {
+  /** `active`: the focused element of the element's document; `raw` as `rawValue` read it. */
+  function states(active, el, tag, itype, raw) {
     const out = [];
     const input = tag === 'input' ? el : null;
     const checked =
@@ -819,10 +843,7 @@
     }
     const textLike =
       tag === 'textarea' || (tag === 'input' && TEXT_INPUTS.has(itype === null ? '' : itype));
-    if (textLike) {
-      const empty = input !== null ? input.value === '' : el.value === '';
-      if (empty) out.push('empty');
-    }
+    if (textLike && raw === '') out.push('empty');
     const ariaInvalid = attr(el, 'aria-invalid');
     let invalid = ariaInvalid !== null && ariaInvalid !== 'false';
     if (!invalid && formControl) {
@@ -1309,7 +1330,8 @@
       if (ctx.framePath.length) fingerprint.frame_path = ctx.framePath.slice();
       const key = fingerprintKey(fingerprint);
       const isNew = this.previous !== null && !this.previous.has(key);
-      const v = value(el, tag, itype);
+      const raw = rawValue(el, tag, itype);
+      const v = value(el, tag, itype, raw);
       let href = null;
       if (tag === 'a' && attr(el, 'href') !== null) {
         const h = el.href;
@@ -1321,7 +1343,7 @@
         const av = nonEmptyAttr(el, a);
         if (av !== null) attributes.push([a, av]);
       }
-      const st = states(this.activeOf(ctx.doc), el, tag, itype);
+      const st = states(this.activeOf(ctx.doc), el, tag, itype, raw);
       // In serde's field order (the index, given out by `settle`, goes first).
       result = {};
       result.tag = tag;

@@ -167,7 +167,7 @@ fn still_matches(recorded: &Fingerprint, then: &Fingerprint, el: &Element, doc: 
     let tag = el.local_name();
     let attrs = super::dom::Attrs::read(el);
     let itype = super::semantics::input_type(el, &tag, &attrs);
-    let name_now = super::semantics::accessible_name(doc, el, &attrs, &tag, itype.as_deref());
+    let name_now = super::semantics::accessible_name(doc, el, &attrs, &tag, itype.as_deref(), None);
     name_now == recorded.name
 }
 

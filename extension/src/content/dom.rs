@@ -28,7 +28,9 @@ extern "C" {
         top: f64,
         right: f64,
         bottom: f64,
-    ) -> Option<String>;
+    );
+    #[wasm_bindgen(js_name = takeGiven)]
+    fn take_given_js() -> String;
     #[wasm_bindgen(js_name = readChildren)]
     #[allow(clippy::too_many_arguments)]
     fn read_children_js(
@@ -45,7 +47,7 @@ extern "C" {
         bottom: f64,
         ptr: u32,
         cap: u32,
-    ) -> Option<String>;
+    );
     #[wasm_bindgen(js_name = nodeAt)]
     fn node_at_js(d: u32, i: u32) -> Node;
     #[wasm_bindgen(js_name = endWalk)]
@@ -66,13 +68,21 @@ extern "C" {
         y: f64,
         width: f64,
         height: f64,
-    ) -> Option<String>;
+    );
     #[wasm_bindgen(js_name = readRect)]
     fn read_rect_js(node: Option<&Node>, d: u32, i: u32);
     #[wasm_bindgen(js_name = isVisible)]
     fn is_visible_js(node: Option<&Node>, d: u32, i: u32) -> bool;
-    #[wasm_bindgen(js_name = readProperties)]
-    fn read_properties_js(node: Option<&Node>, d: u32, i: u32, win: &Window, control: bool);
+    #[wasm_bindgen(js_name = readIndexed)]
+    fn read_indexed_js(
+        node: Option<&Node>,
+        d: u32,
+        i: u32,
+        win: &Window,
+        control: bool,
+        active: Option<&Element>,
+        want: u8,
+    );
     #[wasm_bindgen(js_name = composedContains)]
     fn composed_contains_js(outer: &Node, inner: &Node) -> bool;
     #[wasm_bindgen(js_name = readTextRect)]
@@ -200,16 +210,16 @@ thread_local! {
 /// `FACTS[STRING]`: where the string of the last read went (read.js `give`).
 const STRING: usize = RECORD;
 const NO_STRING: f64 = -1.0;
-const RETURNED: f64 = -2.0;
+const KEPT: f64 = -2.0;
 
-/// The string a read gave: `returned` when it did not fit `TEXT` (which then grows for the
-/// next one), else from `TEXT`; `string` is `FACTS[STRING]` as the read left it.
-fn given<R>(string: f64, returned: Option<String>, f: impl FnOnce(Option<&str>) -> R) -> R {
+/// The string a read gave (`string`: `FACTS[STRING]` as the read left it): from `TEXT`, or
+/// taken from read.js when it did not fit (`TEXT` then grows for the next one).
+fn given<R>(string: f64, f: impl FnOnce(Option<&str>) -> R) -> R {
     if string == NO_STRING {
         return f(None);
     }
-    if string == RETURNED {
-        let s = returned.unwrap_or_default();
+    if string == KEPT {
+        let s = take_given_js();
         TEXT.with(|t| {
             let mut t = t.borrow_mut();
             let need = (s.len() * 3).next_power_of_two();
@@ -222,9 +232,14 @@ fn given<R>(string: f64, returned: Option<String>, f: impl FnOnce(Option<&str>) 
     }
     TEXT.with(|t| {
         let t = t.borrow();
-        // TextEncoder writes well-formed UTF-8 (a lone surrogate becomes U+FFFD).
         let bytes = &t[..(string as usize).min(t.len())];
-        f(Some(&String::from_utf8_lossy(bytes)))
+        // TextEncoder writes well-formed UTF-8 (a lone surrogate becomes U+FFFD), so this
+        // never fails; `from_utf8` checks ASCII a word at a time where the lossy form's
+        // chunker goes a byte at a time.
+        match std::str::from_utf8(bytes) {
+            Ok(s) => f(Some(s)),
+            Err(_) => f(Some(&String::from_utf8_lossy(bytes))),
+        }
     })
 }
 
@@ -270,25 +285,89 @@ pub fn is_visible(el: &Element) -> bool {
     is_visible_js(Some(el.unchecked_ref()), 0, 0)
 }
 
-/// What an indexed element's properties say (read.js `readProperties`).
-pub struct Properties {
+/// What `read_indexed` is asked for besides what it always reads (read.js `WANT_*`).
+pub mod want {
+    /// Its text content, for a name from content.
+    pub const CONTENT: u8 = 1;
+    /// A link's resolved `href`.
+    pub const HREF: u8 = 2;
+    /// A field's value.
+    pub const VALUE: u8 = 4;
+    /// Whether a field's value is empty: all a password's value is asked.
+    pub const EMPTY: u8 = 8;
+    pub const CHECKED: u8 = 16;
+    pub const SELECTED: u8 = 32;
+    /// The text content of a form control's labels.
+    pub const LABELS: u8 = 64;
+    /// The text of a select's chosen options.
+    pub const OPTIONS: u8 = 128;
+}
+
+/// What the walk reads of an element it indexes (read.js `readIndexed`).
+pub struct Indexed {
     /// The `disabled` property.
     pub disabled: bool,
     /// `validity.valid` is false: read only for a form control, false for others.
     pub invalid: bool,
     /// As [`read_scrolls`].
     pub scrolls: bool,
+    /// It is its document's focused element.
+    pub focused: bool,
+    /// Its `checked` property, when asked for (`want::CHECKED`).
+    pub checked: bool,
+    /// Its `selected` property, when asked for (`want::SELECTED`).
+    pub selected: bool,
+    /// Its value is empty, when asked for (`want::EMPTY`).
+    pub empty: bool,
+    /// Its text content, when asked for (`want::CONTENT`).
+    pub content: Option<String>,
+    /// Its resolved `href`, when asked for (`want::HREF`) and a string (not an SVG link's).
+    pub href: Option<String>,
+    /// Its value, when asked for (`want::VALUE`).
+    pub value: Option<String>,
+    /// Its labels' text content, NUL-separated, when asked for (`want::LABELS`) and it has
+    /// a list of labels (a labelable element).
+    pub labels: Option<String>,
+    /// Its chosen options' text, NUL-separated, when asked for (`want::OPTIONS`).
+    pub options: Option<String>,
+    /// What was asked for (`want::*`).
+    pub asked: u8,
 }
 
-pub fn read_properties(el: &At, win: &Window, form_control: bool) -> Properties {
+/// Everything the walk reads of an element it indexes, in one crossing: its properties, the
+/// strings `want` asks for, and whether it is `active`, its document's focused element.
+pub fn read_indexed(
+    el: &At,
+    win: &Window,
+    form_control: bool,
+    active: Option<&Element>,
+    want: u8,
+) -> Indexed {
     ensure_bound();
     let (n, d, i) = el.parts();
-    read_properties_js(n, d, i, win, form_control);
+    read_indexed_js(n, d, i, win, form_control, active, want);
     let out = facts();
-    Properties {
+    let [content, href, value, labels, options] = given(out[STRING], |joined| {
+        let mut strings = Utf16Cuts::new(joined.unwrap_or_default());
+        std::array::from_fn(|k| {
+            let len = out[7 + k];
+            (len >= 0.0).then(|| strings.take(len as usize).to_owned())
+        })
+    });
+    Indexed {
         disabled: out[0] != 0.0,
         invalid: out[1] != 0.0,
         scrolls: out[2] != 0.0,
+        focused: out[3] != 0.0,
+        checked: out[4] != 0.0,
+        selected: out[5] != 0.0,
+        empty: out[6] != 0.0,
+        content,
+        href,
+        value,
+        labels,
+        options,
+        asked: want,
     }
 }
 
@@ -314,7 +393,7 @@ impl Attrs {
         Self::parse(read_attributes_js(el))
     }
 
-    fn parse(raw: String) -> Self {
+    pub(super) fn parse(raw: String) -> Self {
         // NUL is one byte in UTF-8 and never inside a character, so byte offsets are boundaries.
         let mut cuts = raw
             .bytes()
@@ -439,10 +518,11 @@ pub fn read_node(
 ) -> NodeFacts {
     ensure_bound();
     let r = reach.unwrap_or(Bounds::EVERYWHERE);
-    let text = read_node_js(
+    read_node_js(
         node, win, styled, want_text, r.left, r.top, r.right, r.bottom,
     );
-    node_facts(&facts(), text.as_deref())
+    let out = facts();
+    given(out[STRING], |text| node_facts(&out, text))
 }
 
 /// Numbers per node in a batch (read.js: kind, five facts, tag code, string length, box).
@@ -456,7 +536,8 @@ thread_local! {
 
 /// The children of `parent` the walk has a use for (elements, and texts that are not blank
 /// when `want_text`), and what each is, in one crossing; they become the batch at `depth`,
-/// named `At::Batched { depth, index }` in the order returned. `reach` as [`read_node`].
+/// named `At::Batched { depth, index }` in the order appended to `out` (emptied first).
+/// `reach` as [`read_node`].
 pub fn read_children(
     parent: &At,
     depth: u32,
@@ -464,7 +545,8 @@ pub fn read_children(
     styled: bool,
     want_text: bool,
     reach: Option<Bounds>,
-) -> Vec<NodeFacts> {
+    out: &mut Vec<NodeFacts>,
+) {
     ensure_bound();
     let (node, pd, pi) = parent.parts();
     let r = reach.unwrap_or(Bounds::EVERYWHERE);
@@ -472,7 +554,7 @@ pub fn read_children(
         let mut records = cell.borrow_mut();
         loop {
             let cap = records.len() / RECORD;
-            let joined = read_children_js(
+            read_children_js(
                 node,
                 pd,
                 pi,
@@ -487,25 +569,24 @@ pub fn read_children(
                 records.as_mut_ptr() as u32,
                 cap as u32,
             );
-            let out = facts();
-            let n = out[0] as usize;
+            let read = facts();
+            let n = read[0] as usize;
             if n > cap {
                 records.resize(n.next_power_of_two() * RECORD, 0.0);
                 continue;
             }
-            return given(out[STRING], joined, |joined| {
+            out.clear();
+            return given(read[STRING], |joined| {
                 let mut strings = Utf16Cuts::new(joined.unwrap_or_default());
-                (0..n)
-                    .map(|k| {
-                        let mut rec = [0.0; RECORD];
-                        for (j, slot) in rec.iter_mut().enumerate() {
-                            // SAFETY: in bounds (k < n <= cap); read.js wrote it during the call above.
-                            *slot = unsafe { records.as_ptr().add(k * RECORD + j).read_volatile() };
-                        }
-                        let text = (rec[7] >= 0.0).then(|| strings.take(rec[7] as usize));
-                        node_facts(&rec, text)
-                    })
-                    .collect()
+                out.extend((0..n).map(|k| {
+                    let mut rec = [0.0; RECORD];
+                    for (j, slot) in rec.iter_mut().enumerate() {
+                        // SAFETY: in bounds (k < n <= cap); read.js wrote it during the call above.
+                        *slot = unsafe { records.as_ptr().add(k * RECORD + j).read_volatile() };
+                    }
+                    let text = (rec[7] >= 0.0).then(|| strings.take(rec[7] as usize));
+                    node_facts(&rec, text)
+                }));
             });
         }
     })
@@ -545,7 +626,7 @@ impl<'a> Utf16Cuts<'a> {
     }
 }
 
-/// What read.js wrote for one node (`rec`: its record) and returned.
+/// What read.js wrote for one node (`rec`: its record) and gave.
 fn node_facts(rec: &[f64], text: Option<&str>) -> NodeFacts {
     match rec[0] as u8 {
         1 => NodeFacts::Element(element_facts(rec, text.unwrap_or_default())),
@@ -608,10 +689,10 @@ pub fn read_candidate(
     let r = reach.unwrap_or(Bounds::EVERYWHERE);
     let (n, d, i) = el.parts();
     let (x, y, w, h) = known.unwrap_or((f64::NAN, 0.0, 0.0, 0.0));
-    let attrs = read_candidate_js(n, d, i, r.left, r.top, r.right, r.bottom, x, y, w, h);
+    read_candidate_js(n, d, i, r.left, r.top, r.right, r.bottom, x, y, w, h);
     let out = facts();
     let rect = (out[0], out[1], out[2], out[3]);
-    let rest = given(out[STRING], attrs, |a| {
+    let rest = given(out[STRING], |a| {
         a.map(|a| (Attrs::parse(a.to_owned()), out[4] != 0.0))
     });
     (rect, rest)

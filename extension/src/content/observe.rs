@@ -30,9 +30,9 @@ use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlIFrameElement, HtmlInputElement, Node, Range, Window};
 
 use super::dom::{
-    end_walk, get, is_visible_at, read_candidate, read_children, read_clip_box, read_node,
-    read_paint, read_properties, read_rect, read_scrolls, read_text_rect, shadow_root_of, At,
-    Attrs, Bounds, Box4, Clip, Display, ElementFacts, NodeFacts, PaintFacts,
+    end_walk, get, is_visible_at, read_candidate, read_children, read_clip_box, read_indexed,
+    read_node, read_paint, read_rect, read_scrolls, read_text_rect, shadow_root_of, At, Attrs,
+    Bounds, Box4, Clip, Display, ElementFacts, NodeFacts, PaintFacts,
 };
 use super::occlusion;
 use super::overlap::{self, Cover, Span, Target};
@@ -394,6 +394,9 @@ struct Walk<'a> {
     /// pushed on the way in and cut off on the way out, so no element allocates one; only
     /// a fingerprint takes a copy.
     path: String,
+    /// Emptied vectors of parents walked, for the next parent's children and sibling counts:
+    /// a walk reads the children of some hundreds of parents, and would allocate two each.
+    spare: Vec<(Vec<NodeFacts>, Counts)>,
 }
 
 /// The part of the window that shows the page: scrollbars excluded, since nothing under them can be seen or hit.
@@ -490,6 +493,7 @@ impl Observer {
             top_viewport,
             reach,
             path: String::new(),
+            spare: Vec::new(),
         };
         let scroll_y = win.scroll_y().unwrap_or(0.0);
         let top = Rc::new(Doc {
@@ -625,25 +629,28 @@ fn non_empty(v: Option<&str>) -> Option<String> {
 impl Walk<'_> {
     /// Walks the rendered children of `parent` (slots resolved), appending kept nodes to `out`.
     fn children(&mut self, parent: &At, ctx: &Ctx, out: &mut Vec<DomNode>) {
-        let mut counts = Vec::new();
+        let (mut kids, mut counts) = self.spare.pop().unwrap_or_default();
         // All of them in one crossing; they are named by their place, not handed over.
         // Whether text is wanted is decided once for all: text read past the budget
         // is still dropped, one by one, by `text_node`.
-        let kids = read_children(
+        read_children(
             parent,
             ctx.depth,
             &ctx.doc.win,
             !ctx.outside,
             self.wants_text(ctx),
             ctx.doc.reach,
+            &mut kids,
         );
-        for (index, facts) in kids.into_iter().enumerate() {
+        for (index, facts) in kids.drain(..).enumerate() {
             let at = At::Batched {
                 depth: ctx.depth,
                 index: index as u32,
             };
             self.read(at, facts, ctx, &mut counts, out);
         }
+        counts.clear();
+        self.spare.push((kids, counts));
     }
 
     fn node(&mut self, node: Node, ctx: &Ctx, counts: &mut Counts, out: &mut Vec<DomNode>) {
@@ -1139,7 +1146,15 @@ impl Walk<'_> {
     ) {
         let el = me.el();
         let doc = &ctx.doc.doc;
-        let name = semantics::accessible_name(doc, el, attrs, tag, itype.as_deref());
+        // What the name, value and states need of its properties, read in one crossing.
+        let mut props = read_indexed(
+            &me.at,
+            &ctx.doc.win,
+            semantics::is_form_control(tag),
+            ctx.doc.active(),
+            semantics::wants(attrs, tag, itype.as_deref()),
+        );
+        let name = semantics::accessible_name(doc, el, attrs, tag, itype.as_deref(), Some(&props));
         let fingerprint = Fingerprint {
             tag: tag.to_owned(),
             role: role.clone(),
@@ -1160,10 +1175,8 @@ impl Walk<'_> {
         node.is_new = self.previous.is_some_and(|p| !p.contains(&seen));
         node.role = role;
         node.name = name;
-        node.value = semantics::value(el, tag, itype.as_deref());
-        node.href = (tag == "a" && attrs.has("href"))
-            .then(|| get(el, "href").and_then(|v| v.as_string()))
-            .flatten();
+        node.value = semantics::value(tag, &props);
+        node.href = props.href.take();
         node.placeholder = non_empty(attrs.get("placeholder"));
         for a in ["name", "id", "aria-haspopup", "aria-controls"] {
             if let Some(v) = non_empty(attrs.get(a)) {
@@ -1177,9 +1190,7 @@ impl Walk<'_> {
                 node.attributes.push(("autocomplete".to_owned(), v));
             }
         }
-        let focused = ctx.doc.active().is_some_and(|a| a == el);
-        let props = read_properties(&me.at, &ctx.doc.win, semantics::is_form_control(tag));
-        node.states = semantics::states(el, attrs, tag, itype.as_deref(), focused, &props);
+        node.states = semantics::states(el, attrs, tag, itype.as_deref(), &props);
         node.input_type = itype;
         node.scroll_container = props.scrolls;
         node.fingerprint = Some(fingerprint);

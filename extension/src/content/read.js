@@ -321,16 +321,19 @@ export function bind(mem, ptr, tags) {
 }
 
 // Strings go back as UTF-8 in a buffer of their own in wasm memory (dom.rs `TEXT`) where
-// they fit: returned, a string is copied by glue into memory allocated for it, which Rust
-// then frees. Where the last read's string went is the number after the record in the
-// buffer above (`STRING`): its length in bytes, or one of the codes below.
+// they fit. Where the last read's string went is the number after the record in the buffer
+// above (`STRING`): its length in bytes, or one of the codes below. The reads themselves
+// return nothing: a returned string goes through glue that allocates in wasm memory and
+// writes its place through a view of memory, on every call, even when there is none. One
+// that does not fit waits in `kept` until Rust takes it (`takeGiven`).
 const STRING = RECORD;
 const NO_STRING = -1;
-const RETURNED = -2;
+const KEPT = -2;
 const encoder = new TextEncoder();
 let textBase = 0;
 let textCap = 0;
 let textView = null;
+let kept = '';
 
 /** Where strings go (`give`), and how many bytes fit there; again whenever that grows. */
 export function bindText(ptr, cap) {
@@ -339,42 +342,45 @@ export function bindText(ptr, cap) {
   textView = null;
 }
 
-/** Hands `s` (undefined: none) to Rust as `STRING` says: returns it only where it does not fit. */
+/** The string the last read kept because it did not fit the buffer. */
+export function takeGiven() {
+  const s = kept;
+  kept = '';
+  return s;
+}
+
+/** Hands `s` (undefined: none) to Rust as `STRING` says. */
 function give(s) {
   const o = buffer();
   if (s === undefined) {
     o[STRING] = NO_STRING;
-    return undefined;
+  } else if (s.length * 3 > textCap) {
+    // A UTF-16 unit takes at most three bytes in UTF-8.
+    o[STRING] = KEPT;
+    kept = s;
+  } else {
+    o[STRING] = put(s, 0);
   }
-  // A UTF-16 unit takes at most three bytes in UTF-8.
-  if (s.length * 3 > textCap) {
-    o[STRING] = RETURNED;
-    return s;
-  }
-  o[STRING] = put(s, 0);
-  return undefined;
 }
 
 /**
  * Hands the first `n` of `parts` (`units` UTF-16 units in all) to Rust as one string, as
- * `give` does: written one after the other, they are never joined unless returned.
+ * `give` does: written one after the other, they are never joined unless kept.
  */
 function giveAll(parts, n, units) {
   const o = buffer();
   if (n === 0) {
     o[STRING] = NO_STRING;
-    return undefined;
-  }
-  if (units * 3 > textCap) {
-    o[STRING] = RETURNED;
+  } else if (units * 3 > textCap) {
+    o[STRING] = KEPT;
     let s = '';
     for (let k = 0; k < n; k++) s += parts[k];
-    return s;
+    kept = s;
+  } else {
+    let at = 0;
+    for (let k = 0; k < n; k++) at += put(parts[k], at);
+    o[STRING] = at;
   }
-  let at = 0;
-  for (let k = 0; k < n; k++) at += put(parts[k], at);
-  o[STRING] = at;
-  return undefined;
 }
 
 /** Writes `s` as UTF-8 at byte `at` of the string buffer, which has room; returns its length there. */
@@ -492,7 +498,7 @@ export function readText(node) {
 
 /**
  * Any node, in one call: its record (see above) into the buffer, and its string
- * returned (a text's only when `wantText`); the region as `elementInto` takes it.
+ * given (a text's only when `wantText`); the region as `elementInto` takes it.
  */
 export function readNode(node, win, styled, wantText, left, top, right, bottom) {
   const o = buffer();
@@ -505,7 +511,7 @@ export function readNode(node, win, styled, wantText, left, top, right, bottom) 
     if (t === 3 && wantText) s = readText(node);
   }
   o[7] = s === undefined ? -1 : s.length;
-  return s;
+  give(s);
 }
 
 // The children the walk has read, by depth: `batches[d]` holds the nodes the last
@@ -609,9 +615,9 @@ export function readChildren(parent, pd, pi, depth, win, styled, wantText, left,
   kidStyles.length = n;
   kidNames.length = n;
   buffer()[0] = n;
-  if (n > cap) return undefined;
+  if (n > cap) return;
   // What `parts` holds past `given` is from an earlier batch: overwritten, or let go when the walk ends.
-  return giveAll(parts, given, units);
+  giveAll(parts, given, units);
 }
 
 /** Every attribute of an element, as `elementInto` returns them (after the tag). */
@@ -639,10 +645,13 @@ export function readCandidate(node, d, i, left, top, right, bottom, x, y, width,
   o[1] = y;
   o[2] = width;
   o[3] = height;
-  if (!(x < right && y < bottom && x + width > left && y + height > top)) return give(undefined);
+  if (!(x < right && y < bottom && x + width > left && y + height > top)) {
+    give(undefined);
+    return;
+  }
   buffer()[4] = el.checkVisibility(VISIBILITY) ? 1 : 0;
   // The walk read the names of a batched element already; one it read none of has none.
-  return give(batched(node) ? attributes(el, names[d][i], null) : allAttributes(el));
+  give(batched(node) ? attributes(el, names[d][i], null) : allAttributes(el));
 }
 
 /** Buffer: [x, y, width, height] of the element's border box. */
@@ -680,19 +689,86 @@ export function isVisible(node, d, i) {
   return at(node, d, i).checkVisibility(VISIBILITY);
 }
 
+// What `readIndexed` is asked for besides the properties every indexed element has (the
+// same constants in dom.rs).
+const WANT_CONTENT = 1;
+const WANT_HREF = 2;
+const WANT_VALUE = 4;
+const WANT_EMPTY = 8;
+const WANT_CHECKED = 16;
+const WANT_SELECTED = 32;
+const WANT_LABELS = 64;
+const WANT_OPTIONS = 128;
+const indexedParts = [];
+
+/** The text content of a control's labels, NUL-separated; null where it has no list of labels. */
+function labelTexts(el) {
+  const list = el.labels;
+  if (list === null || typeof list !== 'object') return null;
+  let s = '';
+  for (let k = 0; k < list.length; k++) {
+    const l = list.item(k);
+    s += (k === 0 ? '' : '\0') + ((l === null ? null : l.textContent) ?? '');
+  }
+  return s;
+}
+
+/** The text of a select's chosen options, NUL-separated. */
+function optionTexts(el) {
+  const options = el.selectedOptions;
+  let s = '';
+  for (let k = 0; k < options.length; k++) {
+    const o = options.item(k);
+    s += (k === 0 ? '' : '\0') + (o === null ? '' : o.text);
+  }
+  return s;
+}
+
+/** Adds `s` to the strings `readIndexed` gives, its length at `o[k]`; returns its length (0: none). */
+function indexedPart(o, k, s) {
+  if (typeof s !== 'string') {
+    o[k] = -1;
+    return 0;
+  }
+  o[k] = s.length;
+  indexedParts.push(s);
+  return s.length;
+}
+
 /**
- * What an indexed element's properties say, in one call (properties asked for by name from
- * Rust are looked up generically, each in a crossing of its own): buffer = [disabled (the
- * `disabled` property), invalid (`validity.valid` false; read only for a form control,
- * `control`), scrolls (as `readScrolls`)].
+ * What the walk reads of an element it indexes, in one call (each property asked for by
+ * name from Rust is a crossing of its own, with a string copied across for each string):
+ * buffer = [disabled (the `disabled` property), invalid (`validity.valid` false; read only
+ * for a form control, `control`), scrolls (as `readScrolls`), focused (it is `active`, its
+ * document's focused element), checked, selected, empty (its `value` is ''), then the
+ * lengths in UTF-16 units of its text content, its resolved `href`, its `value`, its labels'
+ * text (`labelTexts`) and its chosen options' (`optionTexts`) (-1: not asked for, or none)].
+ * Those strings are given joined, in that order (`giveAll`). `want` (the flags above) says
+ * which of checked, selected, empty and the strings to read: a password's value is only ever
+ * asked whether it is empty.
  */
-export function readProperties(node, d, i, win, control) {
+export function readIndexed(node, d, i, win, control, active, want) {
   const el = at(node, d, i);
   const o = buffer();
   o[0] = el.disabled === true ? 1 : 0;
   const v = control ? el.validity : undefined;
   o[1] = v !== undefined && v !== null && v.valid === false ? 1 : 0;
   o[2] = readScrolls(node, d, i, win) ? 1 : 0;
+  o[3] = el === active ? 1 : 0;
+  o[4] = (want & WANT_CHECKED) !== 0 && el.checked === true ? 1 : 0;
+  o[5] = (want & WANT_SELECTED) !== 0 && el.selected === true ? 1 : 0;
+  const content = (want & WANT_CONTENT) !== 0 ? el.textContent : null;
+  const href = (want & WANT_HREF) !== 0 ? el.href : null;
+  const value = (want & (WANT_VALUE | WANT_EMPTY)) !== 0 ? el.value : null;
+  o[6] = (want & WANT_EMPTY) !== 0 && value === '' ? 1 : 0;
+  const units =
+    indexedPart(o, 7, content) +
+    indexedPart(o, 8, href) +
+    indexedPart(o, 9, (want & WANT_VALUE) !== 0 ? value : null) +
+    indexedPart(o, 10, (want & WANT_LABELS) !== 0 ? labelTexts(el) : null) +
+    indexedPart(o, 11, (want & WANT_OPTIONS) !== 0 ? optionTexts(el) : null);
+  giveAll(indexedParts, indexedParts.length, units);
+  indexedParts.length = 0;
 }
 
 /**

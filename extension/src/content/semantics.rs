@@ -1,11 +1,9 @@
 //! What an element is to a person: whether it can be used, its role, its accessible name, its state.
 
 use wasm_bindgen::JsCast;
-use web_sys::{
-    Document, Element, HtmlInputElement, HtmlOptionElement, HtmlSelectElement, HtmlTextAreaElement,
-};
+use web_sys::{Document, Element, HtmlInputElement};
 
-use super::dom::{attr, clean_text, get, Attrs, Properties};
+use super::dom::{attr, clean_text, get, want, Attrs, Indexed};
 
 const NAME_MAX: usize = 120;
 
@@ -37,21 +35,62 @@ const TEXT_INPUTS: &[&str] = &[
     "text", "email", "password", "search", "tel", "url", "number", "",
 ];
 
+/// Input types whose value is not shown: a password's is secret, the others' is a label
+/// or nothing a person types.
+const NO_VALUE_INPUTS: &[&str] = &[
+    "password", "checkbox", "radio", "submit", "button", "reset", "image", "file", "hidden",
+];
+
 pub fn input_type(el: &Element, tag: &str, attrs: &Attrs) -> Option<String> {
     input_type_with(tag, attrs, || {
         el.unchecked_ref::<HtmlInputElement>().type_()
     })
 }
 
-/// [`input_type`], given a way to read an input's `type` property: the walk holds most
-/// elements only by name, and fetches one only for an `input`.
+/// The states of an input's `type` attribute by their keywords, which its `type` property
+/// gives (HTML: a missing value is `text`).
+const INPUT_TYPES: &[&str] = &[
+    "hidden",
+    "text",
+    "search",
+    "tel",
+    "url",
+    "email",
+    "password",
+    "date",
+    "month",
+    "week",
+    "time",
+    "datetime-local",
+    "number",
+    "range",
+    "color",
+    "checkbox",
+    "radio",
+    "file",
+    "submit",
+    "image",
+    "reset",
+    "button",
+];
+
+/// [`input_type`], given a way to read an input's `type` property. The attribute says it
+/// where it names one of the keywords above or nothing; the property is read (a crossing,
+/// and the walk holds most elements only by name) only for a value the browser may
+/// understand otherwise, such as one of a type added since.
 pub fn input_type_with(
     tag: &str,
     attrs: &Attrs,
     input_type: impl FnOnce() -> String,
 ) -> Option<String> {
     match tag {
-        "input" => Some(input_type().to_ascii_lowercase()),
+        "input" => Some(match attrs.get("type") {
+            None => "text".to_owned(),
+            Some(t) => match INPUT_TYPES.iter().find(|k| k.eq_ignore_ascii_case(t)) {
+                Some(k) => (*k).to_owned(),
+                None => input_type().to_ascii_lowercase(),
+            },
+        }),
         "button" => Some(attrs.get("type").unwrap_or("submit").to_ascii_lowercase()),
         _ => None,
     }
@@ -151,15 +190,16 @@ fn label_text(el: &Element) -> Option<String> {
     // Not `dyn_ref`: a same-origin frame's NodeList is another realm's, and fails `instanceof`.
     let labels = get(el, "labels").filter(|l| l.is_object())?;
     let list: &web_sys::NodeList = labels.unchecked_ref();
-    let mut parts = Vec::new();
-    for i in 0..list.length() {
-        if let Some(t) = list.item(i).and_then(|l| l.text_content()) {
-            let t = clean_text(&t, NAME_MAX);
-            if !t.is_empty() {
-                parts.push(t);
-            }
-        }
-    }
+    let texts = (0..list.length()).filter_map(|i| list.item(i).and_then(|l| l.text_content()));
+    joined_labels(texts)
+}
+
+/// The cleaned, non-empty texts of a control's labels, joined as its name.
+fn joined_labels<S: AsRef<str>>(texts: impl Iterator<Item = S>) -> Option<String> {
+    let parts: Vec<String> = texts
+        .map(|t| clean_text(t.as_ref(), NAME_MAX))
+        .filter(|t| !t.is_empty())
+        .collect();
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 
@@ -167,14 +207,63 @@ fn non_empty(s: Option<&str>) -> Option<String> {
     s.map(|s| clean_text(s, NAME_MAX)).filter(|s| !s.is_empty())
 }
 
-/// Accessible name, in the order of the accname algorithm's main steps.
+/// Whether `s` holds anything but whitespace: what `non_empty` keeps.
+fn has_text(s: &str) -> bool {
+    s.chars().any(|c| !c.is_whitespace())
+}
+
+/// What the walk should read of an element it indexes (`dom::read_indexed`, `want::*`), so
+/// that its name, value and states ask nothing more: its text content or its labels' where
+/// its name comes from them without looking anything up first (an `aria-labelledby` is
+/// looked up, and they are read only when that names nothing), a link's `href`, a field's
+/// value (a password's only whether it is empty), a check box's `checked`, an option's
+/// `selected`, a select's chosen options.
+pub fn wants(attrs: &Attrs, tag: &str, input_type: Option<&str>) -> u8 {
+    let mut w = 0;
+    let named_ahead =
+        !attrs.has("aria-labelledby") && !attrs.get("aria-label").is_some_and(has_text);
+    if is_form_control(tag) {
+        if named_ahead && !matches!(input_type, Some("submit" | "button" | "reset" | "image")) {
+            w |= want::LABELS;
+        }
+    } else if tag != "img" && named_ahead {
+        w |= want::CONTENT;
+    }
+    if tag == "a" && attrs.has("href") {
+        w |= want::HREF;
+    }
+    match tag {
+        "input" => {
+            let t = input_type.unwrap_or("");
+            if !NO_VALUE_INPUTS.contains(&t) {
+                w |= want::VALUE;
+            }
+            if TEXT_INPUTS.contains(&t) {
+                w |= want::EMPTY;
+            }
+            if matches!(t, "checkbox" | "radio") {
+                w |= want::CHECKED;
+            }
+        }
+        "textarea" => w |= want::VALUE | want::EMPTY,
+        "option" => w |= want::SELECTED,
+        "select" => w |= want::OPTIONS,
+        _ => {}
+    }
+    w
+}
+
+/// Accessible name, in the order of the accname algorithm's main steps. `read`: what the
+/// walk read of the element already (as [`wants`] asked); what it did not is read here.
 pub fn accessible_name(
     doc: &Document,
     el: &Element,
     attrs: &Attrs,
     tag: &str,
     input_type: Option<&str>,
+    read: Option<&Indexed>,
 ) -> Option<String> {
+    let asked = |w: u8| read.filter(|r| r.asked & w != 0);
     if let Some(ids) = attrs.get("aria-labelledby") {
         let t = text_by_ids(doc, ids);
         if !t.is_empty() {
@@ -201,7 +290,14 @@ pub fn accessible_name(
         if input_type == Some("image") {
             return non_empty(attrs.get("alt")).or_else(|| non_empty(attrs.get("title")));
         }
-        return label_text(el)
+        let labels = match asked(want::LABELS) {
+            Some(r) => r
+                .labels
+                .as_deref()
+                .and_then(|l| joined_labels(l.split('\0'))),
+            None => label_text(el),
+        };
+        return labels
             .or_else(|| non_empty(attrs.get("placeholder")))
             .or_else(|| non_empty(attrs.get("title")));
     }
@@ -209,7 +305,10 @@ pub fn accessible_name(
         return non_empty(attrs.get("alt")).or_else(|| non_empty(attrs.get("title")));
     }
     // Name from content: visible text, else the alt text of images inside (a logo link).
-    let text = non_empty(el.text_content().as_deref());
+    let text = match asked(want::CONTENT) {
+        Some(r) => non_empty(r.content.as_deref()),
+        None => non_empty(el.text_content().as_deref()),
+    };
     if text.is_some() {
         return text;
     }
@@ -221,37 +320,22 @@ pub fn accessible_name(
     non_empty(attrs.get("title"))
 }
 
-/// Current value of a form control; never a password's.
-pub fn value(el: &Element, tag: &str, input_type: Option<&str>) -> Option<String> {
+/// Current value of a form control, from what the walk read of it (`want::VALUE`,
+/// `want::OPTIONS`); never a password's, which is not read.
+pub fn value(tag: &str, read: &Indexed) -> Option<String> {
     match tag {
-        "input" => match input_type {
-            Some("password") | Some("checkbox") | Some("radio") | Some("submit")
-            | Some("button") | Some("reset") | Some("image") | Some("file") | Some("hidden") => {
-                None
-            }
-            _ => Some(clean_text(
-                &el.unchecked_ref::<HtmlInputElement>().value(),
-                NAME_MAX,
-            )),
-        },
-        "textarea" => Some(clean_text(
-            &el.unchecked_ref::<HtmlTextAreaElement>().value(),
-            NAME_MAX,
-        )),
-        "select" => {
-            let select = el.unchecked_ref::<HtmlSelectElement>();
-            let options = select.selected_options();
-            let mut labels = Vec::new();
-            for i in 0..options.length() {
-                if let Some(o) = options.item(i) {
-                    labels.push(clean_text(
-                        &o.unchecked_ref::<HtmlOptionElement>().text(),
-                        NAME_MAX,
-                    ));
-                }
-            }
-            Some(labels.join(", "))
-        }
+        "input" | "textarea" => read.value.as_deref().map(|v| clean_text(v, NAME_MAX)),
+        "select" => Some(
+            read.options
+                .as_deref()
+                .map(|o| {
+                    o.split('\0')
+                        .map(|t| clean_text(t, NAME_MAX))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default(),
+        ),
         _ => None,
     }
     .filter(|v| !v.is_empty())
@@ -262,29 +346,27 @@ pub fn is_form_control(tag: &str) -> bool {
     matches!(tag, "input" | "select" | "textarea")
 }
 
-/// The states a person reads off an element, by markup and by `props`, what its properties
-/// say (read together, in one crossing).
+/// The states a person reads off an element, by markup and by `props`, what the walk read
+/// of it in one crossing (as [`wants`] asked).
 pub fn states(
     el: &Element,
     attrs: &Attrs,
     tag: &str,
     input_type: Option<&str>,
-    focused: bool,
-    props: &Properties,
+    props: &Indexed,
 ) -> Vec<String> {
     let mut out = Vec::new();
     let aria = |name: &str| attrs.get(name);
-    // By tag, not `instanceof`: elements in same-origin frames belong to another realm.
-    let input = (tag == "input").then(|| el.unchecked_ref::<HtmlInputElement>());
-    let checked = match input {
-        Some(i) if matches!(input_type, Some("checkbox" | "radio")) => i.checked(),
-        _ => aria("aria-checked") == Some("true"),
+    let checked = if tag == "input" && matches!(input_type, Some("checkbox" | "radio")) {
+        props.checked
+    } else {
+        aria("aria-checked") == Some("true")
     };
     if checked {
         out.push("checked");
     }
     let selected = if tag == "option" {
-        el.unchecked_ref::<HtmlOptionElement>().selected()
+        props.selected
     } else {
         aria("aria-selected") == Some("true")
     };
@@ -315,14 +397,8 @@ pub fn states(
     }
     let text_like =
         tag == "textarea" || (tag == "input" && TEXT_INPUTS.contains(&input_type.unwrap_or("")));
-    if text_like {
-        let empty = match input {
-            Some(i) => i.value().is_empty(),
-            None => el.unchecked_ref::<HtmlTextAreaElement>().value().is_empty(),
-        };
-        if empty {
-            out.push("empty");
-        }
+    if text_like && props.empty {
+        out.push("empty");
     }
     let invalid = aria("aria-invalid").is_some_and(|v| v != "false")
         // `validity.valid`, not `checkValidity()`: the latter fires events the page sees.
@@ -334,8 +410,111 @@ pub fn states(
     if form_control && attrs.has("readonly") {
         out.push("readonly");
     }
-    if focused {
+    if props.focused {
         out.push("focused");
     }
     out.into_iter().map(str::to_owned).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{input_type_with, value, wants};
+    use crate::content::dom::{want, Attrs, Indexed};
+
+    fn attrs(raw: &str) -> Attrs {
+        Attrs::parse(raw.to_owned())
+    }
+
+    fn read(value: Option<&str>, options: Option<&str>) -> Indexed {
+        Indexed {
+            disabled: false,
+            invalid: false,
+            scrolls: false,
+            focused: false,
+            checked: false,
+            selected: false,
+            empty: false,
+            content: None,
+            href: None,
+            value: value.map(str::to_owned),
+            labels: None,
+            options: options.map(str::to_owned),
+            asked: 0,
+        }
+    }
+
+    #[test]
+    fn an_inputs_type_comes_from_its_attribute_where_that_names_a_keyword() {
+        let never = || -> String { panic!("the property was read") };
+        assert_eq!(
+            input_type_with("input", &attrs(""), never).as_deref(),
+            Some("text")
+        );
+        let a = attrs("\0type\0CheckBox");
+        assert_eq!(
+            input_type_with("input", &a, never).as_deref(),
+            Some("checkbox")
+        );
+        let a = attrs("\0type\0datetime-local");
+        assert_eq!(
+            input_type_with("input", &a, never).as_deref(),
+            Some("datetime-local")
+        );
+        // A value the list does not know is the browser's to interpret.
+        let a = attrs("\0type\0text ");
+        assert_eq!(
+            input_type_with("input", &a, || "Text".into()).as_deref(),
+            Some("text")
+        );
+        assert_eq!(input_type_with("div", &a, never), None);
+    }
+
+    #[test]
+    fn an_indexed_element_is_read_for_what_its_name_value_and_states_need() {
+        let link = attrs("\0href\0/a");
+        assert_eq!(wants(&link, "a", None), want::CONTENT | want::HREF);
+        // Named by its label already: no content is read.
+        let labelled = attrs("\0aria-label\0Close");
+        assert_eq!(wants(&labelled, "button", Some("submit")), 0);
+        // An aria-labelledby is looked up first; what it needs next is read then.
+        assert_eq!(wants(&attrs("\0aria-labelledby\0x"), "a", None), 0);
+        assert_eq!(
+            wants(&attrs(""), "input", Some("text")),
+            want::LABELS | want::VALUE | want::EMPTY
+        );
+        // A password's value is only asked whether it is empty.
+        assert_eq!(
+            wants(&attrs(""), "input", Some("password")),
+            want::LABELS | want::EMPTY
+        );
+        assert_eq!(
+            wants(&attrs(""), "input", Some("checkbox")),
+            want::LABELS | want::CHECKED
+        );
+        assert_eq!(wants(&attrs(""), "input", Some("submit")), 0);
+        assert_eq!(
+            wants(&attrs(""), "select", None),
+            want::LABELS | want::OPTIONS
+        );
+        assert_eq!(
+            wants(&attrs(""), "option", None),
+            want::CONTENT | want::SELECTED
+        );
+    }
+
+    #[test]
+    fn a_value_is_cleaned_and_a_selects_is_its_chosen_options() {
+        assert_eq!(
+            value("input", &read(Some("  a  b "), None)).as_deref(),
+            Some("a b")
+        );
+        assert_eq!(value("input", &read(Some(" "), None)), None);
+        assert_eq!(value("input", &read(None, None)), None);
+        assert_eq!(
+            value("select", &read(None, Some("One\0 Two"))).as_deref(),
+            Some("One, Two")
+        );
+        assert_eq!(value("select", &read(None, Some(""))), None);
+        assert_eq!(value("a", &read(Some("x"), None)), None);
+    }
 }
