@@ -486,8 +486,8 @@ const HIT_CENSUS: &str = r#"
 
 /// Samples the renderer's V8 isolate (main world, isolated worlds and wasm alike) during
 /// `walks`; prints where the time went: self time by function, and, for the Rust/WASM walk,
-/// time by boundary crossing (the wasm-bindgen import on the stack nearest to the sample),
-/// split into the DOM call itself, string conversion and other glue.
+/// time by boundary crossing (the JS function that wasm called, nearest to the sample),
+/// split into the DOM call itself, string conversion and other JS (glue, read.js).
 async fn cpu_profile(
     page: &Page,
     what: &str,
@@ -538,25 +538,28 @@ async fn cpu_profile(
     for s in &busy {
         *self_count.entry(key(s)).or_default() += 1;
         let (leaf, leaf_file) = &frame[s];
+        // The crossing is the JS function a wasm frame called: a wasm-bindgen shim
+        // (`__wbg_getAttribute_c7b80d4010284561` → `getAttribute`), or a read.js function
+        // imported as it is.
         let mut id = Some(*s);
+        let mut called = None;
         let mut found = None;
         while let Some(i) = id {
-            let (name, file) = &frame[&i];
-            if file.ends_with(".js")
-                && (name.starts_with("__wbg_") || name.starts_with("__wbindgen_"))
-            {
-                // `__wbg_getAttribute_c7b80d4010284561` → `getAttribute`
-                let short = name.trim_start_matches("__wbg_");
-                let short = match short.rsplit_once('_') {
-                    Some((head, hash)) if hash.len() == 16 => head,
-                    _ => short,
-                };
-                found = Some(short.to_owned());
-                break;
-            }
+            let (_, file) = &frame[&i];
             if file.ends_with(".wasm") {
+                found = called.map(|c| {
+                    let name = frame[&c].0.as_str();
+                    let short = name
+                        .trim_start_matches("__wbg_")
+                        .trim_start_matches("__wbindgen_");
+                    match short.rsplit_once('_') {
+                        Some((head, hash)) if hash.len() == 16 => head.to_owned(),
+                        _ => short.to_owned(),
+                    }
+                });
                 break;
             }
+            called = Some(i);
             id = parent.get(&i).copied();
         }
         let bucket = match found {
@@ -613,7 +616,7 @@ async fn cpu_profile(
     if crossing.keys().any(|k| !k.starts_with('(')) {
         let mut v: Vec<(&String, &[usize; 3])> = crossing.iter().collect();
         v.sort_by(|a, b| b.1[0].cmp(&a.1[0]));
-        println!("  by boundary crossing (total = DOM call + strings + other glue):");
+        println!("  by boundary crossing (total = DOM call + strings + other JS):");
         for (k, c) in v.into_iter().take(25) {
             println!(
                 "    {:5.1}% = {:5.1}% + {:5.1}% + {:5.1}%  {k}",

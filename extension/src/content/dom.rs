@@ -12,6 +12,8 @@ extern "C" {
 }
 
 // Batched reads: one crossing per parent for its children, one per candidate (see read.js).
+// Numbers and flags cross as f64 (a flag as 0 or 1): with nothing to convert, wasm-bindgen
+// imports a function as it is, where an integer or a bool puts a JS shim in every call.
 #[wasm_bindgen(module = "/src/content/read.js")]
 extern "C" {
     fn bind(memory: &JsValue, ptr: u32, tags: &str);
@@ -22,8 +24,8 @@ extern "C" {
     fn read_node_js(
         node: &Node,
         win: &Window,
-        styled: bool,
-        want_text: bool,
+        styled: f64,
+        want_text: f64,
         left: f64,
         top: f64,
         right: f64,
@@ -35,21 +37,21 @@ extern "C" {
     #[allow(clippy::too_many_arguments)]
     fn read_children_js(
         parent: Option<&Node>,
-        pd: u32,
-        pi: u32,
-        depth: u32,
+        pd: f64,
+        pi: f64,
+        depth: f64,
         win: &Window,
-        styled: bool,
-        want_text: bool,
+        styled: f64,
+        want_text: f64,
         left: f64,
         top: f64,
         right: f64,
         bottom: f64,
-        ptr: u32,
-        cap: u32,
+        ptr: f64,
+        cap: f64,
     );
     #[wasm_bindgen(js_name = nodeAt)]
-    fn node_at_js(d: u32, i: u32) -> Node;
+    fn node_at_js(d: f64, i: f64) -> Node;
     #[wasm_bindgen(js_name = endWalk)]
     fn end_walk_js();
     #[wasm_bindgen(js_name = readAttributes)]
@@ -58,8 +60,8 @@ extern "C" {
     #[allow(clippy::too_many_arguments)]
     fn read_candidate_js(
         node: Option<&Node>,
-        d: u32,
-        i: u32,
+        d: f64,
+        i: f64,
         left: f64,
         top: f64,
         right: f64,
@@ -70,29 +72,29 @@ extern "C" {
         height: f64,
     );
     #[wasm_bindgen(js_name = readRect)]
-    fn read_rect_js(node: Option<&Node>, d: u32, i: u32);
+    fn read_rect_js(node: Option<&Node>, d: f64, i: f64);
     #[wasm_bindgen(js_name = isVisible)]
-    fn is_visible_js(node: Option<&Node>, d: u32, i: u32) -> bool;
+    fn is_visible_js(node: Option<&Node>, d: f64, i: f64) -> bool;
     #[wasm_bindgen(js_name = readIndexed)]
     fn read_indexed_js(
         node: Option<&Node>,
-        d: u32,
-        i: u32,
+        d: f64,
+        i: f64,
         win: &Window,
-        control: bool,
+        control: f64,
         active: Option<&Element>,
-        want: u8,
-    );
+        want: f64,
+    ) -> Element;
     #[wasm_bindgen(js_name = composedContains)]
     fn composed_contains_js(outer: &Node, inner: &Node) -> bool;
     #[wasm_bindgen(js_name = readTextRect)]
-    fn read_text_rect_js(range: &Range, node: Option<&Node>, d: u32, i: u32);
+    fn read_text_rect_js(range: &Range, node: Option<&Node>, d: f64, i: f64);
     #[wasm_bindgen(js_name = readClipBox)]
-    fn read_clip_box_js(node: Option<&Node>, d: u32, i: u32);
+    fn read_clip_box_js(node: Option<&Node>, d: f64, i: f64);
     #[wasm_bindgen(js_name = readPaint)]
-    fn read_paint_js(node: Option<&Node>, d: u32, i: u32, win: &Window, want_display: bool);
+    fn read_paint_js(node: Option<&Node>, d: f64, i: f64, win: &Window, want_display: f64);
     #[wasm_bindgen(js_name = readScrolls)]
-    fn read_scrolls_js(node: Option<&Node>, d: u32, i: u32, win: &Window) -> bool;
+    fn read_scrolls_js(node: Option<&Node>, d: f64, i: f64, win: &Window) -> bool;
 }
 
 /// Tags that cross as a number, not a string (read.js learns them in `bind`).
@@ -243,6 +245,11 @@ fn given<R>(string: f64, f: impl FnOnce(Option<&str>) -> R) -> R {
     })
 }
 
+/// A flag as read.js takes it (see the imports above).
+fn flag(b: bool) -> f64 {
+    f64::from(u8::from(b))
+}
+
 /// A node the walk visits: one it holds, or one read.js holds, named by its place in
 /// the batch of children read at a depth (see read.js `readChildren`). Most nodes are
 /// only ever named: asking for the object costs a crossing of its own.
@@ -258,10 +265,10 @@ pub enum At {
 }
 
 impl At {
-    fn parts(&self) -> (Option<&Node>, u32, u32) {
+    fn parts(&self) -> (Option<&Node>, f64, f64) {
         match self {
-            At::Held(n) => (Some(n), 0, 0),
-            At::Batched { depth, index } => (None, *depth, *index),
+            At::Held(n) => (Some(n), 0.0, 0.0),
+            At::Batched { depth, index } => (None, f64::from(*depth), f64::from(*index)),
         }
     }
 
@@ -269,7 +276,7 @@ impl At {
     pub fn node(&self) -> Node {
         match self {
             At::Held(n) => n.clone(),
-            At::Batched { depth, index } => node_at_js(*depth, *index),
+            At::Batched { depth, index } => node_at_js(f64::from(*depth), f64::from(*index)),
         }
     }
 }
@@ -282,7 +289,7 @@ pub fn end_walk() {
 /// Whether a person could see the element at all (not whether something covers it):
 /// `checkVisibility` with opacity and the `visibility` property checked.
 pub fn is_visible(el: &Element) -> bool {
-    is_visible_js(Some(el.unchecked_ref()), 0, 0)
+    is_visible_js(Some(el.unchecked_ref()), 0.0, 0.0)
 }
 
 /// What `read_indexed` is asked for besides what it always reads (read.js `WANT_*`).
@@ -335,17 +342,18 @@ pub struct Indexed {
 }
 
 /// Everything the walk reads of an element it indexes, in one crossing: its properties, the
-/// strings `want` asks for, and whether it is `active`, its document's focused element.
+/// strings `want` asks for, whether it is `active`, its document's focused element, and the
+/// element itself (an indexed element is acted on later).
 pub fn read_indexed(
     el: &At,
     win: &Window,
     form_control: bool,
     active: Option<&Element>,
     want: u8,
-) -> Indexed {
+) -> (Indexed, Element) {
     ensure_bound();
     let (n, d, i) = el.parts();
-    read_indexed_js(n, d, i, win, form_control, active, want);
+    let element = read_indexed_js(n, d, i, win, flag(form_control), active, f64::from(want));
     let out = facts();
     let [content, href, value, labels, options] = given(out[STRING], |joined| {
         let mut strings = Utf16Cuts::new(joined.unwrap_or_default());
@@ -354,7 +362,7 @@ pub fn read_indexed(
             (len >= 0.0).then(|| strings.take(len as usize).to_owned())
         })
     });
-    Indexed {
+    let indexed = Indexed {
         disabled: out[0] != 0.0,
         invalid: out[1] != 0.0,
         scrolls: out[2] != 0.0,
@@ -368,7 +376,8 @@ pub fn read_indexed(
         labels,
         options,
         asked: want,
-    }
+    };
+    (indexed, element)
 }
 
 /// [`is_visible`], for a node the walk names.
@@ -519,7 +528,14 @@ pub fn read_node(
     ensure_bound();
     let r = reach.unwrap_or(Bounds::EVERYWHERE);
     read_node_js(
-        node, win, styled, want_text, r.left, r.top, r.right, r.bottom,
+        node,
+        win,
+        flag(styled),
+        flag(want_text),
+        r.left,
+        r.top,
+        r.right,
+        r.bottom,
     );
     let out = facts();
     given(out[STRING], |text| node_facts(&out, text))
@@ -558,16 +574,16 @@ pub fn read_children(
                 node,
                 pd,
                 pi,
-                depth,
+                f64::from(depth),
                 win,
-                styled,
-                want_text,
+                flag(styled),
+                flag(want_text),
                 r.left,
                 r.top,
                 r.right,
                 r.bottom,
-                records.as_mut_ptr() as u32,
-                cap as u32,
+                f64::from(records.as_mut_ptr() as u32),
+                cap as f64,
             );
             let read = facts();
             let n = read[0] as usize;
@@ -774,7 +790,7 @@ pub struct PaintFacts {
 pub fn read_paint(el: &At, win: &Window, want_display: bool) -> PaintFacts {
     ensure_bound();
     let (n, d, i) = el.parts();
-    read_paint_js(n, d, i, win, want_display);
+    read_paint_js(n, d, i, win, flag(want_display));
     let out = facts();
     let position = out[0] as u8;
     PaintFacts {

@@ -1144,16 +1144,16 @@ impl Walk<'_> {
         ctx: &Ctx,
         node: &mut DomNode,
     ) {
-        let el = me.el();
         let doc = &ctx.doc.doc;
-        // What the name, value and states need of its properties, read in one crossing.
-        let mut props = read_indexed(
+        // What the name, value and states need of its properties, and the element, in one crossing.
+        let (mut props, element) = read_indexed(
             &me.at,
             &ctx.doc.win,
             semantics::is_form_control(tag),
             ctx.doc.active(),
             semantics::wants(attrs, tag, itype.as_deref()),
         );
+        let el = me.el.get_or_init(|| element);
         let name = semantics::accessible_name(doc, el, attrs, tag, itype.as_deref(), Some(&props));
         let fingerprint = Fingerprint {
             tag: tag.to_owned(),

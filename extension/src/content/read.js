@@ -745,7 +745,7 @@ function indexedPart(o, k, s) {
  * text (`labelTexts`) and its chosen options' (`optionTexts`) (-1: not asked for, or none)].
  * Those strings are given joined, in that order (`giveAll`). `want` (the flags above) says
  * which of checked, selected, empty and the strings to read: a password's value is only ever
- * asked whether it is empty.
+ * asked whether it is empty. Returns the element, which Rust keeps to act on.
  */
 export function readIndexed(node, d, i, win, control, active, want) {
   const el = at(node, d, i);
@@ -769,6 +769,7 @@ export function readIndexed(node, d, i, win, control, active, want) {
     indexedPart(o, 11, (want & WANT_OPTIONS) !== 0 ? optionTexts(el) : null);
   giveAll(indexedParts, indexedParts.length, units);
   indexedParts.length = 0;
+  return el;
 }
 
 /**
