@@ -605,7 +605,6 @@
 
   // ---- semantics.rs ---------------------------------------------------------------------------
 
-  /** `attrs`: the element has attributes at all (`hasAttributes()`), which saves asking for each one. */
   // semantics.rs INPUT_TYPES: the keywords of an input's `type` attribute.
   const INPUT_TYPES = new Set([
     'hidden', 'text', 'search', 'tel', 'url', 'email', 'password', 'date', 'month', 'week',
@@ -613,6 +612,7 @@
     'submit', 'image', 'reset', 'button',
   ]);
 
+  /** `attrs`: the element has attributes at all (`hasAttributes()`), which saves asking for each one. */
   function inputType(el, tag, attrs = true) {
     if (tag === 'input') {
       // The attribute says it where it names a keyword or nothing; else the property.

@@ -701,27 +701,26 @@ const WANT_LABELS = 64;
 const WANT_OPTIONS = 128;
 const indexedParts = [];
 
-/** The text content of a control's labels, NUL-separated; null where it has no list of labels. */
-function labelTexts(el) {
-  const list = el.labels;
-  if (list === null || typeof list !== 'object') return null;
+/** The text of each item of `list` (`textOf`), NUL-separated (HTML cannot hold NUL). */
+function nulJoined(list, textOf) {
   let s = '';
   for (let k = 0; k < list.length; k++) {
-    const l = list.item(k);
-    s += (k === 0 ? '' : '\0') + ((l === null ? null : l.textContent) ?? '');
+    const item = list.item(k);
+    s += (k === 0 ? '' : '\0') + ((item === null ? null : textOf(item)) ?? '');
   }
   return s;
 }
 
-/** The text of a select's chosen options, NUL-separated. */
+/** The text content of a control's labels (`nulJoined`); null where it has no list of labels. */
+function labelTexts(el) {
+  const list = el.labels;
+  if (list === null || typeof list !== 'object') return null;
+  return nulJoined(list, (l) => l.textContent);
+}
+
+/** The text of a select's chosen options (`nulJoined`). */
 function optionTexts(el) {
-  const options = el.selectedOptions;
-  let s = '';
-  for (let k = 0; k < options.length; k++) {
-    const o = options.item(k);
-    s += (k === 0 ? '' : '\0') + (o === null ? '' : o.text);
-  }
-  return s;
+  return nulJoined(el.selectedOptions, (o) => o.text);
 }
 
 /** Adds `s` to the strings `readIndexed` gives, its length at `o[k]`; returns its length (0: none). */

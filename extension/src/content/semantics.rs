@@ -232,25 +232,30 @@ pub fn wants(attrs: &Attrs, tag: &str, input_type: Option<&str>) -> u8 {
     if tag == "a" && attrs.has("href") {
         w |= want::HREF;
     }
+    if text_like(tag, input_type) {
+        w |= want::EMPTY;
+    }
+    if checkable(tag, input_type) {
+        w |= want::CHECKED;
+    }
     match tag {
-        "input" => {
-            let t = input_type.unwrap_or("");
-            if !NO_VALUE_INPUTS.contains(&t) {
-                w |= want::VALUE;
-            }
-            if TEXT_INPUTS.contains(&t) {
-                w |= want::EMPTY;
-            }
-            if matches!(t, "checkbox" | "radio") {
-                w |= want::CHECKED;
-            }
-        }
-        "textarea" => w |= want::VALUE | want::EMPTY,
+        "input" if !NO_VALUE_INPUTS.contains(&input_type.unwrap_or("")) => w |= want::VALUE,
+        "textarea" => w |= want::VALUE,
         "option" => w |= want::SELECTED,
         "select" => w |= want::OPTIONS,
         _ => {}
     }
     w
+}
+
+/// A field a person types free text into: it may be `empty`.
+fn text_like(tag: &str, input_type: Option<&str>) -> bool {
+    tag == "textarea" || (tag == "input" && TEXT_INPUTS.contains(&input_type.unwrap_or("")))
+}
+
+/// A check box or radio button, whose `checked` property says whether it is checked.
+fn checkable(tag: &str, input_type: Option<&str>) -> bool {
+    tag == "input" && matches!(input_type, Some("checkbox" | "radio"))
 }
 
 /// Accessible name, in the order of the accname algorithm's main steps. `read`: what the
@@ -357,7 +362,7 @@ pub fn states(
 ) -> Vec<String> {
     let mut out = Vec::new();
     let aria = |name: &str| attrs.get(name);
-    let checked = if tag == "input" && matches!(input_type, Some("checkbox" | "radio")) {
+    let checked = if checkable(tag, input_type) {
         props.checked
     } else {
         aria("aria-checked") == Some("true")
@@ -395,9 +400,7 @@ pub fn states(
     if (form_control && attrs.has("required")) || aria("aria-required") == Some("true") {
         out.push("required");
     }
-    let text_like =
-        tag == "textarea" || (tag == "input" && TEXT_INPUTS.contains(&input_type.unwrap_or("")));
-    if text_like && props.empty {
+    if text_like(tag, input_type) && props.empty {
         out.push("empty");
     }
     let invalid = aria("aria-invalid").is_some_and(|v| v != "false")
