@@ -295,3 +295,254 @@ async fn an_spa_route_change_is_reported_as_a_navigation() -> Result<()> {
     assert!(after.url.ends_with("?route=products"), "{}", after.url);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hovering_and_keys_reach_the_page_as_a_persons_would() -> Result<()> {
+    let h = Harness::start().await?;
+    let tab = open(&h, "observe/gestures.html").await?;
+    let obs = observe(&tab).await?;
+    assert!(
+        find(&obs.root, "menu-orders").is_none(),
+        "the menu shows before the hover"
+    );
+
+    let hovered = act(
+        &tab,
+        json!({"kind": "hover", "target": target(&obs, "account")?}),
+    )
+    .await?;
+    assert_eq!(hovered["kind"], "done", "{hovered}");
+    let open = observe(&tab).await?;
+    assert_eq!(
+        find(&open.root, "menu-orders")
+            .and_then(|n| n.name.clone())
+            .as_deref(),
+        Some("Orders")
+    );
+    assert!(find(&open.root, "menu-sign-out").unwrap().index.is_some());
+
+    // Tab moves on from the field it is pressed in, Shift+Tab back from where focus is.
+    let tabbed = act(
+        &tab,
+        json!({"kind": "press_key", "key": "Tab", "target": target(&open, "first-field")?}),
+    )
+    .await?;
+    assert_eq!(tabbed["kind"], "done", "{tabbed}");
+    let focus = "return document.activeElement.id;";
+    assert_eq!(tab.page.run_js::<String>(focus).await?, "last-field");
+    let focused = observe(&tab).await?;
+    assert!(find(&focused.root, "last-field")
+        .unwrap()
+        .states
+        .contains(&"focused".to_owned()));
+    let back = act(
+        &tab,
+        json!({"kind": "press_key", "key": "Tab", "modifiers": ["shift"]}),
+    )
+    .await?;
+    assert_eq!(back["kind"], "done", "{back}");
+    assert_eq!(tab.page.run_js::<String>(focus).await?, "first-field");
+
+    let chord = act(
+        &tab,
+        json!({"kind": "press_key", "key": "k", "modifiers": ["control", "shift"],
+               "target": target(&open, "shortcut")?}),
+    )
+    .await?;
+    assert_eq!(chord["kind"], "done", "{chord}");
+    assert_eq!(tab.page.text_of("#keys").await?, "Control+Shift+k (KeyK)");
+
+    // Escape goes to the focused field and bubbles up to the page, which closes the menu.
+    let escaped = act(&tab, json!({"kind": "press_key", "key": "Escape"})).await?;
+    assert_eq!(escaped["kind"], "done", "{escaped}");
+    let closed = observe(&tab).await?;
+    assert!(
+        find(&closed.root, "menu-orders").is_none(),
+        "the menu is still open"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scrolling_moves_the_box_under_the_target_or_brings_the_target_into_view() -> Result<()> {
+    let h = Harness::start().await?;
+    let tab = open(&h, "observe/gestures.html").await?;
+    let obs = observe(&tab).await?;
+    assert!(find(&obs.root, "reply-1").unwrap().index.is_some());
+    let shown = |obs: &Observation, id: &str| find(&obs.root, id).and_then(|n| n.index).is_some();
+    assert!(
+        !shown(&obs, "reply-6"),
+        "a reply scrolled out of its box is shown"
+    );
+
+    // A button in the message box: its box scrolls by its own height, the page stays put.
+    let scrolled = act(
+        &tab,
+        json!({"kind": "scroll", "target": target(&obs, "reply-1")?, "direction": "down", "pages": 1}),
+    )
+    .await?;
+    assert_eq!(scrolled["kind"], "done", "{scrolled}");
+    let at: Value = tab
+        .page
+        .run_js("const b = document.getElementById('messages'); return [b.scrollTop, b.clientHeight, window.scrollY];")
+        .await?;
+    assert_eq!(
+        at,
+        json!([200, 200, 0]),
+        "[box scrollTop, box height, page scrollY]"
+    );
+    let moved = observe(&tab).await?;
+    assert!(!shown(&moved, "reply-1"), "reply 1 is still shown");
+    assert!(shown(&moved, "reply-6"));
+
+    // Back up: the box returns to its top (the target was first centred in it, as for a click).
+    let up = act(
+        &tab,
+        json!({"kind": "scroll", "target": target(&moved, "reply-6")?, "direction": "up", "pages": 1}),
+    )
+    .await?;
+    assert_eq!(up["kind"], "done", "{up}");
+    assert_eq!(
+        tab.page
+            .run_js::<Value>(
+                "return [document.getElementById('messages').scrollTop, window.scrollY];"
+            )
+            .await?,
+        json!([0, 0])
+    );
+
+    // A button below the viewport and no direction: scroll to it.
+    let far = find(&obs.root, "far-button").unwrap();
+    assert!(far.index.is_some() && !far.in_viewport, "{far:?}");
+    let to = act(
+        &tab,
+        json!({"kind": "scroll", "target": target(&obs, "far-button")?}),
+    )
+    .await?;
+    assert_eq!(to["kind"], "done", "{to}");
+    let seen = observe(&tab).await?;
+    assert!(seen.scroll_y > 0.0, "the page did not scroll");
+    assert!(find(&seen.root, "far-button").unwrap().in_viewport);
+
+    // The page by half a viewport (720 px high).
+    let before = seen.scroll_y;
+    let page = act(
+        &tab,
+        json!({"kind": "scroll", "direction": "up", "pages": 0.5}),
+    )
+    .await?;
+    assert_eq!(page["kind"], "done", "{page}");
+    let after = tab.page.run_js::<f64>("return window.scrollY;").await?;
+    assert_eq!(before - after, 360.0);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aria_widgets_and_contenteditable_take_what_a_person_gives_them() -> Result<()> {
+    let h = Harness::start().await?;
+    let tab = open(&h, "observe/controls.html").await?;
+    let obs = observe(&tab).await?;
+
+    // An ARIA combobox: opened, and the option with that name clicked.
+    let chosen = act(
+        &tab,
+        json!({"kind": "select", "target": target(&obs, "city-combo")?, "value": "Faro"}),
+    )
+    .await?;
+    assert_eq!(chosen["kind"], "done", "{chosen}");
+    assert_eq!(tab.page.text_of("#status").await?, "Destination city: Faro");
+    let missing = act(
+        &tab,
+        json!({"kind": "select", "target": target(&obs, "city-combo")?, "value": "Madrid"}),
+    )
+    .await?;
+    assert_eq!(missing["kind"], "value_rejected", "{missing}");
+
+    // The same list by keys, as its own keyboard handler expects: down to the first, Enter.
+    for key in ["ArrowDown", "Enter"] {
+        let pressed = act(
+            &tab,
+            json!({"kind": "press_key", "key": key, "target": target(&obs, "city-combo")?}),
+        )
+        .await?;
+        assert_eq!(pressed["kind"], "done", "{pressed}");
+    }
+    assert_eq!(
+        tab.page
+            .run_js::<Value>("return [document.getElementById('city-combo').value, document.getElementById('opt-lisbon').getAttribute('aria-selected')];")
+            .await?,
+        json!(["Lisbon", "true"])
+    );
+
+    // An ARIA checkbox unticked by a click, as a person would.
+    let unticked = act(
+        &tab,
+        json!({"kind": "check", "target": target(&obs, "aria-checkbox")?, "checked": false}),
+    )
+    .await?;
+    assert_eq!(unticked["kind"], "done", "{unticked}");
+    assert_eq!(
+        tab.page
+            .run_js::<String>(
+                "return document.getElementById('aria-checkbox').getAttribute('aria-checked');"
+            )
+            .await?,
+        "false"
+    );
+
+    // contenteditable: the old text replaced, with the input events an editor listens to.
+    tab.page
+        .run_js::<Value>(
+            "window.__inputs = [];
+             document.getElementById('ce-notes').addEventListener('input', e => window.__inputs.push(e.inputType));
+             return null;",
+        )
+        .await?;
+    let typed = act(
+        &tab,
+        json!({"kind": "type", "target": target(&obs, "ce-notes")?, "text": "Early check-in, please."}),
+    )
+    .await?;
+    assert_eq!(typed["kind"], "done", "{typed}");
+    assert_eq!(
+        tab.page
+            .run_js::<Value>(
+                "return [document.getElementById('ce-notes').textContent, window.__inputs];"
+            )
+            .await?,
+        json!(["Early check-in, please.", ["insertText"]])
+    );
+    let after = observe(&tab).await?;
+    // The editor's text is shown inside it, as a person reads it.
+    let editor = find(&after.root, "ce-notes").unwrap();
+    let shown: Vec<_> = editor
+        .children
+        .iter()
+        .filter_map(|c| c.text.as_deref())
+        .collect();
+    assert_eq!(shown, ["Early check-in, please."], "{editor:?}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_never_settles_is_reported_not_waited_on() -> Result<()> {
+    let h = Harness::start().await?;
+    let tab = open(&h, "observe/gestures.html").await?;
+    let obs = observe(&tab).await?;
+    let outcome = act(
+        &tab,
+        json!({"kind": "click", "target": target(&obs, "live-start")?}),
+    )
+    .await?;
+    assert_eq!(outcome["kind"], "never_settled", "{outcome}");
+    let waited = outcome["waited_ms"].as_u64().unwrap();
+    assert!((3_000..10_000).contains(&waited), "{outcome}");
+    // The click itself happened: the ticker runs.
+    tab.page
+        .wait_for(
+            "Number(document.getElementById('price').textContent) > 100",
+            WAIT,
+        )
+        .await?;
+    Ok(())
+}

@@ -554,3 +554,37 @@ async fn a_cross_origin_frame_is_stitched_in_and_its_form_filled_and_sent() -> R
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn back_forward_and_wait_are_reported_with_where_the_tab_is() -> Result<()> {
+    let h = Harness::start().await?;
+    let cli = Cli::for_harness(&h).await?;
+    let (_page, tab, url) = open(&h, &cli, "link/buttons.html").await?;
+    let landing = h.fixture_url("link/landing.html?via=typed");
+    let response = cli
+        .act(tab, &json!({"kind": "navigate", "url": landing}))
+        .await?;
+    assert_eq!(outcome_of(&response)["url"], landing.as_str(), "{response}");
+
+    let response = cli.act(tab, &json!({"kind": "back"})).await?;
+    let outcome = outcome_of(&response);
+    assert_eq!(outcome["kind"], "navigated", "{response}");
+    assert_eq!(outcome["url"], url.as_str(), "{response}");
+    let there = cli.observe(tab).await?;
+    assert!(there.text.contains("Not changed yet"), "{}", there.text);
+
+    let response = cli.act(tab, &json!({"kind": "forward"})).await?;
+    let outcome = outcome_of(&response);
+    assert_eq!(outcome["kind"], "navigated", "{response}");
+    assert_eq!(outcome["url"], landing.as_str(), "{response}");
+    let there = cli.observe(tab).await?;
+    assert!(there.text.contains("via typed"), "{}", there.text);
+
+    let response = cli.act(tab, &json!({"kind": "wait", "ms": 300})).await?;
+    assert_eq!(outcome_of(&response)["kind"], "done", "{response}");
+    assert!(
+        response["elapsed_ms"].as_u64().unwrap() >= 300,
+        "{response}"
+    );
+    Ok(())
+}

@@ -90,12 +90,17 @@ pub enum Action {
     Hover {
         target: Target,
     },
-    /// Scrolls the page, or the given element's scroll container; `to_target` scrolls it into view.
+    /// Scrolls the page, or with a target the box that scrolls it (the target itself or its
+    /// nearest scrolling ancestor, else the page), as a person scrolls with the pointer over it.
+    /// With a target and no direction the target is brought into view: a person cannot scroll
+    /// "to" an element, but the model can name one it has seen off screen.
     Scroll {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         target: Option<Target>,
-        direction: ScrollDirection,
-        /// In pages (viewport heights); fractions allowed.
+        /// `None` with a target: into view; `None` without one means down.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        direction: Option<ScrollDirection>,
+        /// In pages (the scrolled box's own height or width); fractions allowed.
         #[serde(default = "one")]
         pages: f64,
     },
@@ -219,7 +224,7 @@ mod tests {
             },
             Action::Scroll {
                 target: None,
-                direction: ScrollDirection::Down,
+                direction: Some(ScrollDirection::Down),
                 pages: 1.0,
             },
             Action::PressKey {

@@ -71,7 +71,7 @@ pub async fn perform(
             direction,
             pages,
         } => {
-            scroll_page(&win, *direction, *pages);
+            scroll_page(&win, direction.unwrap_or(ScrollDirection::Down), *pages);
             Ok(())
         }
         Action::PressKey {
@@ -390,6 +390,62 @@ fn scroll_delta(direction: ScrollDirection, pages: f64, (w, h): (f64, f64)) -> (
     }
 }
 
+/// The box a wheel over `el` would scroll in `direction`: `el` or its nearest ancestor that
+/// scrolls that way and has room to, across shadow roots and out of same-origin frames (whose
+/// documents scroll too); `None` means the top page.
+fn scroller_of(win: &Window, el: &Element, direction: ScrollDirection) -> Option<Element> {
+    let vertical = matches!(direction, ScrollDirection::Up | ScrollDirection::Down);
+    let forward = matches!(direction, ScrollDirection::Down | ScrollDirection::Right);
+    let top = win.document().and_then(|d| d.scrolling_element());
+    let mut at = Some(el.clone());
+    while let Some(box_) = at {
+        if Some(&box_) == top.as_ref() {
+            return None;
+        }
+        let doc = box_.owner_document();
+        let frame_root = doc.as_ref().and_then(|d| d.scrolling_element()).as_ref() == Some(&box_);
+        let overflow = win
+            .get_computed_style(&box_)
+            .ok()
+            .flatten()
+            .and_then(|s| {
+                s.get_property_value(if vertical { "overflow-y" } else { "overflow-x" })
+                    .ok()
+            })
+            .unwrap_or_default();
+        // A frame's document scrolls at its root unless the root's overflow says it may not.
+        let scrolls = matches!(overflow.as_str(), "auto" | "scroll" | "overlay")
+            || (frame_root && overflow == "visible");
+        let (pos, room) = if vertical {
+            (
+                f64::from(box_.scroll_top()),
+                f64::from(box_.scroll_height() - box_.client_height()),
+            )
+        } else {
+            (
+                f64::from(box_.scroll_left()),
+                f64::from(box_.scroll_width() - box_.client_width()),
+            )
+        };
+        let can_move = if forward { pos < room - 1.0 } else { pos > 0.0 };
+        if scrolls && can_move {
+            return Some(box_);
+        }
+        at = if frame_root {
+            doc.and_then(|d| d.default_view())
+                .and_then(|w| w.frame_element().ok().flatten())
+        } else {
+            box_.parent_element().or_else(|| {
+                box_.get_root_node()
+                    .dyn_into::<web_sys::ShadowRoot>()
+                    .ok()
+                    .map(|s| s.host())
+            })
+        };
+    }
+    None
+}
+
 async fn act_on(
     win: &Window,
     doc: &Document,
@@ -436,12 +492,26 @@ async fn act_on(
             ..
         } => type_text(doc, el, text, *submit, *clear),
         Action::Select { value, .. } => select(win, doc, el, value).await,
+        // `locate` has brought the target into view already: that is all "scroll to" asks.
         Action::Scroll {
-            direction, pages, ..
+            direction: None, ..
+        } => Ok(()),
+        Action::Scroll {
+            direction: Some(direction),
+            pages,
+            ..
         } => {
-            let size = (f64::from(el.client_width()), f64::from(el.client_height()));
-            let (dx, dy) = scroll_delta(*direction, *pages, size);
-            el.scroll_by_with_x_and_y(dx, dy);
+            match scroller_of(win, el, *direction) {
+                Some(scroller) => {
+                    let size = (
+                        f64::from(scroller.client_width()),
+                        f64::from(scroller.client_height()),
+                    );
+                    let (dx, dy) = scroll_delta(*direction, *pages, size);
+                    scroller.scroll_by_with_x_and_y(dx, dy);
+                }
+                None => scroll_page(win, *direction, *pages),
+            }
             Ok(())
         }
         Action::PressKey { key, modifiers, .. } => {

@@ -71,7 +71,7 @@ Reply with one JSON object and nothing else:
 
 Actions and their fields:
 click {index} | type {index, text, submit} | select {index, value} | check {index, checked} | hover {index}
-scroll {direction: up|down|left|right, pages, index?} | press_key {key, modifiers?} | navigate {url}
+scroll {direction: up|down|left|right, pages, index?} (an index and no direction: scroll to that element) | press_key {key, modifiers?} | navigate {url}
 back | forward | wait {ms} | done {answer, success} | ask_user {question}
 
 Example: {\"thought\": \"The search box is [3].\", \"action\": \"type\", \"index\": 3, \"text\": \"wool socks\", \"submit\": true}";

@@ -195,7 +195,12 @@ fn recall(action: &Action, obs: &Observation) -> String {
         }
         Action::Select { value, .. } => s.push_str(&format!(" {value:?}")),
         Action::Navigate { url } => s.push_str(&format!(" {url}")),
-        Action::Scroll { direction, .. } => s.push_str(&format!(" {direction:?}").to_lowercase()),
+        Action::Scroll {
+            direction: Some(d), ..
+        } => s.push_str(&format!(" {d:?}").to_lowercase()),
+        Action::Scroll {
+            direction: None, ..
+        } => s.push_str(" into view"),
         Action::PressKey { key, .. } => s.push_str(&format!(" {key}")),
         _ => {}
     }

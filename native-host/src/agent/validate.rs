@@ -152,20 +152,22 @@ pub fn validate(reply: &ModelReply, obs: &Observation) -> Result<Action, Invalid
             }
         }
         "scroll" => {
-            let direction = match reply.direction.as_deref().unwrap_or("down") {
-                "up" => ScrollDirection::Up,
-                "down" => ScrollDirection::Down,
-                "left" => ScrollDirection::Left,
-                "right" => ScrollDirection::Right,
-                other => {
+            let target = match reply.index {
+                Some(i) => Some(target(obs, Some(i), verb)?.0),
+                None => None,
+            };
+            // No direction: bring the element into view, or, with no element, scroll down.
+            let direction = match reply.direction.as_deref() {
+                None if target.is_some() => None,
+                None | Some("down") => Some(ScrollDirection::Down),
+                Some("up") => Some(ScrollDirection::Up),
+                Some("left") => Some(ScrollDirection::Left),
+                Some("right") => Some(ScrollDirection::Right),
+                Some(other) => {
                     return Err(Invalid(format!(
                         "\"{other}\" is not a direction; use up, down, left or right"
                     )))
                 }
-            };
-            let target = match reply.index {
-                Some(i) => Some(target(obs, Some(i), verb)?.0),
-                None => None,
             };
             Action::Scroll {
                 target,
@@ -294,7 +296,35 @@ mod tests {
         ));
         assert!(matches!(
             validate(&reply(r#"{"action":"scroll","direction":"up","pages":50}"#), &obs),
-            Ok(Action::Scroll { target: None, direction: ScrollDirection::Up, pages }) if pages == 10.0
+            Ok(Action::Scroll { target: None, direction: Some(ScrollDirection::Up), pages }) if pages == 10.0
+        ));
+        assert!(matches!(
+            validate(&reply(r#"{"action":"scroll"}"#), &obs),
+            Ok(Action::Scroll {
+                target: None,
+                direction: Some(ScrollDirection::Down),
+                ..
+            })
+        ));
+        // An element and no direction: scroll to it.
+        assert!(matches!(
+            validate(&reply(r#"{"action":"scroll","index":4}"#), &obs),
+            Ok(Action::Scroll {
+                target: Some(_),
+                direction: None,
+                ..
+            })
+        ));
+        assert!(matches!(
+            validate(
+                &reply(r#"{"action":"scroll","index":4,"direction":"down"}"#),
+                &obs
+            ),
+            Ok(Action::Scroll {
+                target: Some(_),
+                direction: Some(ScrollDirection::Down),
+                ..
+            })
         ));
         match validate(&reply(r#"{"action":"navigate","url":"/cart"}"#), &obs).unwrap() {
             Action::Navigate { url } => assert_eq!(url, "https://shop.example/cart"),

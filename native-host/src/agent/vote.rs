@@ -230,12 +230,12 @@ mod tests {
         assert_ne!(
             ballot(&Action::Scroll {
                 target: None,
-                direction: itinero_shared::ScrollDirection::Down,
+                direction: Some(itinero_shared::ScrollDirection::Down),
                 pages: 1.0
             }),
             ballot(&Action::Scroll {
                 target: None,
-                direction: itinero_shared::ScrollDirection::Up,
+                direction: Some(itinero_shared::ScrollDirection::Up),
                 pages: 1.0
             })
         );

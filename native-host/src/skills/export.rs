@@ -292,6 +292,9 @@ fn step_body(step: &SkillStep) -> String {
         }
         Action::Hover { .. } => body.push_str("await el.hover();\n"),
         Action::Scroll {
+            direction: None, ..
+        } => body.push_str("await el.scrollIntoViewIfNeeded();\n"),
+        Action::Scroll {
             target,
             direction,
             pages,
@@ -299,7 +302,7 @@ fn step_body(step: &SkillStep) -> String {
             if target.is_some() {
                 body.push_str("await el.hover();\n");
             }
-            let (dx, dy) = match direction {
+            let (dx, dy) = match direction.unwrap_or(ScrollDirection::Down) {
                 ScrollDirection::Up => (0.0, -pages),
                 ScrollDirection::Down => (0.0, *pages),
                 ScrollDirection::Left => (-pages, 0.0),
@@ -693,7 +696,7 @@ Goal: Search for {query} and add them to the cart
             }),
             step(Action::Scroll {
                 target: None,
-                direction: ScrollDirection::Down,
+                direction: Some(ScrollDirection::Down),
                 pages: 0.5,
             }),
             step(Action::Back),

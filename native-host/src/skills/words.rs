@@ -2,7 +2,7 @@
 //! meant something in the observation the step was decided on, so the words name the element
 //! the way a person would find it again (its role and accessible name).
 
-use itinero_shared::action::{Action, Fingerprint, Modifier};
+use itinero_shared::action::{Action, Fingerprint, Modifier, ScrollDirection};
 
 /// The element as a person would look for it: `button "Add to cart"`, `searchbox "Search"`.
 pub fn element(fp: &Fingerprint) -> String {
@@ -72,11 +72,16 @@ pub fn action(action: &Action) -> String {
         ),
         Action::Hover { target } => format!("hover over {}", element(&target.fingerprint)),
         Action::Scroll {
+            target: Some(t),
+            direction: None,
+            ..
+        } => format!("scroll to {}", element(&t.fingerprint)),
+        Action::Scroll {
             target,
             direction,
             pages,
         } => {
-            let dir = format!("{direction:?}").to_lowercase();
+            let dir = format!("{:?}", direction.unwrap_or(ScrollDirection::Down)).to_lowercase();
             let amount = if (*pages - 1.0).abs() < f64::EPSILON {
                 "a page".to_owned()
             } else {
@@ -116,7 +121,7 @@ pub fn action(action: &Action) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use itinero_shared::action::{ScrollDirection, Target};
+    use itinero_shared::action::Target;
 
     fn target(fp: Fingerprint) -> Target {
         Target {
@@ -197,10 +202,25 @@ mod tests {
         assert_eq!(
             action(&Action::Scroll {
                 target: None,
-                direction: ScrollDirection::Down,
+                direction: Some(ScrollDirection::Down),
                 pages: 1.0
             }),
             "scroll down a page"
+        );
+        assert_eq!(
+            action(&Action::Scroll {
+                target: Some(Target {
+                    index: 3,
+                    fingerprint: Fingerprint {
+                        tag: "button".into(),
+                        name: Some("Load more".into()),
+                        ..Default::default()
+                    }
+                }),
+                direction: None,
+                pages: 1.0
+            }),
+            "scroll to button \"Load more\""
         );
         assert_eq!(
             action(&Action::Navigate {
