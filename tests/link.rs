@@ -566,19 +566,17 @@ async fn back_forward_and_wait_are_reported_with_where_the_tab_is() -> Result<()
         .await?;
     assert_eq!(outcome_of(&response)["url"], landing.as_str(), "{response}");
 
-    let response = cli.act(tab, &json!({"kind": "back"})).await?;
-    let outcome = outcome_of(&response);
-    assert_eq!(outcome["kind"], "navigated", "{response}");
-    assert_eq!(outcome["url"], url.as_str(), "{response}");
-    let there = cli.observe(tab).await?;
-    assert!(there.text.contains("Not changed yet"), "{}", there.text);
-
-    let response = cli.act(tab, &json!({"kind": "forward"})).await?;
-    let outcome = outcome_of(&response);
-    assert_eq!(outcome["kind"], "navigated", "{response}");
-    assert_eq!(outcome["url"], landing.as_str(), "{response}");
-    let there = cli.observe(tab).await?;
-    assert!(there.text.contains("via typed"), "{}", there.text);
+    for (kind, to, shown) in [
+        ("back", &url, "Not changed yet"),
+        ("forward", &landing, "via typed"),
+    ] {
+        let response = cli.act(tab, &json!({ "kind": kind })).await?;
+        let outcome = outcome_of(&response);
+        assert_eq!(outcome["kind"], "navigated", "{response}");
+        assert_eq!(outcome["url"], to.as_str(), "{response}");
+        let there = cli.observe(tab).await?;
+        assert!(there.text.contains(shown), "{kind}: {}", there.text);
+    }
 
     let response = cli.act(tab, &json!({"kind": "wait", "ms": 300})).await?;
     assert_eq!(outcome_of(&response)["kind"], "done", "{response}");

@@ -171,6 +171,18 @@ impl Action {
         a
     }
 
+    /// Which way a scroll moves: its direction, or down where it names neither a direction nor
+    /// a target; `None` for a scroll that only brings its target into view, and other actions.
+    pub fn scroll_direction(&self) -> Option<ScrollDirection> {
+        match self {
+            Action::Scroll {
+                direction: Some(d), ..
+            } => Some(*d),
+            Action::Scroll { target: None, .. } => Some(ScrollDirection::Down),
+            _ => None,
+        }
+    }
+
     /// The action's name on the wire (`click`, `press_key`, …), as the model writes it.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -194,6 +206,27 @@ impl Action {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scroll_moves_its_way_down_by_default_and_to_its_target_without_a_direction() {
+        let scroll = |json: &str| {
+            serde_json::from_str::<Action>(json)
+                .unwrap()
+                .scroll_direction()
+        };
+        let target = r#""target":{"index":1,"fingerprint":{"tag":"a"}}"#;
+        assert_eq!(scroll(r#"{"kind":"scroll"}"#), Some(ScrollDirection::Down));
+        assert_eq!(
+            scroll(r#"{"kind":"scroll","direction":"left"}"#),
+            Some(ScrollDirection::Left)
+        );
+        assert_eq!(
+            scroll(&format!(r#"{{"kind":"scroll",{target},"direction":"up"}}"#)),
+            Some(ScrollDirection::Up)
+        );
+        assert_eq!(scroll(&format!(r#"{{"kind":"scroll",{target}}}"#)), None);
+        assert_eq!(scroll(r#"{"kind":"back"}"#), None);
+    }
 
     #[test]
     fn kind_is_the_wire_tag() {

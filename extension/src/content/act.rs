@@ -68,10 +68,12 @@ pub async fn perform(
         }
         Action::Scroll {
             target: None,
-            direction,
             pages,
+            ..
         } => {
-            scroll_page(&win, direction.unwrap_or(ScrollDirection::Down), *pages);
+            if let Some(direction) = action.scroll_direction() {
+                scroll_page(&win, direction, *pages);
+            }
             Ok(())
         }
         Action::PressKey {
@@ -492,25 +494,20 @@ async fn act_on(
             ..
         } => type_text(doc, el, text, *submit, *clear),
         Action::Select { value, .. } => select(win, doc, el, value).await,
-        // `locate` has brought the target into view already: that is all "scroll to" asks.
-        Action::Scroll {
-            direction: None, ..
-        } => Ok(()),
-        Action::Scroll {
-            direction: Some(direction),
-            pages,
-            ..
-        } => {
-            match scroller_of(win, el, *direction) {
-                Some(scroller) => {
-                    let size = (
-                        f64::from(scroller.client_width()),
-                        f64::from(scroller.client_height()),
-                    );
-                    let (dx, dy) = scroll_delta(*direction, *pages, size);
-                    scroller.scroll_by_with_x_and_y(dx, dy);
+        // No direction: `locate` has brought the target into view, all "scroll to" asks.
+        Action::Scroll { pages, .. } => {
+            if let Some(direction) = action.scroll_direction() {
+                match scroller_of(win, el, direction) {
+                    Some(scroller) => {
+                        let size = (
+                            f64::from(scroller.client_width()),
+                            f64::from(scroller.client_height()),
+                        );
+                        let (dx, dy) = scroll_delta(direction, *pages, size);
+                        scroller.scroll_by_with_x_and_y(dx, dy);
+                    }
+                    None => scroll_page(win, direction, *pages),
                 }
-                None => scroll_page(win, *direction, *pages),
             }
             Ok(())
         }

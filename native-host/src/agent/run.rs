@@ -195,12 +195,10 @@ fn recall(action: &Action, obs: &Observation) -> String {
         }
         Action::Select { value, .. } => s.push_str(&format!(" {value:?}")),
         Action::Navigate { url } => s.push_str(&format!(" {url}")),
-        Action::Scroll {
-            direction: Some(d), ..
-        } => s.push_str(&format!(" {d:?}").to_lowercase()),
-        Action::Scroll {
-            direction: None, ..
-        } => s.push_str(" into view"),
+        Action::Scroll { .. } => match action.scroll_direction() {
+            Some(d) => s.push_str(&format!(" {d:?}").to_lowercase()),
+            None => s.push_str(" into view"),
+        },
         Action::PressKey { key, .. } => s.push_str(&format!(" {key}")),
         _ => {}
     }

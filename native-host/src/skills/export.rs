@@ -291,29 +291,26 @@ fn step_body(step: &SkillStep) -> String {
             });
         }
         Action::Hover { .. } => body.push_str("await el.hover();\n"),
-        Action::Scroll {
-            direction: None, ..
-        } => body.push_str("await el.scrollIntoViewIfNeeded();\n"),
-        Action::Scroll {
-            target,
-            direction,
-            pages,
-        } => {
-            if target.is_some() {
-                body.push_str("await el.hover();\n");
+        Action::Scroll { target, pages, .. } => match step.action.scroll_direction() {
+            // Only a scroll with a target has no direction: it brings the target into view.
+            None => body.push_str("await el.scrollIntoViewIfNeeded();\n"),
+            Some(direction) => {
+                if target.is_some() {
+                    body.push_str("await el.hover();\n");
+                }
+                let (dx, dy) = match direction {
+                    ScrollDirection::Up => (0.0, -pages),
+                    ScrollDirection::Down => (0.0, *pages),
+                    ScrollDirection::Left => (-pages, 0.0),
+                    ScrollDirection::Right => (*pages, 0.0),
+                };
+                let _ = writeln!(
+                    body,
+                    "{{ const v = page.viewportSize() || {{ width: 1280, height: 720 }};\n  \
+                     await page.mouse.wheel({dx} * v.width, {dy} * v.height); }}"
+                );
             }
-            let (dx, dy) = match direction.unwrap_or(ScrollDirection::Down) {
-                ScrollDirection::Up => (0.0, -pages),
-                ScrollDirection::Down => (0.0, *pages),
-                ScrollDirection::Left => (-pages, 0.0),
-                ScrollDirection::Right => (*pages, 0.0),
-            };
-            let _ = writeln!(
-                body,
-                "{{ const v = page.viewportSize() || {{ width: 1280, height: 720 }};\n  \
-                 await page.mouse.wheel({dx} * v.width, {dy} * v.height); }}"
-            );
-        }
+        },
         Action::PressKey {
             key,
             modifiers,

@@ -2,7 +2,7 @@
 //! meant something in the observation the step was decided on, so the words name the element
 //! the way a person would find it again (its role and accessible name).
 
-use itinero_shared::action::{Action, Fingerprint, Modifier, ScrollDirection};
+use itinero_shared::action::{Action, Fingerprint, Modifier};
 
 /// The element as a person would look for it: `button "Add to cart"`, `searchbox "Search"`.
 pub fn element(fp: &Fingerprint) -> String {
@@ -71,17 +71,14 @@ pub fn action(action: &Action) -> String {
             element(&target.fingerprint)
         ),
         Action::Hover { target } => format!("hover over {}", element(&target.fingerprint)),
-        Action::Scroll {
-            target: Some(t),
-            direction: None,
-            ..
-        } => format!("scroll to {}", element(&t.fingerprint)),
-        Action::Scroll {
-            target,
-            direction,
-            pages,
-        } => {
-            let dir = format!("{:?}", direction.unwrap_or(ScrollDirection::Down)).to_lowercase();
+        Action::Scroll { target, pages, .. } => {
+            let Some(direction) = action.scroll_direction() else {
+                let t = target
+                    .as_ref()
+                    .expect("a scroll without a direction has a target");
+                return format!("scroll to {}", element(&t.fingerprint));
+            };
+            let dir = format!("{direction:?}").to_lowercase();
             let amount = if (*pages - 1.0).abs() < f64::EPSILON {
                 "a page".to_owned()
             } else {
@@ -121,7 +118,7 @@ pub fn action(action: &Action) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use itinero_shared::action::Target;
+    use itinero_shared::action::{ScrollDirection, Target};
 
     fn target(fp: Fingerprint) -> Target {
         Target {
