@@ -524,6 +524,38 @@ async fn aria_widgets_and_contenteditable_take_what_a_person_gives_them() -> Res
     Ok(())
 }
 
+/// The name an action checks its target by, and the option it picks, are the names the
+/// observation gave: what a person reads, not the icon words and hidden text behind them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controls_named_by_what_a_person_reads_are_acted_on_by_that_name() -> Result<()> {
+    let h = Harness::start().await?;
+    let tab = open(&h, "observe/names.html").await?;
+    let obs = observe(&tab).await?;
+
+    let chosen = act(
+        &tab,
+        json!({"kind": "select", "target": target(&obs, "city")?, "value": "Lyon"}),
+    )
+    .await?;
+    assert_eq!(chosen["kind"], "done", "{chosen}");
+    assert_eq!(tab.page.text_of("#chosen").await?, "Chose option-lyon");
+
+    // Before it clicks, the content script checks the target still has the name it was seen by.
+    let clicked = act(
+        &tab,
+        json!({"kind": "click", "target": target(&obs, "card")?}),
+    )
+    .await?;
+    assert_eq!(clicked["kind"], "navigated", "{clicked}");
+    assert!(
+        clicked["url"]
+            .as_str()
+            .is_some_and(|u| u.ends_with("/observe/plain-target.html")),
+        "{clicked}"
+    );
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_that_never_settles_is_reported_not_waited_on() -> Result<()> {
     let h = Harness::start().await?;

@@ -275,6 +275,13 @@ async fn controls_have_their_names_and_states() -> Result<()> {
     assert_fixture("observe/controls.html").await.map(drop)
 }
 
+/// Icon words and glyphs marked `aria-hidden`, CSS-hidden spinners and tooltips, and blocks
+/// written with no space between them name a control as a person reads it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_are_what_a_person_reads_not_the_markup_behind_them() -> Result<()> {
+    assert_fixture("observe/names.html").await.map(drop)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_and_closed_shadow_roots_are_walked() -> Result<()> {
     assert_fixture("observe/shadow.html").await.map(drop)

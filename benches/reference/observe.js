@@ -733,13 +733,59 @@
     return parts.join(' ');
   }
 
+  // Name from content as a person reads it (read.js `contentText`): rendered text only, blocks
+  // as words of their own, aria-hidden text left out unless it is all there is.
+  const SILENT = new Set(['script', 'style', 'noscript', 'template']);
+  const BLOCKS = new Set([
+    'address', 'article', 'aside', 'blockquote', 'br', 'caption', 'dd', 'details', 'dialog', 'div',
+    'dl', 'dt', 'fieldset', 'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5',
+    'h6', 'header', 'hr', 'legend', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'summary',
+    'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul',
+  ]);
+
+  function contentInto(parent, muted, out) {
+    for (let c = parent.firstChild; c !== null; c = c.nextSibling) {
+      const t = c.nodeType;
+      if (t === TEXT_NODE) {
+        out.shown += c.data;
+        if (!muted) out.spoken += c.data;
+      } else if (t === 1) {
+        const tag = c.localName;
+        if (SILENT.has(tag) || !c.checkVisibility(VISIBILITY_OPTIONS)) continue;
+        const quiet = muted || c.getAttribute('aria-hidden') === 'true';
+        const gap = BLOCKS.has(tag) || tag === 'svg' ? ' ' : '';
+        out.shown += gap;
+        if (!quiet) out.spoken += gap;
+        if (tag === 'svg') {
+          for (const k of c.children) {
+            if (k.localName !== 'title') continue;
+            out.shown += k.textContent;
+            if (!quiet) out.spoken += k.textContent;
+            break;
+          }
+        } else if (c.hasChildNodes()) {
+          contentInto(c, quiet, out);
+        }
+        out.shown += gap;
+        if (!quiet) out.spoken += gap;
+      }
+    }
+  }
+
+  function contentText(el) {
+    if (el.childElementCount === 0) return el.textContent;
+    const out = { shown: '', spoken: '' };
+    contentInto(el, false, out);
+    return NON_WS.test(out.spoken) ? out.spoken : out.shown;
+  }
+
   function labelText(el) {
     const list = el.labels;
     if (list === null || typeof list !== 'object') return null;
     const parts = [];
     for (let i = 0; i < list.length; i++) {
       const l = list.item(i);
-      const text = l === null ? null : l.textContent;
+      const text = l === null ? null : contentText(l);
       if (text !== null) {
         const t = cleanText(text, NAME_MAX);
         if (t !== '') parts.push(t);
@@ -775,7 +821,7 @@
       t = nonEmpty(attr(el, 'alt'));
       return t !== null ? t : nonEmpty(attr(el, 'title'));
     }
-    t = nonEmpty(el.textContent);
+    t = nonEmpty(contentText(el));
     if (t !== null) return t;
     const img = el.querySelector('img[alt]');
     if (img !== null) {

@@ -649,7 +649,7 @@ async fn select(win: &Window, doc: &Document, el: &Element, value: &str) -> Resu
                 .filter_map(|i| list.item(i))
                 .filter_map(|n| n.dyn_into::<Element>().ok())
                 .find(|o| {
-                    clean_text(&o.text_content().unwrap_or_default(), 80).to_lowercase() == wanted
+                    clean_text(&super::dom::content_text(o), 80).to_lowercase() == wanted
                         || o.get_attribute("data-value")
                             .is_some_and(|v| v.to_lowercase() == wanted)
                 })

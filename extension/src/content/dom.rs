@@ -56,6 +56,9 @@ extern "C" {
     fn end_walk_js();
     #[wasm_bindgen(js_name = readAttributes)]
     fn read_attributes_js(el: &Element) -> String;
+    /// The text a person reads in an element (its name from content); see read.js.
+    #[wasm_bindgen(js_name = contentText)]
+    pub fn content_text(el: &Element) -> String;
     #[wasm_bindgen(js_name = readCandidate)]
     #[allow(clippy::too_many_arguments)]
     fn read_candidate_js(

@@ -711,11 +711,73 @@ function nulJoined(list, textOf) {
   return s;
 }
 
-/** The text content of a control's labels (`nulJoined`); null where it has no list of labels. */
+/** The text a person reads in each of a control's labels (`nulJoined`); null where it has no list of labels. */
 function labelTexts(el) {
   const list = el.labels;
   if (list === null || typeof list !== 'object') return null;
-  return nulJoined(list, (l) => l.textContent);
+  return nulJoined(list, contentText);
+}
+
+// Name from content, as a person reads it (accname's step F, as far as markup and rendering
+// tell it). `textContent` would also give the text of what is not rendered (a spinner's
+// "Saving…", a tooltip shown on hover), the words of an icon font's ligatures (`aria-hidden`
+// "shopping_cart" beside "Cart") and blocks run together where the markup has no whitespace
+// between them, as JSX writes it ("Wool socks$12.00").
+const SILENT = new Set(['script', 'style', 'noscript', 'template']);
+// Elements a browser lays out as blocks (or breaks): their text is a word of its own.
+const BLOCKS = new Set([
+  'address', 'article', 'aside', 'blockquote', 'br', 'caption', 'dd', 'details', 'dialog', 'div',
+  'dl', 'dt', 'fieldset', 'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5',
+  'h6', 'header', 'hr', 'legend', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'summary',
+  'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul',
+]);
+// What `contentInto` gathers: all the rendered text, and that text less what is aria-hidden.
+let shownText = '';
+let spokenText = '';
+
+function contentInto(parent, muted) {
+  for (let c = parent.firstChild; c !== null; c = c.nextSibling) {
+    const t = c.nodeType;
+    if (t === 3) {
+      shownText += c.data;
+      if (!muted) spokenText += c.data;
+    } else if (t === 1) {
+      const tag = c.localName;
+      if (SILENT.has(tag) || !c.checkVisibility(VISIBILITY)) continue;
+      const quiet = muted || c.getAttribute('aria-hidden') === 'true';
+      const gap = BLOCKS.has(tag) || tag === 'svg' ? ' ' : '';
+      shownText += gap;
+      if (!quiet) spokenText += gap;
+      if (tag === 'svg') {
+        // Its text is drawing; its name is its own `<title>`.
+        for (const k of c.children) {
+          if (k.localName !== 'title') continue;
+          shownText += k.textContent;
+          if (!quiet) spokenText += k.textContent;
+          break;
+        }
+      } else if (c.hasChildNodes()) {
+        contentInto(c, quiet);
+      }
+      shownText += gap;
+      if (!quiet) spokenText += gap;
+    }
+  }
+}
+
+/**
+ * The text a person reads in `el`: its rendered text, less what is marked `aria-hidden`
+ * unless that is all there is (a lone "×" is what a person reads on its button).
+ */
+export function contentText(el) {
+  if (el.childElementCount === 0) return el.textContent;
+  shownText = '';
+  spokenText = '';
+  contentInto(el, false);
+  const s = NON_BLANK.test(spokenText) ? spokenText : shownText;
+  shownText = '';
+  spokenText = '';
+  return s;
 }
 
 /** The text of a select's chosen options (`nulJoined`). */
@@ -756,7 +818,7 @@ export function readIndexed(node, d, i, win, control, active, want) {
   o[3] = el === active ? 1 : 0;
   o[4] = (want & WANT_CHECKED) !== 0 && el.checked === true ? 1 : 0;
   o[5] = (want & WANT_SELECTED) !== 0 && el.selected === true ? 1 : 0;
-  const content = (want & WANT_CONTENT) !== 0 ? el.textContent : null;
+  const content = (want & WANT_CONTENT) !== 0 ? contentText(el) : null;
   const href = (want & WANT_HREF) !== 0 ? el.href : null;
   const value = (want & (WANT_VALUE | WANT_EMPTY)) !== 0 ? el.value : null;
   o[6] = (want & WANT_EMPTY) !== 0 && value === '' ? 1 : 0;

@@ -190,7 +190,9 @@ fn label_text(el: &Element) -> Option<String> {
     // Not `dyn_ref`: a same-origin frame's NodeList is another realm's, and fails `instanceof`.
     let labels = get(el, "labels").filter(|l| l.is_object())?;
     let list: &web_sys::NodeList = labels.unchecked_ref();
-    let texts = (0..list.length()).filter_map(|i| list.item(i).and_then(|l| l.text_content()));
+    let texts = (0..list.length())
+        .filter_map(|i| list.item(i))
+        .map(|l| super::dom::content_text(l.unchecked_ref()));
     joined_labels(texts)
 }
 
@@ -312,7 +314,7 @@ pub fn accessible_name(
     // Name from content: visible text, else the alt text of images inside (a logo link).
     let text = match asked(want::CONTENT) {
         Some(r) => non_empty(r.content.as_deref()),
-        None => non_empty(el.text_content().as_deref()),
+        None => non_empty(Some(&super::dom::content_text(el))),
     };
     if text.is_some() {
         return text;
