@@ -1133,7 +1133,7 @@
     // Past the budget, text under a box wholly off screen is not even read, nor ever under one out of reach.
     if (ctx.far || (this.treeTextBytes >= TREE_TEXT_MAX && ctx.outside)) return;
     const raw = node.textContent || '';
-    if (!NON_WS.test(raw) || this.covered) return;
+    if (!NON_WS.test(raw) || this.covered || ctx.muted) return;
     const parent = node.parentElement;
     if (parent === null) return;
     // Texts of the walked element share its facts; a slotted text's parent is elsewhere.
@@ -1222,6 +1222,8 @@
       state: ctx.state,
       inert: ctx.inert,
       parentPointer: ctx.parentPointer,
+      within: ctx.within,
+      muted: ctx.muted,
       path,
       framePath: ctx.framePath,
       paint: ctx.paint,
@@ -1437,6 +1439,9 @@
       state: ctx.state,
       inert,
       parentPointer: pointer,
+      // observe.rs `Ctx::within` and `Ctx::muted`.
+      within: ctx.within || interactive,
+      muted: ctx.muted || (ctx.within && attr(el, 'aria-hidden') === 'true'),
       path,
       framePath: ctx.framePath,
       paint: entry,
@@ -1586,6 +1591,8 @@
       state: { covers: [], escaped: false },
       inert: ctx.inert,
       parentPointer: false,
+      within: ctx.within,
+      muted: ctx.muted,
       path: ctx.path + '/frame',
       framePath: ctx.framePath,
       paint: ctx.paint,
@@ -1619,6 +1626,8 @@
       state: { covers: [], escaped: false },
       inert: false,
       parentPointer: false,
+      within: false,
+      muted: false,
       path: '',
       framePath: [],
       paint: null,

@@ -287,6 +287,12 @@ struct Ctx {
     inert: bool,
     /// Parent has a pointer cursor: children inherit it without being click targets themselves.
     parent_pointer: bool,
+    /// Inside an indexed element, whose name says what a person reads in it.
+    within: bool,
+    /// Within an indexed element and under an `aria-hidden` one: its text (an icon font's
+    /// word, a glyph beside its screen-reader word) is left out, as it is of the name
+    /// (read.js `contentText`), rather than shown as loose words beside the next element.
+    muted: bool,
     /// An ancestor's box lies wholly outside the viewport: no style is read below it.
     outside: bool,
     /// An ancestor's box lies wholly out of reach: no text is read below it.
@@ -515,6 +521,8 @@ impl Observer {
                 depth: 0,
                 inert: false,
                 parent_pointer: false,
+                within: false,
+                muted: false,
                 outside: false,
                 far: false,
                 frame_path: Rc::new(frame.frame_path.clone()),
@@ -680,7 +688,7 @@ impl Walk<'_> {
         let over = self.tree_text >= TREE_TEXT_MAX;
         // Past the budget, text under a box wholly off screen is not even read,
         // nor text whose element's box is already known to be out of view.
-        if self.covered || ctx.far || (over && ctx.outside) {
+        if self.covered || ctx.muted || ctx.far || (over && ctx.outside) {
             return false;
         }
         let out_of_view = |c: &Elem| c.rect.get().is_some_and(|r| !in_view(r, ctx.doc.viewport));
@@ -824,6 +832,7 @@ impl Walk<'_> {
         // Only the attributes that decide candidacy so far; all of them for candidates.
         let mut attrs: Attrs = facts.attrs;
         let inert = ctx.inert || attrs.has("inert");
+        let muted = ctx.muted || (ctx.within && attrs.get("aria-hidden") == Some("true"));
         let pointer = facts.pointer;
         self.order += 1;
         let me = Rc::new(Elem::new(
@@ -961,6 +970,8 @@ impl Walk<'_> {
             depth: ctx.depth + 1,
             inert,
             parent_pointer: pointer,
+            within: ctx.within || interactive,
+            muted,
             outside,
             far,
             frame_path: ctx.frame_path.clone(),

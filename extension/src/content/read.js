@@ -401,7 +401,10 @@ function put(s, at) {
 
 // The attributes that decide whether an element is interactive (semantics.rs);
 // the rest are read (`readAttributes`) only for elements that are.
-const DECIDING = new Set(['role', 'contenteditable', 'tabindex', 'onclick', 'inert', 'href', 'type', 'multiple']);
+// `aria-hidden` too: text under it inside an indexed element is left out (observe.rs `Ctx::muted`).
+const DECIDING = new Set([
+  'role', 'contenteditable', 'tabindex', 'onclick', 'inert', 'href', 'type', 'multiple', 'aria-hidden',
+]);
 
 // One node's facts, as a record of 12 numbers (dom.rs `RECORD`): [kind (1 element,
 // 3 text, 0 other), display, style flags (above), has children, open shadow root, child
