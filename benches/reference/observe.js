@@ -743,9 +743,13 @@
     'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul',
   ]);
 
+  // read.js `CONTENT_ELEMENTS`: how many elements a name from content is gathered from.
+  const CONTENT_ELEMENTS = 200;
+
   function contentInto(parent, muted, out) {
     for (let c = parent.firstChild; c !== null; c = c.nextSibling) {
       const t = c.nodeType;
+      if (t === 1 && --out.left < 0) return;
       if (t === TEXT_NODE) {
         out.shown += c.data;
         if (!muted) out.spoken += c.data;
@@ -774,7 +778,7 @@
 
   function contentText(el) {
     if (el.childElementCount === 0) return el.textContent;
-    const out = { shown: '', spoken: '' };
+    const out = { shown: '', spoken: '', left: CONTENT_ELEMENTS };
     contentInto(el, false, out);
     return NON_WS.test(out.spoken) ? out.spoken : out.shown;
   }

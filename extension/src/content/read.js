@@ -737,10 +737,16 @@ const BLOCKS = new Set([
 // What `contentInto` gathers: all the rendered text, and that text less what is aria-hidden.
 let shownText = '';
 let spokenText = '';
+// How many more elements `contentInto` may enter. A name is cut to 120 characters, and a
+// region made focusable for its scrolling (`tabindex="0"`) may hold a whole table: its first
+// elements already say more than fits.
+const CONTENT_ELEMENTS = 200;
+let contentLeft = 0;
 
 function contentInto(parent, muted) {
   for (let c = parent.firstChild; c !== null; c = c.nextSibling) {
     const t = c.nodeType;
+    if (t === 1 && --contentLeft < 0) return;
     if (t === 3) {
       shownText += c.data;
       if (!muted) spokenText += c.data;
@@ -776,6 +782,7 @@ export function contentText(el) {
   if (el.childElementCount === 0) return el.textContent;
   shownText = '';
   spokenText = '';
+  contentLeft = CONTENT_ELEMENTS;
   contentInto(el, false);
   const s = NON_BLANK.test(spokenText) ? spokenText : shownText;
   shownText = '';
