@@ -746,32 +746,33 @@
   // read.js `CONTENT_ELEMENTS`: how many elements a name from content is gathered from.
   const CONTENT_ELEMENTS = 200;
 
+  function addContent(out, s, muted) {
+    out.shown += s;
+    if (!muted) out.spoken += s;
+  }
+
   function contentInto(parent, muted, out) {
     for (let c = parent.firstChild; c !== null; c = c.nextSibling) {
       const t = c.nodeType;
       if (t === 1 && --out.left < 0) return;
       if (t === TEXT_NODE) {
-        out.shown += c.data;
-        if (!muted) out.spoken += c.data;
+        addContent(out, c.data, muted);
       } else if (t === 1) {
         const tag = c.localName;
         if (SILENT.has(tag) || !c.checkVisibility(VISIBILITY_OPTIONS)) continue;
         const quiet = muted || c.getAttribute('aria-hidden') === 'true';
         const gap = BLOCKS.has(tag) || tag === 'svg' ? ' ' : '';
-        out.shown += gap;
-        if (!quiet) out.spoken += gap;
+        addContent(out, gap, quiet);
         if (tag === 'svg') {
           for (const k of c.children) {
             if (k.localName !== 'title') continue;
-            out.shown += k.textContent;
-            if (!quiet) out.spoken += k.textContent;
+            addContent(out, k.textContent, quiet);
             break;
           }
         } else if (c.hasChildNodes()) {
           contentInto(c, quiet, out);
         }
-        out.shown += gap;
-        if (!quiet) out.spoken += gap;
+        addContent(out, gap, quiet);
       }
     }
   }

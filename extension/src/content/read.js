@@ -743,33 +743,35 @@ let spokenText = '';
 const CONTENT_ELEMENTS = 200;
 let contentLeft = 0;
 
+/** Adds `s` to the rendered text, and to the spoken text unless it is `muted` (aria-hidden). */
+function addContent(s, muted) {
+  shownText += s;
+  if (!muted) spokenText += s;
+}
+
 function contentInto(parent, muted) {
   for (let c = parent.firstChild; c !== null; c = c.nextSibling) {
     const t = c.nodeType;
     if (t === 1 && --contentLeft < 0) return;
     if (t === 3) {
-      shownText += c.data;
-      if (!muted) spokenText += c.data;
+      addContent(c.data, muted);
     } else if (t === 1) {
       const tag = c.localName;
       if (SILENT.has(tag) || !c.checkVisibility(VISIBILITY)) continue;
       const quiet = muted || c.getAttribute('aria-hidden') === 'true';
       const gap = BLOCKS.has(tag) || tag === 'svg' ? ' ' : '';
-      shownText += gap;
-      if (!quiet) spokenText += gap;
+      addContent(gap, quiet);
       if (tag === 'svg') {
         // Its text is drawing; its name is its own `<title>`.
         for (const k of c.children) {
           if (k.localName !== 'title') continue;
-          shownText += k.textContent;
-          if (!quiet) spokenText += k.textContent;
+          addContent(k.textContent, quiet);
           break;
         }
       } else if (c.hasChildNodes()) {
         contentInto(c, quiet);
       }
-      shownText += gap;
-      if (!quiet) spokenText += gap;
+      addContent(gap, quiet);
     }
   }
 }
