@@ -364,7 +364,7 @@ async fn hovering_and_keys_reach_the_page_as_a_persons_would() -> Result<()> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scrolling_moves_the_box_under_the_target_or_brings_the_target_into_view() -> Result<()> {
+async fn scrolling_moves_what_a_wheel_would_and_says_when_nothing_can() -> Result<()> {
     let h = Harness::start().await?;
     let tab = open(&h, "observe/gestures.html").await?;
     let obs = observe(&tab).await?;
@@ -434,6 +434,40 @@ async fn scrolling_moves_the_box_under_the_target_or_brings_the_target_into_view
     assert_eq!(page["kind"], "done", "{page}");
     let after = tab.page.run_js::<f64>("return window.scrollY;").await?;
     assert_eq!(before - after, 360.0);
+
+    // Nothing can move that way: said so, not "done", and nothing is touched.
+    let home = act(
+        &tab,
+        json!({"kind": "scroll", "direction": "up", "pages": 10}),
+    )
+    .await?;
+    assert_eq!(home["kind"], "done", "{home}");
+    let stuck = |why: &str| json!({"kind": "not_scrolled", "why": why});
+    let top = act(&tab, json!({"kind": "scroll", "direction": "up"})).await?;
+    assert_eq!(top, stuck("the page is already at its top"));
+    let wide = act(&tab, json!({"kind": "scroll", "direction": "left"})).await?;
+    assert_eq!(
+        wide,
+        stuck("the page does not scroll left: it fits in the window that way")
+    );
+    let at_top = observe(&tab).await?;
+    let held = act(
+        &tab,
+        json!({"kind": "scroll", "target": target(&at_top, "reply-1")?, "direction": "up"}),
+    )
+    .await?;
+    assert_eq!(
+        held,
+        stuck("no box holding the target scrolls further up, and the page is already at its top")
+    );
+    assert_eq!(
+        tab.page
+            .run_js::<Value>(
+                "return [document.getElementById('messages').scrollTop, window.scrollX, window.scrollY];"
+            )
+            .await?,
+        json!([0, 0, 0])
+    );
     Ok(())
 }
 

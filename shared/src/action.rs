@@ -50,6 +50,28 @@ pub enum ScrollDirection {
     Right,
 }
 
+impl ScrollDirection {
+    /// The direction as the model writes it and a person reads it (`down`).
+    pub fn word(self) -> &'static str {
+        match self {
+            ScrollDirection::Up => "up",
+            ScrollDirection::Down => "down",
+            ScrollDirection::Left => "left",
+            ScrollDirection::Right => "right",
+        }
+    }
+
+    /// Where a scroll this way ends: the page's or a box's `top`, `bottom`, `left edge`, `right edge`.
+    pub fn end(self) -> &'static str {
+        match self {
+            ScrollDirection::Up => "top",
+            ScrollDirection::Down => "bottom",
+            ScrollDirection::Left => "left edge",
+            ScrollDirection::Right => "right edge",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Modifier {

@@ -241,13 +241,55 @@ pub struct SecretField {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Outcome {
     Done,
-    Navigated { url: String },
-    OpenedTab { tab_id: i64, url: String },
+    Navigated {
+        url: String,
+    },
+    OpenedTab {
+        tab_id: i64,
+        url: String,
+    },
     TargetDetached,
-    TargetOccluded { by: String },
-    ValueRejected { reason: String },
-    NeverSettled { waited_ms: u64 },
-    Failed { reason: String },
+    TargetOccluded {
+        by: String,
+    },
+    ValueRejected {
+        reason: String,
+    },
+    NeverSettled {
+        waited_ms: u64,
+    },
+    /// A scroll that found nothing able to move its way: the page at its end, or too short to
+    /// scroll. A person would see the page stay put; the model must not think it moved on.
+    NotScrolled {
+        why: String,
+    },
+    Failed {
+        reason: String,
+    },
+}
+
+/// One line a person (or the model) reads: the panel's log, the CLI, the model's history.
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Done => f.write_str("done"),
+            Outcome::Navigated { url } => write!(f, "navigated to {url}"),
+            Outcome::OpenedTab { tab_id, url } => write!(f, "opened tab {tab_id}: {url}"),
+            Outcome::TargetDetached => {
+                f.write_str("target detached: the element is gone or means something else now")
+            }
+            Outcome::TargetOccluded { by } => write!(f, "target covered by {by}"),
+            Outcome::ValueRejected { reason } => write!(f, "value rejected: {reason}"),
+            Outcome::NeverSettled { waited_ms } => {
+                write!(
+                    f,
+                    "done, but the page never settled (waited {waited_ms} ms)"
+                )
+            }
+            Outcome::NotScrolled { why } => write!(f, "did not scroll: {why}"),
+            Outcome::Failed { reason } => write!(f, "failed: {reason}"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

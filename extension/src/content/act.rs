@@ -70,12 +70,11 @@ pub async fn perform(
             target: None,
             pages,
             ..
-        } => {
-            if let Some(direction) = action.scroll_direction() {
-                scroll_page(&win, direction, *pages);
-            }
-            Ok(())
-        }
+        } => match action.scroll_direction() {
+            Some(direction) => scroll_page(&win, &doc, direction, *pages)
+                .map_err(|why| Outcome::NotScrolled { why }),
+            None => Ok(()),
+        },
         Action::PressKey {
             key,
             modifiers,
@@ -367,7 +366,25 @@ fn move_focus(doc: &Document, from: &Element, backwards: bool) {
     }
 }
 
-fn scroll_page(win: &Window, direction: ScrollDirection, pages: f64) {
+/// Scrolls the page, or says why it cannot move that way: checked before, not after, since a
+/// page with `scroll-behavior: smooth` has not moved yet when `scrollBy` returns.
+fn scroll_page(
+    win: &Window,
+    doc: &Document,
+    direction: ScrollDirection,
+    pages: f64,
+) -> Result<(), String> {
+    if let Some(root) = doc.scrolling_element() {
+        let (pos, room) = position(&root, direction);
+        if !can_move(pos, room, direction) {
+            let dir = direction.word();
+            return Err(if room < 1.0 {
+                format!("the page does not scroll {dir}: it fits in the window that way")
+            } else {
+                format!("the page is already at its {}", direction.end())
+            });
+        }
+    }
     let h = win
         .inner_height()
         .ok()
@@ -380,6 +397,31 @@ fn scroll_page(win: &Window, direction: ScrollDirection, pages: f64) {
         .unwrap_or(800.0);
     let (dx, dy) = scroll_delta(direction, pages, (w, h));
     win.scroll_by_with_x_and_y(dx, dy);
+    Ok(())
+}
+
+/// How far a scrolling box has scrolled along `direction`'s axis, and how far it can.
+fn position(el: &Element, direction: ScrollDirection) -> (f64, f64) {
+    if matches!(direction, ScrollDirection::Up | ScrollDirection::Down) {
+        (
+            f64::from(el.scroll_top()),
+            f64::from(el.scroll_height() - el.client_height()),
+        )
+    } else {
+        (
+            f64::from(el.scroll_left()),
+            f64::from(el.scroll_width() - el.client_width()),
+        )
+    }
+}
+
+/// Whether a box at `pos` of `room` has somewhere to go in `direction`.
+fn can_move(pos: f64, room: f64, direction: ScrollDirection) -> bool {
+    if matches!(direction, ScrollDirection::Down | ScrollDirection::Right) {
+        pos < room - 1.0
+    } else {
+        pos > 0.0
+    }
 }
 
 /// How far `pages` pages in `direction` is, for a scrolling box of size `(w, h)`.
@@ -397,7 +439,6 @@ fn scroll_delta(direction: ScrollDirection, pages: f64, (w, h): (f64, f64)) -> (
 /// documents scroll too); `None` means the top page.
 fn scroller_of(win: &Window, el: &Element, direction: ScrollDirection) -> Option<Element> {
     let vertical = matches!(direction, ScrollDirection::Up | ScrollDirection::Down);
-    let forward = matches!(direction, ScrollDirection::Down | ScrollDirection::Right);
     let top = win.document().and_then(|d| d.scrolling_element());
     let mut at = Some(el.clone());
     while let Some(box_) = at {
@@ -418,19 +459,8 @@ fn scroller_of(win: &Window, el: &Element, direction: ScrollDirection) -> Option
         // A frame's document scrolls at its root unless the root's overflow says it may not.
         let scrolls = matches!(overflow.as_str(), "auto" | "scroll" | "overlay")
             || (frame_root && overflow == "visible");
-        let (pos, room) = if vertical {
-            (
-                f64::from(box_.scroll_top()),
-                f64::from(box_.scroll_height() - box_.client_height()),
-            )
-        } else {
-            (
-                f64::from(box_.scroll_left()),
-                f64::from(box_.scroll_width() - box_.client_width()),
-            )
-        };
-        let can_move = if forward { pos < room - 1.0 } else { pos > 0.0 };
-        if scrolls && can_move {
+        let (pos, room) = position(&box_, direction);
+        if scrolls && can_move(pos, room, direction) {
             return Some(box_);
         }
         at = if frame_root {
@@ -506,7 +536,14 @@ async fn act_on(
                         let (dx, dy) = scroll_delta(direction, *pages, size);
                         scroller.scroll_by_with_x_and_y(dx, dy);
                     }
-                    None => scroll_page(win, direction, *pages),
+                    None => scroll_page(win, doc, direction, *pages).map_err(|why| {
+                        Outcome::NotScrolled {
+                            why: format!(
+                                "no box holding the target scrolls further {}, and {why}",
+                                direction.word()
+                            ),
+                        }
+                    })?,
                 }
             }
             Ok(())

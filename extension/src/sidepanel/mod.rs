@@ -688,10 +688,8 @@ fn on_task_message(p: &mut Panel, msg: ToBrowser) {
                     outcome,
                     elapsed_ms,
                 } => {
-                    let text = serde_json::to_value(&outcome).unwrap_or_default();
-                    let kind = text["kind"].as_str().unwrap_or("?").replace('_', " ");
                     p.view
-                        .log("step", &format!("{step}. {kind} ({elapsed_ms} ms)"));
+                        .log("step", &format!("{step}. {outcome} ({elapsed_ms} ms)"));
                 }
                 TaskEventKind::Note { text } => p.view.log("note", &text),
                 TaskEventKind::Plan { subgoals } => {

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use itinero_shared::messages::Outcome;
 use itinero_shared::observation::Observation;
 use itinero_shared::skills::{Postcondition, SkillStep};
 use itinero_shared::Action;
@@ -124,7 +125,12 @@ impl<S: Strategy> Replay<S> {
         let total = self.script.steps.len();
         let obs = step.observation;
         if let Some(given) = p.given {
-            if step.failed.is_some() {
+            // A scroll that finds the page already where it goes (a taller window than the one
+            // the skill was made in) leaves nothing undone.
+            let undone = step
+                .failed
+                .is_some_and(|f| !matches!(f.outcome, Outcome::NotScrolled { .. }));
+            if undone {
                 return Err((given, format!("step {} did not work", given + 1)));
             }
             expected(&self.script.steps[given], obs).map_err(|why| (p.next, why))?;
@@ -252,6 +258,7 @@ impl<S: Strategy> Strategy for Replay<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::recovery::Failed;
     use crate::agent::test_support::{page_of, step};
 
     /// Stands in for the model: says what it was told.
@@ -305,5 +312,64 @@ mod tests {
             panic!()
         };
         assert!(answer.contains("no longer shows its figures"), "{answer}");
+    }
+
+    #[tokio::test]
+    async fn a_scroll_that_finds_the_page_at_its_end_does_not_stop_the_replay() {
+        let scroll = Action::Scroll {
+            target: None,
+            direction: Some(itinero_shared::ScrollDirection::Down),
+            pages: 1.0,
+        };
+        let script = || Script {
+            name: "Read the footer".into(),
+            start_url: String::new(),
+            steps: vec![
+                SkillStep {
+                    action: scroll.clone(),
+                    url: "https://shop.example/*".into(),
+                    expect: vec![],
+                    note: "scroll down a page".into(),
+                },
+                SkillStep {
+                    action: Action::Done {
+                        answer: String::new(),
+                        success: true,
+                    },
+                    url: "https://shop.example/*".into(),
+                    expect: vec![],
+                    note: "finish".into(),
+                },
+            ],
+        };
+        let obs = page_of("https://shop.example/about", "About", vec![]);
+        let failed = |outcome| Failed {
+            action: scroll.clone(),
+            outcome,
+            attempts: 0,
+            subgoal_done: None,
+        };
+        let not_scrolled = failed(Outcome::NotScrolled {
+            why: "the page is already at its bottom".into(),
+        });
+        let detached = failed(Outcome::Failed {
+            reason: "the tab closed".into(),
+        });
+        for (after, replayed) in [(&not_scrolled, true), (&detached, false)] {
+            let replay = Replay::new(Model, script(), Arc::default());
+            let first = replay.decide(&step("Read the footer", &obs)).await.unwrap();
+            assert_eq!(first.action, scroll);
+            let then = Step {
+                failed: Some(after),
+                ..step("Read the footer", &obs)
+            };
+            let d = replay.decide(&then).await.unwrap();
+            assert_eq!(
+                d.strategy == NAME,
+                replayed,
+                "after {:?}: {d:?}",
+                after.outcome
+            );
+        }
     }
 }

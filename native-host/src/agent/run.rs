@@ -19,7 +19,7 @@ use itinero_shared::Action;
 
 use super::cache;
 use super::guards::{self, Taken, Verdict};
-use super::outcome::{describe, took_effect};
+use super::outcome::took_effect;
 use super::planner::{self, Planner};
 use super::prompt::PastStep;
 use super::recovery::{self, Failed};
@@ -620,7 +620,7 @@ pub async fn run(
             .step(record(
                 Some(&action),
                 Some(&outcome),
-                describe(&outcome),
+                outcome.to_string(),
                 decision.strategy,
                 &thought,
                 Some(decide_ms),
@@ -646,10 +646,7 @@ pub async fn run(
             }
         } else {
             failures += 1;
-            feedback = Some(format!(
-                "your last action did not work: {}",
-                describe(&outcome)
-            ));
+            feedback = Some(format!("your last action did not work: {outcome}"));
             let attempts = match &failed {
                 Some(f) if recovering => f.attempts + 1,
                 _ => 0,
@@ -663,7 +660,7 @@ pub async fn run(
         }
         history.push(PastStep {
             action: recall(&action, &obs),
-            outcome: describe(&outcome),
+            outcome: outcome.to_string(),
         });
         taken.push(Taken {
             action,
@@ -1168,7 +1165,7 @@ mod tests {
             summaries,
             ["ask_user", "click [1] button \"Buy now\"", "done"]
         );
-        assert_eq!(detail.steps[1].outcome_text, describe(&Outcome::Done));
+        assert_eq!(detail.steps[1].outcome_text, Outcome::Done.to_string());
         assert!(detail
             .steps
             .iter()

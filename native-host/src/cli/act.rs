@@ -1,6 +1,6 @@
 //! `itinero-host act --tab N '<action JSON>'`: performs one action and says what happened.
 
-use crate::agent::outcome::{describe, took_effect};
+use crate::agent::outcome::took_effect;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use itinero_shared::observation::Observation;
@@ -70,8 +70,7 @@ pub fn run_act(args: &ActArgs) -> Result<bool> {
         println!("{}", serde_json::to_string(&response)?);
     } else {
         println!(
-            "{} (in the browser {elapsed_ms} ms; host round trip {round_trip_ms:.1} ms)",
-            describe(outcome)
+            "{outcome} (in the browser {elapsed_ms} ms; host round trip {round_trip_ms:.1} ms)"
         );
     }
     Ok(took_effect(outcome))

@@ -22,7 +22,7 @@ use zeroize::Zeroizing;
 use super::login_form::{self, LoginForm, LoginStep};
 use super::overrides::Overrides;
 use super::{rules, signals};
-use crate::agent::outcome::{describe, took_effect};
+use crate::agent::outcome::took_effect;
 use crate::agent::run::{Ask, SignIn, SignInCtx, SignInReport};
 use crate::store::origin_of;
 use crate::vault::{totp, Secrets, Vault, VaultError};
@@ -397,7 +397,7 @@ impl AutoLogin {
                 .await
                 .map_or_else(|reason| Outcome::Failed { reason }, |(o, _)| o);
             if !took_effect(&outcome) {
-                let why = describe(&outcome);
+                let why = outcome.to_string();
                 self.audit(&origin, &c.username, &obs.url, "refused", &why)
                     .await;
                 self.state().failed.insert(origin.clone());
@@ -423,7 +423,7 @@ impl AutoLogin {
                 .await
                 .map_or_else(|reason| Outcome::Failed { reason }, |(o, _)| o);
             if !took_effect(&outcome) {
-                let why = describe(&outcome);
+                let why = outcome.to_string();
                 self.audit(&origin, &c.username, &obs.url, "failed", &why)
                     .await;
                 self.state().failed.insert(origin.clone());

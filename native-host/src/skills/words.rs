@@ -78,7 +78,7 @@ pub fn action(action: &Action) -> String {
                     .expect("a scroll without a direction has a target");
                 return format!("scroll to {}", element(&t.fingerprint));
             };
-            let dir = format!("{direction:?}").to_lowercase();
+            let dir = direction.word();
             let amount = if (*pages - 1.0).abs() < f64::EPSILON {
                 "a page".to_owned()
             } else {
