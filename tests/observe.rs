@@ -282,6 +282,31 @@ async fn names_are_what_a_person_reads_not_the_markup_behind_them() -> Result<()
     assert_fixture("observe/names.html").await.map(drop)
 }
 
+/// Text on a control's row reads on that control's line: in document order alone, a result's
+/// price would have landed on the next result's line, and the model read it as that one's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_beside_a_control_reads_on_its_line() -> Result<()> {
+    let obs = assert_fixture("observe/rows.html").await?;
+    let text = itinero_shared::render::render(&obs, &Default::default()).text;
+    let lines: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(
+        lines,
+        [
+            "[0]<a id=r1 href=\"/observe/rows.html#wool\">Wool socks</a> 12.99 EUR in stock",
+            "[1]<a id=r2 href=\"/observe/rows.html#cotton\">Cotton socks</a> 8.50 EUR 2 left",
+            "[2]<a id=r3 href=\"/observe/rows.html#silk\">Silk socks</a> 30.00 EUR sold out",
+            "By ordering you agree to our [3]<a id=terms href=\"/observe/rows.html#terms\">terms of \
+             sale</a> , which say how returns work, what a refund covers and how long a delivery \
+             may take.",
+            "[4]<a id=card href=\"/observe/rows.html#alpaca\">Alpaca socks</a>",
+            "45.00 EUR",
+            "[5]<button id=next>Next page</button>",
+        ],
+        "{text}"
+    );
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_and_closed_shadow_roots_are_walked() -> Result<()> {
     assert_fixture("observe/shadow.html").await.map(drop)

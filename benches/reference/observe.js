@@ -1190,7 +1190,7 @@
     const textNode = {
       tag: '#text',
       text,
-      rect: { x: 0, y: 0, width: 0, height: 0 },
+      rect: { x: px(x + ctx.offset[0]), y: px(y + ctx.offset[1]), width: px(w), height: px(h) },
       in_viewport: false,
       occluded: false,
       scroll_container: false,

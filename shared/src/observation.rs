@@ -48,6 +48,8 @@ pub struct DomNode {
     /// Among: checked, selected, disabled, expanded, collapsed, required, empty, invalid, readonly, focused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub states: Vec<String>,
+    /// In the top frame's viewport: an element's border box, a text's glyphs (the render
+    /// lines text up with the element on its row by it).
     #[serde(default)]
     pub rect: Rect,
     #[serde(default)]

@@ -11,8 +11,11 @@
 //! ```
 //!
 //! The tree is walked in document order. Text accumulates on the current line;
-//! an indexed element is appended to the line and ends it. `*` marks elements
-//! that are new since the previous observation. When the page does not fit the
+//! an indexed element is appended to the line and ends it. Text that follows an
+//! element on the same row of the page (its box beside the element's) joins the
+//! element's line, so a price after a product link reads with that link, not with
+//! the next one; text on another row than the element after it is a line of its own.
+//! `*` marks elements that are new since the previous observation. When the page does not fit the
 //! token budget, every element in the viewport is kept (with the text before it
 //! on its line), then as many lines as fit from the top of the page; dropped
 //! stretches show as a `...` line and one closing line says what was cut.
@@ -20,7 +23,7 @@
 //! Pure string work (no I/O, only `alloc`-level std), so it builds for wasm32
 //! as well as natively, and the output is deterministic.
 
-use crate::observation::{DomNode, Observation};
+use crate::observation::{DomNode, Observation, Rect};
 
 /// How much of the page to show.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +79,7 @@ pub fn render(obs: &Observation, opts: &RenderOptions) -> Rendered {
         origin: origin_of(&obs.url),
         lines: Vec::new(),
         cur: String::new(),
+        cur_rect: Rect::default(),
     };
     collector.walk(&obs.root, TextCtx::Show);
     collector.finish_line();
@@ -147,15 +151,19 @@ fn finished(text: String, shown: usize, total: usize, cut: Option<String>) -> Re
     }
 }
 
-/// One output line: text runs, then at most one element.
+/// One output line: text runs, then at most one element, then the text beside it.
 struct Line {
     text: String,
     elem: Option<String>,
+    /// Text after the element on its row of the page.
+    after: String,
+    /// The element's box, where the observation measured it: what text may join it.
+    row: Option<Rect>,
     /// The element is in the viewport (the line must be kept).
     in_view: bool,
     /// Chars of the rendered line.
     chars: usize,
-    /// Chars of `text` alone.
+    /// Chars of `text` and `after`.
     text_chars: usize,
 }
 
@@ -168,7 +176,40 @@ impl Line {
             }
             out.push_str(e);
         }
+        if !self.after.is_empty() {
+            out.push(' ');
+            out.push_str(&self.after);
+        }
     }
+
+    /// Whether text in box `r` reads beside this line's element.
+    fn beside(&self, r: &Rect) -> bool {
+        self.row.is_some_and(|e| same_row(&e, r) == Some(true))
+    }
+
+    fn push_after(&mut self, text: &str) {
+        let sep = usize::from(!self.after.is_empty());
+        if sep == 1 {
+            self.after.push(' ');
+        }
+        self.after.push_str(text);
+        let n = text.chars().count();
+        // The space between the element and the text is the line's, not the text's.
+        self.chars += n + 1;
+        self.text_chars += n + sep;
+    }
+}
+
+/// Whether two boxes sit on one row of the page: one's middle within the other's height, so
+/// text that wraps on below a link still starts beside it, and text under a tall card's foot
+/// does not. `None` when either was not measured (a frame's content the walk could not place).
+fn same_row(a: &Rect, b: &Rect) -> Option<bool> {
+    let measured = |r: &Rect| r.width > 0.0 && r.height > 0.0;
+    let middle_in = |a: &Rect, b: &Rect| {
+        let m = a.y + a.height / 2.0;
+        b.y <= m && m <= b.y + b.height
+    };
+    (measured(a) && measured(b)).then(|| middle_in(a, b) || middle_in(b, a))
 }
 
 /// What to do with text nodes met while walking.
@@ -186,6 +227,8 @@ struct Collector<'o> {
     origin: Option<String>,
     lines: Vec<Line>,
     cur: String,
+    /// The box of the last text put on `cur`.
+    cur_rect: Rect,
 }
 
 impl Collector<'_> {
@@ -202,7 +245,7 @@ impl Collector<'_> {
                 TextCtx::SkipAll => true,
             };
             if !skip && !text.is_empty() {
-                self.push_text(&truncate(&text, self.opts.max_text_chars));
+                self.push_text(&truncate(&text, self.opts.max_text_chars), &node.rect);
             }
             return;
         }
@@ -222,11 +265,18 @@ impl Collector<'_> {
             name = collapse(&parts.join(" "));
         }
         let rendered = self.render_element(node, index, &name, void);
-        self.lines.push(make_line(
+        // Text on another row (a price under the card before it) is a line of its own, not
+        // this element's.
+        if same_row(&self.cur_rect, &node.rect) == Some(false) {
+            self.finish_line();
+        }
+        let mut line = make_line(
             core::mem::take(&mut self.cur),
             Some(rendered),
             node.in_viewport,
-        ));
+        );
+        line.row = Some(node.rect);
+        self.lines.push(line);
         let child_ctx = if void {
             TextCtx::SkipAll
         } else {
@@ -237,11 +287,19 @@ impl Collector<'_> {
         }
     }
 
-    fn push_text(&mut self, text: &str) {
+    /// Text in box `r`: beside the element just written, or on the line being gathered.
+    fn push_text(&mut self, text: &str, r: &Rect) {
+        if self.cur.is_empty() {
+            if let Some(line) = self.lines.last_mut().filter(|l| l.beside(r)) {
+                line.push_after(text);
+                return;
+            }
+        }
         if !self.cur.is_empty() {
             self.cur.push(' ');
         }
         self.cur.push_str(text);
+        self.cur_rect = *r;
     }
 
     fn finish_line(&mut self) {
@@ -376,6 +434,8 @@ fn make_line(text: String, elem: Option<String>, in_view: bool) -> Line {
         text_chars,
         text,
         elem,
+        after: String::new(),
+        row: None,
     }
 }
 
@@ -834,6 +894,75 @@ Our shop ships worldwide.";
                 "[3]<button>B</button>",
             ]
         );
+    }
+
+    /// `node` with its box at (x, y), `w` by `h`.
+    fn at(node: DomNode, (x, y, w, h): (f64, f64, f64, f64)) -> DomNode {
+        DomNode {
+            rect: Rect {
+                x,
+                y,
+                width: w,
+                height: h,
+            },
+            ..node
+        }
+    }
+
+    #[test]
+    fn text_beside_an_element_reads_on_its_line_not_the_next_ones() {
+        let obs = page(vec![
+            // A result list: each price follows its link on the same row.
+            at(el(1, "a", "Wool socks"), (0.0, 0.0, 90.0, 20.0)),
+            at(text("12.99 EUR"), (95.0, 2.0, 70.0, 16.0)),
+            at(text("in stock"), (170.0, 2.0, 60.0, 16.0)),
+            at(el(2, "a", "Cotton socks"), (0.0, 30.0, 90.0, 20.0)),
+            // Text that starts beside the link and wraps on below it.
+            at(text("8.50 EUR, ships in a week"), (0.0, 30.0, 300.0, 40.0)),
+            // A tall card, then a price under its foot: a row of its own, neither the card's
+            // nor the button's below it.
+            at(el(3, "a", "Silk socks"), (0.0, 80.0, 200.0, 200.0)),
+            at(text("30.00 EUR"), (0.0, 285.0, 70.0, 16.0)),
+            at(el(4, "button", "Next page"), (0.0, 310.0, 90.0, 20.0)),
+            // Text before a link on its row reads with it.
+            at(text("Lost it?"), (0.0, 340.0, 50.0, 16.0)),
+            at(el(5, "a", "Reset it"), (55.0, 338.0, 60.0, 20.0)),
+            // Not measured (a frame's content the walk could not place): as before.
+            el(6, "a", "Help"),
+            text("Contact us"),
+            el(7, "a", "Mail"),
+        ]);
+        let out = r(&obs);
+        assert_eq!(
+            body(&out),
+            [
+                "[1]<a>Wool socks</a> 12.99 EUR in stock",
+                "[2]<a>Cotton socks</a> 8.50 EUR, ships in a week",
+                "[3]<a>Silk socks</a>",
+                "30.00 EUR",
+                "[4]<button>Next page</button>",
+                "Lost it? [5]<a>Reset it</a>",
+                "[6]<a>Help</a>",
+                "Contact us [7]<a>Mail</a>",
+            ]
+        );
+        // What a line costs counts its text after the element: out of view, every budget holds.
+        let mut below = obs.clone();
+        for n in &mut below.root.children {
+            n.in_viewport = false;
+        }
+        let full = r(&below).text.chars().count();
+        // From a budget that holds the header and the cut line, which are always there.
+        for max_tokens in 40..=full.div_ceil(4) {
+            let cut = render(
+                &below,
+                &RenderOptions {
+                    max_tokens,
+                    ..Default::default()
+                },
+            );
+            assert!(cut.text.chars().count() <= max_tokens * 4, "{}", cut.text);
+        }
     }
 
     #[test]

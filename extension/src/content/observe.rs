@@ -760,6 +760,8 @@ impl Walk<'_> {
         out.push(DomNode {
             tag: "#text".into(),
             text: Some(text),
+            // Where it reads: the render puts text on the line of the control it sits beside.
+            rect: ctx.doc.top_rect((x, y, w, h)),
             paint_order: mark.map_or(0, |m| m as u32 + 1),
             ..Default::default()
         });
