@@ -14,7 +14,8 @@
 //! an indexed element is appended to the line and ends it. Text that follows an
 //! element on the same row of the page (its box beside the element's) joins the
 //! element's line, so a price after a product link reads with that link, not with
-//! the next one; text on another row than the element after it is a line of its own.
+//! the next one, unless its name says it already (a check box's label after it); text
+//! on another row than the element after it is a line of its own.
 //! `*` marks elements that are new since the previous observation. When the page does not fit the
 //! token budget, every element in the viewport is kept (with the text before it
 //! on its line), then as many lines as fit from the top of the page; dropped
@@ -159,6 +160,9 @@ struct Line {
     after: String,
     /// The element's box, where the observation measured it: what text may join it.
     row: Option<Rect>,
+    /// The element's name: text beside it that the name already says (a check box's label
+    /// after it) is not said again.
+    name: String,
     /// The element is in the viewport (the line must be kept).
     in_view: bool,
     /// Chars of the rendered line.
@@ -276,6 +280,7 @@ impl Collector<'_> {
             node.in_viewport,
         );
         line.row = Some(node.rect);
+        line.name = name.clone();
         self.lines.push(line);
         let child_ctx = if void {
             TextCtx::SkipAll
@@ -291,7 +296,9 @@ impl Collector<'_> {
     fn push_text(&mut self, text: &str, r: &Rect) {
         if self.cur.is_empty() {
             if let Some(line) = self.lines.last_mut().filter(|l| l.beside(r)) {
-                line.push_after(text);
+                if !line.name.contains(text) {
+                    line.push_after(text);
+                }
                 return;
             }
         }
@@ -436,6 +443,7 @@ fn make_line(text: String, elem: Option<String>, in_view: bool) -> Line {
         elem,
         after: String::new(),
         row: None,
+        name: String::new(),
     }
 }
 
@@ -927,10 +935,13 @@ Our shop ships worldwide.";
             // Text before a link on its row reads with it.
             at(text("Lost it?"), (0.0, 340.0, 50.0, 16.0)),
             at(el(5, "a", "Reset it"), (55.0, 338.0, 60.0, 20.0)),
+            // A label after its check box, which the name says already.
+            at(el(6, "button", "Remember me"), (0.0, 370.0, 16.0, 16.0)),
+            at(text("Remember me"), (20.0, 370.0, 90.0, 16.0)),
             // Not measured (a frame's content the walk could not place): as before.
-            el(6, "a", "Help"),
+            el(7, "a", "Help"),
             text("Contact us"),
-            el(7, "a", "Mail"),
+            el(8, "a", "Mail"),
         ]);
         let out = r(&obs);
         assert_eq!(
@@ -942,8 +953,9 @@ Our shop ships worldwide.";
                 "30.00 EUR",
                 "[4]<button>Next page</button>",
                 "Lost it? [5]<a>Reset it</a>",
-                "[6]<a>Help</a>",
-                "Contact us [7]<a>Mail</a>",
+                "[6]<button>Remember me</button>",
+                "[7]<a>Help</a>",
+                "Contact us [8]<a>Mail</a>",
             ]
         );
         // What a line costs counts its text after the element: out of view, every budget holds.
