@@ -158,8 +158,9 @@ struct Line {
     elem: Option<String>,
     /// Text after the element on its row of the page.
     after: String,
-    /// The element's box, where the observation measured it: what text may join it.
-    row: Option<Rect>,
+    /// The element's box, where the observation measured it (zero where it did not, and on
+    /// a line of text alone): what text may join it.
+    row: Rect,
     /// The element's name: text beside it that the name already says (a check box's label
     /// after it) is not said again.
     name: String,
@@ -188,7 +189,7 @@ impl Line {
 
     /// Whether text in box `r` reads beside this line's element.
     fn beside(&self, r: &Rect) -> bool {
-        self.row.is_some_and(|e| same_row(&e, r) == Some(true))
+        same_row(&self.row, r) == Some(true)
     }
 
     fn push_after(&mut self, text: &str) {
@@ -279,7 +280,7 @@ impl Collector<'_> {
             Some(rendered),
             node.in_viewport,
         );
-        line.row = Some(node.rect);
+        line.row = node.rect;
         line.name = name.clone();
         self.lines.push(line);
         let child_ctx = if void {
@@ -442,7 +443,7 @@ fn make_line(text: String, elem: Option<String>, in_view: bool) -> Line {
         text,
         elem,
         after: String::new(),
-        row: None,
+        row: Rect::default(),
         name: String::new(),
     }
 }
