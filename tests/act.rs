@@ -471,6 +471,81 @@ async fn scrolling_moves_what_a_wheel_would_and_says_when_nothing_can() -> Resul
     Ok(())
 }
 
+/// An app fixed to the window whose content scrolls in a full-height pane: "the page" is that
+/// pane, in what the observation says lies below and in what a scroll with no target moves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_that_scrolls_in_a_pane_scrolls_there_as_under_a_wheel() -> Result<()> {
+    let h = Harness::start().await?;
+    let tab = open(&h, "observe/pane.html").await?;
+    // Messages below the pane's edge are indexed, out of view, as those below a page's fold.
+    let shown = |obs: &Observation, id: &str| {
+        find(&obs.root, id).is_some_and(|n| n.index.is_some() && n.in_viewport)
+    };
+    let at = || {
+        tab.page.run_js::<Value>(
+            "const b = document.getElementById('inbox'); return [b.scrollTop, b.clientHeight, window.scrollY];",
+        )
+    };
+
+    // 2 880 px of messages in a pane 664 px high: 2 216 px below, 3.3 of its lengths.
+    let obs = observe(&tab).await?;
+    assert_eq!((obs.pages_above, obs.pages_below), (0.0, 3.3));
+    assert!(shown(&obs, "open-1") && !shown(&obs, "open-20"));
+
+    let down = act(&tab, json!({"kind": "scroll", "direction": "down"})).await?;
+    assert_eq!(down["kind"], "done", "{down}");
+    assert_eq!(
+        at().await?,
+        json!([664, 664, 0]),
+        "[pane scrollTop, pane height, page scrollY]"
+    );
+    let moved = observe(&tab).await?;
+    assert_eq!((moved.pages_above, moved.pages_below), (1.0, 2.3));
+    assert!(!shown(&moved, "open-1") && shown(&moved, "open-20"));
+
+    // To the end, where the pane cannot go further: said so, and nothing moves.
+    let end = act(
+        &tab,
+        json!({"kind": "scroll", "direction": "down", "pages": 10}),
+    )
+    .await?;
+    assert_eq!(end["kind"], "done", "{end}");
+    assert_eq!(at().await?, json!([2216, 664, 0]));
+    let stuck = act(&tab, json!({"kind": "scroll", "direction": "down"})).await?;
+    assert_eq!(
+        stuck,
+        json!({"kind": "not_scrolled", "why": "the page's pane under the middle of the window is already at its bottom"})
+    );
+    let bottom = observe(&tab).await?;
+    assert_eq!((bottom.pages_above, bottom.pages_below), (3.3, 0.0));
+    assert!(shown(&bottom, "open-60"));
+    let back = act(
+        &tab,
+        json!({"kind": "scroll", "direction": "up", "pages": 0.5}),
+    )
+    .await?;
+    assert_eq!(back["kind"], "done", "{back}");
+    assert_eq!(at().await?, json!([1884, 664, 0]));
+
+    // A box 200 px high in the middle of the window is not the page, and the page fits.
+    tab.page
+        .run_js::<Value>(
+            "const b = document.getElementById('inbox'); \
+             Object.assign(b.style, {flex: 'none', width: '1040px', height: '200px', alignSelf: 'center'}); \
+             return b.getBoundingClientRect().top;",
+        )
+        .await?;
+    let small = act(&tab, json!({"kind": "scroll", "direction": "down"})).await?;
+    assert_eq!(
+        small,
+        json!({"kind": "not_scrolled", "why": "the page does not scroll down: it fits in the window that way"})
+    );
+    let fits = observe(&tab).await?;
+    assert_eq!((fits.pages_above, fits.pages_below), (0.0, 0.0));
+    assert_eq!(at().await?, json!([1884, 200, 0]));
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aria_widgets_and_contenteditable_take_what_a_person_gives_them() -> Result<()> {
     let h = Harness::start().await?;

@@ -38,7 +38,7 @@ async fn a_goal_in_the_panel_searches_the_shop_and_shows_the_answer() -> Result<
     let shop = DemoShop::new(ShopOptions::default());
     let (_h, _dir, panel, tab) = start(
         r#"[
-          {"expect": ["Goal: What do wool socks cost?", "[1]<input type=search name=q name=\"Search products\"", "All products — featured"],
+          {"expect": ["Goal: What do wool socks cost?", "[1]<input type=search name=\"Search products\"", "All products — featured"],
            "reply": "{\"thought\": \"Search for them.\", \"action\": \"type\", \"index\": 1, \"text\": \"wool socks\", \"submit\": true}"},
           {"expect": ["Results for wool socks", "Wool socks</a>", "12.99 EUR", "1. type [1] input"],
            "reply": "{\"thought\": \"The price is listed.\", \"action\": \"done\", \"answer\": \"Wool socks cost 12.99 EUR.\"}"}

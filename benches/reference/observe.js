@@ -35,6 +35,10 @@
     'menuitemradio', 'option', 'combobox', 'listbox', 'textbox', 'searchbox', 'slider',
     'spinbutton', 'treeitem', 'gridcell', 'scrollbar',
   ]);
+  const NO_NAME_FROM_CONTENT = new Set([
+    'combobox', 'listbox', 'textbox', 'searchbox', 'slider', 'spinbutton', 'scrollbar', 'progressbar',
+    'menu', 'menubar', 'tablist', 'tabpanel', 'tree', 'treegrid', 'grid', 'radiogroup', 'toolbar',
+  ]);
   const TEXT_INPUTS = new Set(['text', 'email', 'password', 'search', 'tel', 'url', 'number', '']);
   const NO_VALUE_INPUTS = new Set([
     'password', 'checkbox', 'radio', 'submit', 'button', 'reset', 'image', 'file', 'hidden',
@@ -799,6 +803,14 @@
     return parts.length ? parts.join(' ') : null;
   }
 
+  /** Whether the element's explicit role lets its content name it (semantics.rs `named_by_content`). */
+  function namedByContent(el) {
+    const role = attr(el, 'role');
+    if (role === null) return true;
+    const first = splitWhitespace(role)[0];
+    return first === undefined || !NO_NAME_FROM_CONTENT.has(first);
+  }
+
   function accessibleName(doc, el, tag, itype) {
     const ids = attr(el, 'aria-labelledby');
     if (ids !== null) {
@@ -826,6 +838,7 @@
       t = nonEmpty(attr(el, 'alt'));
       return t !== null ? t : nonEmpty(attr(el, 'title'));
     }
+    if (!namedByContent(el)) return nonEmpty(attr(el, 'title'));
     t = nonEmpty(contentText(el));
     if (t !== null) return t;
     const img = el.querySelector('img[alt]');
@@ -994,6 +1007,87 @@
       if (cw > 0 && ch > 0) return [Math.min(cw, iw), Math.min(ch, ih)];
     }
     return [iw, ih];
+  }
+
+  // ---- scrolling.rs (what the observation asks of it) ------------------------------------------
+
+  /** A box's scroll position and room, down the page. */
+  function verticalPosition(el) {
+    return [el.scrollTop, el.scrollHeight - el.clientHeight];
+  }
+
+  /** The nearest box from `el` up that scrolls down the page at all; null: the top page. */
+  function verticalScroller(win, el) {
+    const top = win.document.scrollingElement;
+    let at = el;
+    while (at !== null && at !== undefined) {
+      if (at === top) return null;
+      const doc = at.ownerDocument;
+      const frameRoot = doc !== null && doc.scrollingElement === at;
+      const overflow = win.getComputedStyle(at).getPropertyValue('overflow-y');
+      const scrolls =
+        overflow === 'auto' || overflow === 'scroll' || overflow === 'overlay' || (frameRoot && overflow === 'visible');
+      if (scrolls && verticalPosition(at)[1] >= 1) return at;
+      if (frameRoot) {
+        const view = doc.defaultView;
+        at = view === null ? null : view.frameElement;
+      } else {
+        let parent = at.parentElement;
+        if (parent === null) {
+          const root = at.getRootNode();
+          parent = root instanceof ShadowRoot ? root.host : null;
+        }
+        at = parent;
+      }
+    }
+    return null;
+  }
+
+  /** The element under the middle of the window, inside shadow roots and same-origin frames. */
+  function underCentre(win, doc) {
+    const [vw, vh] = viewportOf(doc, win);
+    let x = vw / 2;
+    let y = vh / 2;
+    let hit = elementAt(doc, x, y);
+    if (hit === null) return null;
+    for (let i = 0; i < 8; i++) {
+      if (hit.localName !== 'iframe') break;
+      const inner = hit.contentDocument;
+      if (inner === null) break;
+      const r = hit.getBoundingClientRect();
+      const style = win.getComputedStyle(hit);
+      const padding = (side) => parseFloat(style.getPropertyValue(side)) || 0;
+      x -= r.left + hit.clientLeft + padding('padding-left');
+      y -= r.top + hit.clientTop + padding('padding-top');
+      const next = elementAt(inner, x, y);
+      if (next === null) break;
+      hit = next;
+    }
+    return hit;
+  }
+
+  /** The page's own pane down the page, where the document does not scroll that way. */
+  function mainPane(win, doc) {
+    const root = doc.scrollingElement;
+    if (root === null || verticalPosition(root)[1] >= 1) return null;
+    const centre = underCentre(win, doc);
+    if (centre === null) return null;
+    const pane = verticalScroller(win, centre);
+    if (pane === null) return null;
+    return pane.clientHeight * 2 >= viewportOf(doc, win)[1] ? pane : null;
+  }
+
+  /** Windows of the page above and below what is shown, to a tenth. */
+  function pagesAboveBelow(win, doc, vh, scrollY) {
+    const tenths = (pages) => rustRound(Math.max(pages, 0) * 10) / 10;
+    const pane = mainPane(win, doc);
+    if (pane !== null) {
+      const [pos, room] = verticalPosition(pane);
+      const len = Math.max(pane.clientHeight, 1);
+      return [tenths(pos / len), tenths((room - pos) / len)];
+    }
+    const fullHeight = doc.documentElement !== null ? doc.documentElement.scrollHeight : vh;
+    return [tenths(scrollY / Math.max(vh, 1)), tenths((fullHeight - scrollY - vh) / Math.max(vh, 1))];
   }
 
   function fingerprintKey(fp) {
@@ -1655,8 +1749,7 @@
     observe.census = { elements: walk.order, notEntered: walk.notEntered };
     const scrollX = win.scrollX;
     const scrollY = ctx.scrollY;
-    const fullHeight = doc.documentElement !== null ? doc.documentElement.scrollHeight : vh;
-    const below = Math.max((fullHeight - scrollY - vh) / Math.max(vh, 1), 0);
+    const [pagesAbove, pagesBelow] = pagesAboveBelow(win, doc, vh, scrollY);
     const root = {
       tag: 'body',
       rect: { x: 0, y: 0, width: 0, height: 0 },
@@ -1673,8 +1766,8 @@
       viewport: { x: 0, y: 0, width: vw, height: vh },
       scroll_x: scrollX,
       scroll_y: scrollY,
-      pages_above: rustRound((scrollY / Math.max(vh, 1)) * 10) / 10,
-      pages_below: rustRound(below * 10) / 10,
+      pages_above: pagesAbove,
+      pages_below: pagesBelow,
       root,
       text: walk.text,
       snapshot_ms: performance.now() - t0,

@@ -91,8 +91,13 @@ pub struct Observation {
     pub scroll_x: f64,
     #[serde(default)]
     pub scroll_y: f64,
+    /// How much of the page lies above what is shown, in lengths of what scrolls it: the
+    /// document's windows, or, where the document does not scroll (an app fixed to the
+    /// window), the full-height pane under the middle of the window, which a scroll with no
+    /// target moves.
     #[serde(default)]
     pub pages_above: f64,
+    /// As `pages_above`, below.
     #[serde(default)]
     pub pages_below: f64,
     #[serde(default)]

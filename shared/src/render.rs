@@ -357,6 +357,17 @@ impl Collector<'_> {
             .map(collapse)
             .filter(|v| !v.is_empty() && !is_toggle);
 
+        // A void element's accessible name is written as `name="…"`, unless something shown
+        // already says it (case-insensitively: `name=password` already says "Password").
+        let show_name = void && !name.is_empty() && {
+            let same = |s: &str| s.to_lowercase() == name.to_lowercase();
+            !(placeholder.as_deref().is_some_and(same)
+                || value.as_deref().is_some_and(same)
+                || node
+                    .attributes
+                    .iter()
+                    .any(|(k, v)| (k == "name" || k == "aria-label") && same(&collapse(v))))
+        };
         for (key, val) in &node.attributes {
             let key = key.trim();
             let shadowed = match key {
@@ -366,6 +377,9 @@ impl Collector<'_> {
                 "href" => href.is_some(),
                 "placeholder" => placeholder.is_some(),
                 "value" => value.is_some(),
+                // A form field's `name` attribute beside its accessible name would read as a
+                // second name (`name=q name="Search products"`); the one a person reads is kept.
+                "name" => show_name,
                 _ => false,
             };
             if !shadowed {
@@ -378,18 +392,8 @@ impl Collector<'_> {
         if let Some(p) = &placeholder {
             attr_quoted(&mut out, "placeholder", &truncate(p, max));
         }
-        if void && !name.is_empty() {
-            // Case-insensitively: `name=password` already says "Password".
-            let same = |s: &str| s.to_lowercase() == name.to_lowercase();
-            let already_shown = placeholder.as_deref().is_some_and(same)
-                || value.as_deref().is_some_and(same)
-                || node
-                    .attributes
-                    .iter()
-                    .any(|(k, v)| (k == "name" || k == "aria-label") && same(&collapse(v)));
-            if !already_shown {
-                attr_quoted(&mut out, "name", &truncate(name, max));
-            }
+        if show_name {
+            attr_quoted(&mut out, "name", &truncate(name, max));
         }
         if let Some(v) = &value {
             attr_quoted(&mut out, "value", &truncate(v, max));
@@ -1032,6 +1036,32 @@ Our shop ships worldwide.";
                 r#"[2]<textarea placeholder="Comment" value="line one line two">"#,
                 r#"[3]<img name="Logo">"#,
                 "[4]<button role=link disabled>Next</button>",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_field_reads_by_one_name_only() {
+        let field = |index, name: &str, name_attr: &str| {
+            let mut f = el(index, "input", name);
+            f.input_type = Some("search".into());
+            f.attributes = vec![("name".into(), name_attr.into())];
+            f
+        };
+        let out = r(&page(vec![
+            // The name a person reads, not the form's key as a second `name`.
+            field(1, "Search products", "q"),
+            // No other name: the form's key is all there is.
+            field(2, "", "email"),
+            // The same words: said once.
+            field(3, "Password", "password"),
+        ]));
+        assert_eq!(
+            body(&out),
+            [
+                r#"[1]<input type=search name="Search products">"#,
+                "[2]<input type=search name=email>",
+                "[3]<input type=search name=password>",
             ]
         );
     }

@@ -12,7 +12,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use itinero_shared::messages::{Outcome, SecretField};
-use itinero_shared::{matching, Action, Fingerprint, Modifier, ScrollDirection, Target};
+use itinero_shared::{matching, Action, Fingerprint, Modifier, Target};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{
@@ -22,6 +22,7 @@ use web_sys::{
 use super::dom::clean_text;
 use super::observe::Observer;
 use super::occlusion;
+use super::scrolling::{scroll_box, scroll_page, scroller_of};
 
 /// No mutation for this long means the page has settled.
 const QUIET_MS: f64 = 150.0;
@@ -366,118 +367,6 @@ fn move_focus(doc: &Document, from: &Element, backwards: bool) {
     }
 }
 
-/// Scrolls the page, or says why it cannot move that way: checked before, not after, since a
-/// page with `scroll-behavior: smooth` has not moved yet when `scrollBy` returns.
-fn scroll_page(
-    win: &Window,
-    doc: &Document,
-    direction: ScrollDirection,
-    pages: f64,
-) -> Result<(), String> {
-    if let Some(root) = doc.scrolling_element() {
-        let (pos, room) = position(&root, direction);
-        if !can_move(pos, room, direction) {
-            let dir = direction.word();
-            return Err(if room < 1.0 {
-                format!("the page does not scroll {dir}: it fits in the window that way")
-            } else {
-                format!("the page is already at its {}", direction.end())
-            });
-        }
-    }
-    let h = win
-        .inner_height()
-        .ok()
-        .and_then(|v| v.as_f64())
-        .unwrap_or(600.0);
-    let w = win
-        .inner_width()
-        .ok()
-        .and_then(|v| v.as_f64())
-        .unwrap_or(800.0);
-    let (dx, dy) = scroll_delta(direction, pages, (w, h));
-    win.scroll_by_with_x_and_y(dx, dy);
-    Ok(())
-}
-
-/// How far a scrolling box has scrolled along `direction`'s axis, and how far it can.
-fn position(el: &Element, direction: ScrollDirection) -> (f64, f64) {
-    if matches!(direction, ScrollDirection::Up | ScrollDirection::Down) {
-        (
-            f64::from(el.scroll_top()),
-            f64::from(el.scroll_height() - el.client_height()),
-        )
-    } else {
-        (
-            f64::from(el.scroll_left()),
-            f64::from(el.scroll_width() - el.client_width()),
-        )
-    }
-}
-
-/// Whether a box at `pos` of `room` has somewhere to go in `direction`.
-fn can_move(pos: f64, room: f64, direction: ScrollDirection) -> bool {
-    if matches!(direction, ScrollDirection::Down | ScrollDirection::Right) {
-        pos < room - 1.0
-    } else {
-        pos > 0.0
-    }
-}
-
-/// How far `pages` pages in `direction` is, for a scrolling box of size `(w, h)`.
-fn scroll_delta(direction: ScrollDirection, pages: f64, (w, h): (f64, f64)) -> (f64, f64) {
-    match direction {
-        ScrollDirection::Down => (0.0, h * pages),
-        ScrollDirection::Up => (0.0, -h * pages),
-        ScrollDirection::Right => (w * pages, 0.0),
-        ScrollDirection::Left => (-w * pages, 0.0),
-    }
-}
-
-/// The box a wheel over `el` would scroll in `direction`: `el` or its nearest ancestor that
-/// scrolls that way and has room to, across shadow roots and out of same-origin frames (whose
-/// documents scroll too); `None` means the top page.
-fn scroller_of(win: &Window, el: &Element, direction: ScrollDirection) -> Option<Element> {
-    let vertical = matches!(direction, ScrollDirection::Up | ScrollDirection::Down);
-    let top = win.document().and_then(|d| d.scrolling_element());
-    let mut at = Some(el.clone());
-    while let Some(box_) = at {
-        if Some(&box_) == top.as_ref() {
-            return None;
-        }
-        let doc = box_.owner_document();
-        let frame_root = doc.as_ref().and_then(|d| d.scrolling_element()).as_ref() == Some(&box_);
-        let overflow = win
-            .get_computed_style(&box_)
-            .ok()
-            .flatten()
-            .and_then(|s| {
-                s.get_property_value(if vertical { "overflow-y" } else { "overflow-x" })
-                    .ok()
-            })
-            .unwrap_or_default();
-        // A frame's document scrolls at its root unless the root's overflow says it may not.
-        let scrolls = matches!(overflow.as_str(), "auto" | "scroll" | "overlay")
-            || (frame_root && overflow == "visible");
-        let (pos, room) = position(&box_, direction);
-        if scrolls && can_move(pos, room, direction) {
-            return Some(box_);
-        }
-        at = if frame_root {
-            doc.and_then(|d| d.default_view())
-                .and_then(|w| w.frame_element().ok().flatten())
-        } else {
-            box_.parent_element().or_else(|| {
-                box_.get_root_node()
-                    .dyn_into::<web_sys::ShadowRoot>()
-                    .ok()
-                    .map(|s| s.host())
-            })
-        };
-    }
-    None
-}
-
 async fn act_on(
     win: &Window,
     doc: &Document,
@@ -528,14 +417,7 @@ async fn act_on(
         Action::Scroll { pages, .. } => {
             if let Some(direction) = action.scroll_direction() {
                 match scroller_of(win, el, direction) {
-                    Some(scroller) => {
-                        let size = (
-                            f64::from(scroller.client_width()),
-                            f64::from(scroller.client_height()),
-                        );
-                        let (dx, dy) = scroll_delta(direction, *pages, size);
-                        scroller.scroll_by_with_x_and_y(dx, dy);
-                    }
+                    Some(scroller) => scroll_box(&scroller, direction, *pages),
                     None => scroll_page(win, doc, direction, *pages).map_err(|why| {
                         Outcome::NotScrolled {
                             why: format!(

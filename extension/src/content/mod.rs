@@ -11,6 +11,7 @@ mod observe;
 mod occlusion;
 mod overlap;
 mod paint;
+mod scrolling;
 mod secret_field;
 mod semantics;
 

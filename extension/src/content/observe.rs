@@ -37,6 +37,7 @@ use super::dom::{
 use super::occlusion;
 use super::overlap::{self, Cover, Span, Target};
 use super::paint;
+use super::scrolling::pages_above_below;
 use super::semantics;
 use crate::frame_protocol::{ObserveFrame, UNSTITCHED};
 
@@ -556,11 +557,7 @@ impl Observer {
         self.placement = frame.clone();
         self.remote_frames = remote_frames;
         let scroll_x = win.scroll_x().unwrap_or(0.0);
-        let full_height = doc
-            .document_element()
-            .map(|e| f64::from(e.scroll_height()))
-            .unwrap_or(vh);
-        let below = ((full_height - scroll_y - vh) / vh.max(1.0)).max(0.0);
+        let (pages_above, pages_below) = pages_above_below(win, &doc, (vw, vh));
         Observation {
             url: doc.url().unwrap_or_default(),
             title: doc.title(),
@@ -572,8 +569,8 @@ impl Observer {
             },
             scroll_x,
             scroll_y,
-            pages_above: (scroll_y / vh.max(1.0) * 10.0).round() / 10.0,
-            pages_below: (below * 10.0).round() / 10.0,
+            pages_above,
+            pages_below,
             root: DomNode {
                 tag: "body".into(),
                 children,

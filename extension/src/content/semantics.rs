@@ -30,6 +30,29 @@ const WIDGET_ROLES: &[&str] = &[
     "scrollbar",
 ];
 
+/// ARIA roles whose content is not their name (accname: no name from content): their items,
+/// indexed on their own, or a value. Named by their content, a list box would say all its
+/// options again, and a grid its whole table.
+const NO_NAME_FROM_CONTENT: &[&str] = &[
+    "combobox",
+    "listbox",
+    "textbox",
+    "searchbox",
+    "slider",
+    "spinbutton",
+    "scrollbar",
+    "progressbar",
+    "menu",
+    "menubar",
+    "tablist",
+    "tabpanel",
+    "tree",
+    "treegrid",
+    "grid",
+    "radiogroup",
+    "toolbar",
+];
+
 /// Input types that hold free text (for the `empty` state and implicit roles).
 const TEXT_INPUTS: &[&str] = &[
     "text", "email", "password", "search", "tel", "url", "number", "",
@@ -132,6 +155,15 @@ pub fn role(attrs: &Attrs, tag: &str, input_type: Option<&str>) -> Option<String
     Some(implicit.to_owned())
 }
 
+/// Whether the element may be named by its content: not when its explicit role says its
+/// content is something else (`NO_NAME_FROM_CONTENT`).
+fn named_by_content(attrs: &Attrs) -> bool {
+    attrs
+        .get("role")
+        .and_then(|r| r.split_whitespace().next())
+        .is_none_or(|r| !NO_NAME_FROM_CONTENT.contains(&r))
+}
+
 /// Whether a person could operate the element. `pointer_cursor` is the element's
 /// computed cursor being `pointer` where its parent's is not (a click handler's usual sign).
 pub fn is_interactive(
@@ -228,7 +260,7 @@ pub fn wants(attrs: &Attrs, tag: &str, input_type: Option<&str>) -> u8 {
         if named_ahead && !matches!(input_type, Some("submit" | "button" | "reset" | "image")) {
             w |= want::LABELS;
         }
-    } else if tag != "img" && named_ahead {
+    } else if tag != "img" && named_ahead && named_by_content(attrs) {
         w |= want::CONTENT;
     }
     if tag == "a" && attrs.has("href") {
@@ -310,6 +342,9 @@ pub fn accessible_name(
     }
     if tag == "img" {
         return non_empty(attrs.get("alt")).or_else(|| non_empty(attrs.get("title")));
+    }
+    if !named_by_content(attrs) {
+        return non_empty(attrs.get("title"));
     }
     // Name from content: visible text, else the alt text of images inside (a logo link).
     let text = match asked(want::CONTENT) {
@@ -505,6 +540,10 @@ mod tests {
             wants(&attrs(""), "option", None),
             want::CONTENT | want::SELECTED
         );
+        // A list box's content is its options, a grid's its cells: not a name.
+        assert_eq!(wants(&attrs("\0role\0listbox"), "ul", None), 0);
+        assert_eq!(wants(&attrs("\0role\0grid foo"), "div", None), 0);
+        assert_eq!(wants(&attrs("\0role\0tab"), "div", None), want::CONTENT);
     }
 
     #[test]
