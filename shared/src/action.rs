@@ -51,6 +51,18 @@ pub enum ScrollDirection {
 }
 
 impl ScrollDirection {
+    pub const ALL: [ScrollDirection; 4] = [
+        ScrollDirection::Up,
+        ScrollDirection::Down,
+        ScrollDirection::Left,
+        ScrollDirection::Right,
+    ];
+
+    /// The direction a word names (`word`'s reverse), as the model writes it.
+    pub fn from_word(word: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.word() == word)
+    }
+
     /// The direction as the model writes it and a person reads it (`down`).
     pub fn word(self) -> &'static str {
         match self {
@@ -228,6 +240,16 @@ impl Action {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_direction_reads_back_from_its_word_and_its_wire_name() {
+        for d in ScrollDirection::ALL {
+            assert_eq!(ScrollDirection::from_word(d.word()), Some(d));
+            // The word is also what serde writes, so the model and the wire agree.
+            assert_eq!(serde_json::to_value(d).unwrap(), d.word());
+        }
+        assert_eq!(ScrollDirection::from_word("sideways"), None);
+    }
 
     #[test]
     fn a_scroll_moves_its_way_down_by_default_and_to_its_target_without_a_direction() {

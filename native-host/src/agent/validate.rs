@@ -159,15 +159,15 @@ pub fn validate(reply: &ModelReply, obs: &Observation) -> Result<Action, Invalid
             // No direction: bring the element into view, or, with no element, scroll down.
             let direction = match reply.direction.as_deref() {
                 None if target.is_some() => None,
-                None | Some("down") => Some(ScrollDirection::Down),
-                Some("up") => Some(ScrollDirection::Up),
-                Some("left") => Some(ScrollDirection::Left),
-                Some("right") => Some(ScrollDirection::Right),
-                Some(other) => {
-                    return Err(Invalid(format!(
-                        "\"{other}\" is not a direction; use up, down, left or right"
-                    )))
-                }
+                None => Some(ScrollDirection::Down),
+                Some(word) => match ScrollDirection::from_word(word) {
+                    Some(d) => Some(d),
+                    None => {
+                        return Err(Invalid(format!(
+                            "\"{word}\" is not a direction; use up, down, left or right"
+                        )))
+                    }
+                },
             };
             Action::Scroll {
                 target,
