@@ -1043,9 +1043,8 @@
     return null;
   }
 
-  /** The element under the middle of the window, inside shadow roots and same-origin frames. */
-  function underCentre(win, doc) {
-    const [vw, vh] = viewportOf(doc, win);
+  /** The element under the middle of a window `[vw, vh]`, inside shadow roots and same-origin frames. */
+  function underCentre(win, doc, [vw, vh]) {
     let x = vw / 2;
     let y = vh / 2;
     let hit = elementAt(doc, x, y);
@@ -1067,20 +1066,20 @@
   }
 
   /** The page's own pane down the page, where the document does not scroll that way. */
-  function mainPane(win, doc) {
+  function mainPane(win, doc, viewport) {
     const root = doc.scrollingElement;
     if (root === null || verticalPosition(root)[1] >= 1) return null;
-    const centre = underCentre(win, doc);
+    const centre = underCentre(win, doc, viewport);
     if (centre === null) return null;
     const pane = verticalScroller(win, centre);
     if (pane === null) return null;
-    return pane.clientHeight * 2 >= viewportOf(doc, win)[1] ? pane : null;
+    return pane.clientHeight * 2 >= viewport[1] ? pane : null;
   }
 
   /** Windows of the page above and below what is shown, to a tenth. */
-  function pagesAboveBelow(win, doc, vh, scrollY) {
+  function pagesAboveBelow(win, doc, [vw, vh], scrollY) {
     const tenths = (pages) => rustRound(Math.max(pages, 0) * 10) / 10;
-    const pane = mainPane(win, doc);
+    const pane = mainPane(win, doc, [vw, vh]);
     if (pane !== null) {
       const [pos, room] = verticalPosition(pane);
       const len = Math.max(pane.clientHeight, 1);
@@ -1749,7 +1748,7 @@
     observe.census = { elements: walk.order, notEntered: walk.notEntered };
     const scrollX = win.scrollX;
     const scrollY = ctx.scrollY;
-    const [pagesAbove, pagesBelow] = pagesAboveBelow(win, doc, vh, scrollY);
+    const [pagesAbove, pagesBelow] = pagesAboveBelow(win, doc, [vw, vh], scrollY);
     const root = {
       tag: 'body',
       rect: { x: 0, y: 0, width: 0, height: 0 },

@@ -47,7 +47,7 @@ pub fn can_move(pos: f64, room: f64, direction: ScrollDirection) -> bool {
 }
 
 /// Whether a box of `room` scrolls at all (a pixel of rounding is not scrolling).
-fn has_room(_pos: f64, room: f64, _direction: ScrollDirection) -> bool {
+fn has_room(room: f64) -> bool {
     room >= 1.0
 }
 
@@ -72,16 +72,18 @@ pub fn scroll_box(el: &Element, direction: ScrollDirection, pages: f64) {
 /// scrolls that way and has room to, across shadow roots and out of same-origin frames (whose
 /// documents scroll too); `None` means the top page.
 pub fn scroller_of(win: &Window, el: &Element, direction: ScrollDirection) -> Option<Element> {
-    scroller_where(win, el, direction, can_move)
+    scroller_where(win, el, direction, |pos, room| {
+        can_move(pos, room, direction)
+    })
 }
 
 /// As `scroller_of`, for the nearest box that scrolls along `direction`'s axis and of which
-/// `fits(scrolled, room, direction)` holds.
+/// `fits(scrolled, room)` holds.
 fn scroller_where(
     win: &Window,
     el: &Element,
     direction: ScrollDirection,
-    fits: fn(f64, f64, ScrollDirection) -> bool,
+    fits: impl Fn(f64, f64) -> bool,
 ) -> Option<Element> {
     let top = win.document().and_then(|d| d.scrolling_element());
     let mut at = Some(el.clone());
@@ -108,7 +110,7 @@ fn scroller_where(
         let scrolls = matches!(overflow.as_str(), "auto" | "scroll" | "overlay")
             || (frame_root && overflow == "visible");
         let (pos, room) = position(&box_, direction);
-        if scrolls && fits(pos, room, direction) {
+        if scrolls && fits(pos, room) {
             return Some(box_);
         }
         at = if frame_root {
@@ -126,9 +128,9 @@ fn scroller_where(
     None
 }
 
-/// The element under the middle of the window, inside shadow roots and same-origin frames.
-fn under_centre(win: &Window, doc: &Document) -> Option<Element> {
-    let (vw, vh) = viewport(doc, win);
+/// The element under the middle of a window `(vw, vh)`, inside shadow roots and same-origin
+/// frames.
+fn under_centre(win: &Window, doc: &Document, (vw, vh): (f64, f64)) -> Option<Element> {
     let (mut x, mut y) = (vw / 2.0, vh / 2.0);
     let mut hit = element_at(doc, x, y)?;
     for _ in 0..MAX_FRAME_DEPTH {
@@ -140,10 +142,10 @@ fn under_centre(win: &Window, doc: &Document) -> Option<Element> {
         };
         // The frame's content box: its border box less the border and the padding.
         let r = hit.get_bounding_client_rect();
+        let style = win.get_computed_style(&hit).ok().flatten();
         let padding = |side: &str| {
-            win.get_computed_style(&hit)
-                .ok()
-                .flatten()
+            style
+                .as_ref()
                 .and_then(|s| s.get_property_value(side).ok())
                 .and_then(|v| v.trim_end_matches("px").parse::<f64>().ok())
                 .unwrap_or(0.0)
@@ -158,17 +160,17 @@ fn under_centre(win: &Window, doc: &Document) -> Option<Element> {
     Some(hit)
 }
 
-/// The page's own pane (see the module's doc) for `direction`'s axis, when the document
-/// cannot scroll that way at all: the box under the middle of the window that scrolls that
-/// way and is at least half the window long along it.
-fn main_pane(win: &Window, doc: &Document, direction: ScrollDirection) -> Option<Element> {
-    let root = doc.scrolling_element()?;
-    let (_, room) = position(&root, direction);
-    if has_room(0.0, room, direction) {
-        return None;
-    }
-    let pane = scroller_where(win, &under_centre(win, doc)?, direction, has_room)?;
-    let (vw, vh) = viewport(doc, win);
+/// The page's own pane (see the module's doc) for `direction`'s axis, asked where the
+/// document cannot scroll that way at all: the box under the middle of the window `(vw, vh)`
+/// that scrolls that way and is at least half the window long along it.
+fn main_pane(
+    win: &Window,
+    doc: &Document,
+    direction: ScrollDirection,
+    (vw, vh): (f64, f64),
+) -> Option<Element> {
+    let centre = under_centre(win, doc, (vw, vh))?;
+    let pane = scroller_where(win, &centre, direction, |_, room| has_room(room))?;
     let long_enough = if is_vertical(direction) {
         f64::from(pane.client_height()) * 2.0 >= vh
     } else {
@@ -186,22 +188,25 @@ pub fn scroll_page(
     direction: ScrollDirection,
     pages: f64,
 ) -> Result<(), String> {
-    if let Some(pane) = main_pane(win, doc, direction) {
-        let (pos, room) = position(&pane, direction);
-        if !can_move(pos, room, direction) {
-            return Err(format!(
-                "the page's pane under the middle of the window is already at its {}",
-                direction.end()
-            ));
-        }
-        scroll_box(&pane, direction, pages);
-        return Ok(());
-    }
     if let Some(root) = doc.scrolling_element() {
         let (pos, room) = position(&root, direction);
+        let pane = (!has_room(room))
+            .then(|| main_pane(win, doc, direction, viewport(doc, win)))
+            .flatten();
+        if let Some(pane) = pane {
+            let (pos, room) = position(&pane, direction);
+            if !can_move(pos, room, direction) {
+                return Err(format!(
+                    "the page's pane under the middle of the window is already at its {}",
+                    direction.end()
+                ));
+            }
+            scroll_box(&pane, direction, pages);
+            return Ok(());
+        }
         if !can_move(pos, room, direction) {
             let dir = direction.word();
-            return Err(if room < 1.0 {
+            return Err(if !has_room(room) {
                 format!("the page does not scroll {dir}: it fits in the window that way")
             } else {
                 format!("the page is already at its {}", direction.end())
@@ -225,9 +230,15 @@ pub fn scroll_page(
 
 /// How many windows of the page lie above and below what is shown, to a tenth: of the
 /// document, or of its pane where the document does not scroll down or up.
-pub fn pages_above_below(win: &Window, doc: &Document, (_, vh): (f64, f64)) -> (f64, f64) {
+pub fn pages_above_below(win: &Window, doc: &Document, (vw, vh): (f64, f64)) -> (f64, f64) {
     let tenths = |pages: f64| (pages.max(0.0) * 10.0).round() / 10.0;
-    if let Some(pane) = main_pane(win, doc, ScrollDirection::Down) {
+    let fixed = doc
+        .scrolling_element()
+        .is_some_and(|root| !has_room(position(&root, ScrollDirection::Down).1));
+    let pane = fixed
+        .then(|| main_pane(win, doc, ScrollDirection::Down, (vw, vh)))
+        .flatten();
+    if let Some(pane) = pane {
         let (pos, room) = position(&pane, ScrollDirection::Down);
         let len = f64::from(pane.client_height()).max(1.0);
         return (tenths(pos / len), tenths((room - pos) / len));

@@ -160,14 +160,11 @@ pub fn validate(reply: &ModelReply, obs: &Observation) -> Result<Action, Invalid
             let direction = match reply.direction.as_deref() {
                 None if target.is_some() => None,
                 None => Some(ScrollDirection::Down),
-                Some(word) => match ScrollDirection::from_word(word) {
-                    Some(d) => Some(d),
-                    None => {
-                        return Err(Invalid(format!(
-                            "\"{word}\" is not a direction; use up, down, left or right"
-                        )))
-                    }
-                },
+                Some(word) => Some(ScrollDirection::from_word(word).ok_or_else(|| {
+                    Invalid(format!(
+                        "\"{word}\" is not a direction; use up, down, left or right"
+                    ))
+                })?),
             };
             Action::Scroll {
                 target,
