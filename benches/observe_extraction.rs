@@ -9,7 +9,9 @@
 //! and timed by the observation's own `snapshot_ms` (`performance.now()` around the
 //! walk, inside the page); the reference is timed
 //! inside the page with `performance.now()` around `__itineroReferenceObserve()`.
-//! Both exclude messaging and serialisation. It also times one hit test on each
+//! The same wasm module is also loaded into the page's main world and its walk timed there
+//! (RustM), so that the two languages are compared in each world: Rust/JSi in the content
+//! script's, RustM/JS in the page's. All exclude messaging and serialisation. It also times one hit test on each
 //! page, counts the reference's hit tests and how many of them a census of the whole
 //! page's possible covers would have found unneeded, counts the DOM calls the
 //! reference makes per element (a separate, instrumented run), times the main DOM
@@ -19,7 +21,8 @@
 //! Run: `cargo build --release -p itinero-host && cargo bench --bench observe_extraction`
 //! (`ITINERO_BENCH_PROFILE=1` adds a sampled CPU profile of the walks at n = 5000: the
 //! Rust/WASM time charged to the boundary crossings it is spent in, and the reference in
-//! either world; with `ITINERO_WASM_NAMES=1` too, the Rust functions' own time).
+//! either world; with `ITINERO_WASM_NAMES=1` too, the Rust functions' own time;
+//! `ITINERO_BENCH_N=5000` times that size only).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -31,7 +34,7 @@ use chromiumoxide::Page;
 use futures::StreamExt;
 use itinero::harness::stats::{paired_ratio, percentile, sorted};
 use itinero::harness::tree::flatten;
-use itinero::harness::{workspace_root, Harness, PageExt, WAIT};
+use itinero::harness::{workspace_root, Harness, PageExt, EXTENSION_ID, WAIT};
 use itinero_shared::observation::{DomNode, Observation};
 use serde::Deserialize;
 use serde_json::Value;
@@ -44,6 +47,8 @@ const WARMUP: usize = 3;
 /// and the paired ratios' intervals narrow with the square root of the runs: at 40 they
 /// spanned 5–10 %, wider than the difference they were meant to show.
 const SIZES: &[(usize, usize)] = &[(1000, 160), (5000, 160), (20000, 48)];
+/// Walks of each kind sampled by the profile (`ITINERO_BENCH_PROFILE`): some thousands of samples.
+const PROFILED_WALKS: usize = 40;
 /// Page size of the instrumented (call-counting) run.
 const INSTRUMENTED_N: usize = 5000;
 
@@ -118,6 +123,38 @@ const JS_RUN: &str = r#"
 
 async fn js_run(page: &Page) -> Result<JsRun> {
     page.run_js(&format!("{COUNT_INDEXED}{JS_RUN}")).await
+}
+
+/// Loads the extension's own module (`pkg/`, web-accessible) into the page's main world, where
+/// the walk is then asked for with no messaging (`observe_page`): the same Rust/WASM walk with
+/// the main world's DOM bindings, beside the reference there. Only the bench does this; the
+/// content script cannot leave its isolated world (see ARCHITECTURE.md).
+async fn load_wasm_in_main_world(page: &Page) -> Result<()> {
+    let base = format!("chrome-extension://{EXTENSION_ID}/pkg/");
+    let loaded: bool = page
+        .run_js(&format!(
+            r#"const m = await import('{base}itinero_extension.js');
+            await m.default({{ module_or_path: '{base}itinero_extension_bg.wasm' }});
+            window.__itineroWasmObserve = () => JSON.parse(m.observe_page());
+            return typeof m.observe_page === 'function';"#
+        ))
+        .await
+        .context("loading the extension's wasm module into the page's main world")?;
+    if !loaded {
+        bail!("the extension's module has no observe_page");
+    }
+    Ok(())
+}
+
+/// The Rust/WASM walk in the page's main world (see [`load_wasm_in_main_world`]), timed as
+/// the content script's is: by its own `snapshot_ms`.
+async fn rust_run_main_world(page: &Page) -> Result<JsRun> {
+    page.run_js(&format!(
+        r#"{COUNT_INDEXED}
+        const obs = window.__itineroWasmObserve();
+        return {{ ms: obs.snapshot_ms, indexed: countIndexed(obs.root) }};"#
+    ))
+    .await
 }
 
 /// The reference timed in `world`, the content script's isolated world (see [`content_script_world`]).
@@ -701,12 +738,12 @@ async fn main() -> Result<()> {
     let h = Harness::start().await?;
     let panel = h.open_panel().await?;
     let version: String = panel.run_js("return navigator.userAgent;").await?;
-    println!("observation extraction: Rust/WASM content script (isolated world) vs plain-JS reference (main world), same page");
+    println!("observation extraction: the Rust/WASM walk against a plain-JS port of it, each in the content script's isolated world and in the page's main world, same page");
     println!("browser: {version}");
-    println!("warm-up {WARMUP} runs each; runs interleaved, the order of Rust, JS and JSi turning from run to run; times measured inside the page");
+    println!("warm-up {WARMUP} runs each; runs interleaved, the order of Rust, JS, JSi and RustM turning from run to run; times measured inside the page");
     println!();
     println!(
-        "{:>6} {:>8} {:>9} {:>9} {:>5} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9} {:>12}",
+        "{:>6} {:>8} {:>9} {:>9} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12}",
         "n",
         "elements",
         "idx Rust",
@@ -714,15 +751,21 @@ async fn main() -> Result<()> {
         "runs",
         "Rust p50",
         "Rust p95",
+        "JSi p50",
+        "RustM p50",
         "JS p50",
         "JS p95",
-        "Rust/JS",
-        "JSi p50",
         "Rust/JSi",
+        "RustM/JS",
         "Rust rt p50"
     );
     let mut notes = Vec::new();
-    for &(n, runs) in SIZES {
+    // `ITINERO_BENCH_N=5000`: that size only, as when trying a change.
+    let only: Option<usize> = std::env::var("ITINERO_BENCH_N")
+        .ok()
+        .map(|v| v.parse().context("ITINERO_BENCH_N is a number of elements"))
+        .transpose()?;
+    for &(n, runs) in SIZES.iter().filter(|(n, _)| only.is_none_or(|o| o == *n)) {
         let url = h.fixture_url(&format!("observe/generated.html?n={n}"));
         let page = h.chromium.open(&url).await?;
         let elements = page
@@ -735,6 +778,7 @@ async fn main() -> Result<()> {
             .unwrap_or(0);
         inject_reference(&page).await?;
         let world = content_script_world(&page).await?;
+        load_wasm_in_main_world(&page).await?;
         let tab = tab_id(&panel, &url).await?;
 
         // Same result first: the whole observation, not only the timings.
@@ -745,53 +789,76 @@ async fn main() -> Result<()> {
             notes.push(format!("n={n}:"));
             notes.extend(report.into_iter().map(|l| format!("  {l}")));
         }
+        let main_json: Value = page.run_js("return window.__itineroWasmObserve();").await?;
+        let main_obs: Observation = serde_json::from_value(main_json.clone())
+            .context("the main world's Rust/WASM observation is not an Observation")?;
+        let (_, _, report) = compare(&main_obs, &js_obs, &js_json);
+        if !report.is_empty() {
+            notes.push(format!(
+                "n={n}, Rust/WASM in the main world against the reference:"
+            ));
+            notes.extend(report.into_iter().map(|l| format!("  {l}")));
+        }
 
-        let (mut rust_ms, mut rust_rt, mut js_ms, mut jsi_ms) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut times: [Vec<f64>; 4] = Default::default();
+        let mut rust_rt = Vec::new();
         for i in 0..WARMUP + runs {
-            // The order turns from run to run: the three walks share the page's heap, so the
+            // The order turns from run to run: the walks share the page's heap, so the
             // garbage one leaves may be collected during whichever comes after it. (Collecting
             // it before each walk is no fairer: a forced full collection also throws away the
             // reference's compiled code and type feedback, which made it half as slow again.)
-            let (mut r, mut j, mut ji) = (None, None, None);
-            for k in 0..3 {
-                match (i + k) % 3 {
+            let (mut r, mut j, mut ji, mut rm) = (None, None, None, None);
+            for k in 0..4 {
+                match (i + k) % 4 {
                     0 => r = Some(rust_run(&panel, tab).await?),
                     1 => j = Some(js_run(&page).await?),
-                    _ => ji = Some(js_run_isolated(&page, world).await?),
+                    2 => ji = Some(js_run_isolated(&page, world).await?),
+                    _ => rm = Some(rust_run_main_world(&page).await?),
                 }
             }
-            let (r, j, ji) = (
+            let (r, j, ji, rm) = (
                 r.context("no Rust run")?,
                 j.context("no JS run")?,
                 ji.context("no JSi run")?,
+                rm.context("no RustM run")?,
             );
-            if r.indexed != r_idx || j.indexed != j_idx || ji.indexed != j_idx {
+            if r.indexed != r_idx
+                || j.indexed != j_idx
+                || ji.indexed != j_idx
+                || rm.indexed != r_idx
+            {
                 bail!(
-                    "n={n}: indexed count changed between runs ({} / {} / {} isolated)",
+                    "n={n}: indexed count changed between runs ({} / {} / {} isolated / {} Rust in the main world)",
                     r.indexed,
                     j.indexed,
-                    ji.indexed
+                    ji.indexed,
+                    rm.indexed
                 );
             }
             if i >= WARMUP {
-                rust_ms.push(r.snapshot_ms);
+                for (t, ms) in times.iter_mut().zip([r.snapshot_ms, j.ms, ji.ms, rm.ms]) {
+                    t.push(ms);
+                }
                 rust_rt.push(r.roundtrip_ms);
-                js_ms.push(j.ms);
-                jsi_ms.push(ji.ms);
             }
         }
-        let by_js = paired_ratio(&rust_ms, &js_ms);
-        let by_jsi = paired_ratio(&rust_ms, &jsi_ms);
-        let jsi_by_js = paired_ratio(&jsi_ms, &js_ms);
-        let (rs, rr, js, jsi) = (
+        let [rust_ms, js_ms, jsi_ms, rustm_ms] = times;
+        let paired = [
+            ("Rust/JSi", paired_ratio(&rust_ms, &jsi_ms)),
+            ("RustM/JS", paired_ratio(&rustm_ms, &js_ms)),
+            ("Rust/JS", paired_ratio(&rust_ms, &js_ms)),
+            ("JSi/JS", paired_ratio(&jsi_ms, &js_ms)),
+            ("Rust/RustM", paired_ratio(&rust_ms, &rustm_ms)),
+        ];
+        let (rs, rr, js, jsi, rm) = (
             sorted(rust_ms),
             sorted(rust_rt),
             sorted(js_ms),
             sorted(jsi_ms),
+            sorted(rustm_ms),
         );
         println!(
-            "{:>6} {:>8} {:>9} {:>9} {:>5} {:>6.1} ms {:>6.1} ms {:>6.1} ms {:>6.1} ms {:>10.2} {:>6.1} ms {:>9.2} {:>9.1} ms",
+            "{:>6} {:>8} {:>9} {:>9} {:>5} {:>6.1} ms {:>6.1} ms {:>6.1} ms {:>6.1} ms {:>6.1} ms {:>6.1} ms {:>9.2} {:>9.2} {:>9.1} ms",
             n,
             elements,
             r_idx,
@@ -799,23 +866,19 @@ async fn main() -> Result<()> {
             runs,
             percentile(&rs, 50.0),
             percentile(&rs, 95.0),
+            percentile(&jsi, 50.0),
+            percentile(&rm, 50.0),
             percentile(&js, 50.0),
             percentile(&js, 95.0),
-            percentile(&rs, 50.0) / percentile(&js, 50.0),
-            percentile(&jsi, 50.0),
             percentile(&rs, 50.0) / percentile(&jsi, 50.0),
+            percentile(&rm, 50.0) / percentile(&js, 50.0),
             percentile(&rr, 50.0),
         );
-        let shown = |r: itinero::harness::stats::Interval| {
-            format!("{:.3} ({:.3}–{:.3})", r.median, r.low, r.high)
-        };
-        println!(
-            "{:>6}   paired: Rust/JS {}, Rust/JSi {}, JSi/JS {}",
-            "",
-            shown(by_js),
-            shown(by_jsi),
-            shown(jsi_by_js)
-        );
+        let shown: Vec<String> = paired
+            .iter()
+            .map(|(what, r)| format!("{what} {:.3} ({:.3}–{:.3})", r.median, r.low, r.high))
+            .collect();
+        println!("{:>6}   paired: {}", "", shown.join(", "));
 
         let hit: Value = page.run_js(HIT_COST).await?;
         notes.push(format!(
@@ -877,15 +940,26 @@ async fn main() -> Result<()> {
             notes.push(line);
         }
         if n == INSTRUMENTED_N && std::env::var_os("ITINERO_BENCH_PROFILE").is_some() {
-            cpu_profile(&page, "Rust/WASM walk x10", async {
-                for _ in 0..10 {
+            cpu_profile(&page, &format!("Rust/WASM walk x{PROFILED_WALKS}"), async {
+                for _ in 0..PROFILED_WALKS {
                     rust_run(&panel, tab).await?;
                 }
                 Ok(())
             })
             .await?;
-            cpu_profile(&page, "JS reference x10", async {
-                for _ in 0..10 {
+            cpu_profile(
+                &page,
+                &format!("Rust/WASM walk in the main world x{PROFILED_WALKS}"),
+                async {
+                    for _ in 0..PROFILED_WALKS {
+                        rust_run_main_world(&page).await?;
+                    }
+                    Ok(())
+                },
+            )
+            .await?;
+            cpu_profile(&page, &format!("JS reference x{PROFILED_WALKS}"), async {
+                for _ in 0..PROFILED_WALKS {
                     js_run(&page).await?;
                 }
                 Ok(())
@@ -893,9 +967,9 @@ async fn main() -> Result<()> {
             .await?;
             cpu_profile(
                 &page,
-                "JS reference in the content script's world x10",
+                &format!("JS reference in the content script's world x{PROFILED_WALKS}"),
                 async {
-                    for _ in 0..10 {
+                    for _ in 0..PROFILED_WALKS {
                         js_run_isolated(&page, world).await?;
                     }
                     Ok(())
@@ -905,10 +979,12 @@ async fn main() -> Result<()> {
         }
         page.close().await?;
     }
-    println!("Rust = snapshot_ms of the content script's observation (walk only); JS = performance.now() around __itineroReferenceObserve();");
-    println!("Rust/JS = ratio of p50s (below 1.0: Rust faster); Rust rt = panel → content script → panel round trip, for context.");
+    println!("Rust = snapshot_ms of the content script's observation (walk only), in its isolated world; JSi = performance.now() around");
+    println!("__itineroReferenceObserve() in that same world; RustM = the same wasm module's walk in the page's main world (snapshot_ms);");
+    println!("JS = the reference in the main world. Same world, same DOM bindings: Rust/JSi and RustM/JS compare the languages;");
+    println!("JSi/JS and Rust/RustM are what the isolated world costs. Ratios of p50s: below 1.0, the first is faster.");
+    println!("Rust rt = panel → content script → panel round trip, for context.");
     println!("paired = median of each run's own ratio (the walks of one run are timed back to back), with its 95 % interval (sign test).");
-    println!("JSi = the same reference run in the content script's own isolated world, beside the Rust/WASM walk.");
     for n in notes {
         println!("{n}");
     }

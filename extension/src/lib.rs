@@ -43,3 +43,11 @@ pub fn start_sidepanel() -> Result<(), JsValue> {
 pub fn start_content(engine: String) {
     content::start(engine);
 }
+
+/// This frame's observation as JSON, with no messaging. The extraction bench loads the module
+/// into the page's main world too and times the walk there beside the plain-JS reference, so
+/// that what the wasm boundary costs is told apart from what the isolated world costs.
+#[wasm_bindgen]
+pub fn observe_page() -> String {
+    content::observe_page()
+}

@@ -170,6 +170,15 @@ pub fn start(engine: String) {
     }
 }
 
+/// This frame's observation (as the top frame's), as JSON; empty where there is no window.
+pub fn observe_page() -> String {
+    let Some(win) = web_sys::window() else {
+        return String::new();
+    };
+    let obs = OBSERVER.with(|o| o.borrow_mut().observe(&win, &ObserveFrame::default()));
+    serde_json::to_string(&obs).unwrap_or_default()
+}
+
 /// One JSON string parsed by V8 beats a JS object built field by field across the boundary.
 fn to_js_fast<T: serde::Serialize>(value: &T) -> JsValue {
     serde_json::to_string(value)
