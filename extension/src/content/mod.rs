@@ -57,10 +57,9 @@ fn on_message(msg: JsValue, respond: js_sys::Function, engine: &str, url: &str, 
             }))
         }
         Some("observe") => {
-            let Some(win) = web_sys::window() else {
+            let Some(obs) = observe_top() else {
                 return false;
             };
-            let obs = OBSERVER.with(|o| o.borrow_mut().observe(&win, &ObserveFrame::default()));
             to_js_fast(&obs)
         }
         Some(OBSERVE_FRAME) => {
@@ -170,13 +169,17 @@ pub fn start(engine: String) {
     }
 }
 
-/// This frame's observation (as the top frame's), as JSON; empty where there is no window.
+/// This frame's observation, placed as the top frame; `None` where there is no window.
+fn observe_top() -> Option<itinero_shared::observation::Observation> {
+    let win = web_sys::window()?;
+    Some(OBSERVER.with(|o| o.borrow_mut().observe(&win, &ObserveFrame::default())))
+}
+
+/// `observe_top` as JSON; empty where there is no window.
 pub fn observe_page() -> String {
-    let Some(win) = web_sys::window() else {
-        return String::new();
-    };
-    let obs = OBSERVER.with(|o| o.borrow_mut().observe(&win, &ObserveFrame::default()));
-    serde_json::to_string(&obs).unwrap_or_default()
+    observe_top()
+        .and_then(|obs| serde_json::to_string(&obs).ok())
+        .unwrap_or_default()
 }
 
 /// One JSON string parsed by V8 beats a JS object built field by field across the boundary.
