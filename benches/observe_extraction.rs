@@ -11,8 +11,8 @@
 //! inside the page with `performance.now()` around `__itineroReferenceObserve()`.
 //! The same wasm module is also loaded into the page's main world and its walk timed there
 //! (RustM), so that the two languages are compared in each world: Rust/JSi in the content
-//! script's, RustM/JS in the page's. All exclude messaging and serialisation. It also times one hit test on each
-//! page, counts the reference's hit tests and how many of them a census of the whole
+//! script's, RustM/JS in the page's. All exclude messaging and serialisation. It also
+//! times one hit test on each page, counts the reference's hit tests and how many of them a census of the whole
 //! page's possible covers would have found unneeded, counts the DOM calls the
 //! reference makes per element (a separate, instrumented run), times the main DOM
 //! calls in the main world and in an isolated one (what any content script pays more)
@@ -789,8 +789,9 @@ async fn main() -> Result<()> {
             notes.push(format!("n={n}:"));
             notes.extend(report.into_iter().map(|l| format!("  {l}")));
         }
-        let main_json: Value = page.run_js("return window.__itineroWasmObserve();").await?;
-        let main_obs: Observation = serde_json::from_value(main_json.clone())
+        let main_obs: Observation = page
+            .run_js("return window.__itineroWasmObserve();")
+            .await
             .context("the main world's Rust/WASM observation is not an Observation")?;
         let (_, _, report) = compare(&main_obs, &js_obs, &js_json);
         if !report.is_empty() {
