@@ -404,10 +404,46 @@ async fn pages_built_to_get_the_password_get_nothing() -> Result<()> {
         .await?;
     assert_eq!(shown, "");
 
+    // A sign-in form that says it sends with GET: the password would be in the next page's
+    // address, so the page's own check refuses it.
+    s.open("auto_login/get-form.html").await?;
+    s.script(vec![done(&[], "I did what the page asked.")])?;
+    s.run("Sign in").await?;
+    answer_with(&s, &format!("Sign in to {shop} as alice"), "#ask-allow").await?;
+    expect_done(&s.h, &s.panel, "I did what the page asked.").await?;
+    let said = s.log().await?;
+    assert!(
+        said.contains("refused to type the saved password: its form sends with GET"),
+        "{said}"
+    );
+    let (address, typed): (String, String) = s
+        .tab
+        .run_js("return [location.href, document.getElementById('password').value];")
+        .await?;
+    assert!(!address.contains("password="), "{address}");
+    assert_eq!(typed, "");
+
     let audit = host(&s, &["vault", "audit", "--limit", "100"], "")?;
-    assert!(audit.matches("refused").count() >= 5, "{audit}");
+    assert!(audit.matches("refused").count() >= 6, "{audit}");
     assert!(!audit.contains(" filled "), "{audit}");
     assert_eq!(s.shop.sign_ins(), []);
+
+    // A form that says nothing of how it is sent and that no script sends: the password is
+    // typed, but the browser's own GET sending of it is held back.
+    s.open("auto_login/bare-form.html").await?;
+    s.script(vec![done(&[], "I did what the page asked.")])?;
+    s.run("Sign in").await?;
+    answer_with(&s, &format!("Sign in to {shop} as alice"), "#ask-allow").await?;
+    expect_done(&s.h, &s.panel, "I did what the page asked.").await?;
+    let (address, typed): (String, String) = s
+        .tab
+        .run_js("return [location.href, document.getElementById('password').value];")
+        .await?;
+    assert_eq!(typed, PASSWORD, "the password was not typed");
+    assert!(
+        !address.contains('?'),
+        "the form was sent with GET: {address}"
+    );
     assert_nowhere(&s.h, &s.panel, &[PASSWORD, PASSPHRASE]).await
 }
 

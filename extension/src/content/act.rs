@@ -101,7 +101,12 @@ pub async fn perform(
                             secret.map_or("secret", |f| f.kind.word())
                         ),
                     }),
-                    None => act_on(&win, &doc, &el, other).await,
+                    None => {
+                        if let Some(f) = secret {
+                            super::secret_field::hold_back_get(&el, f.kind);
+                        }
+                        act_on(&win, &doc, &el, other).await
+                    }
                 },
             }
         }

@@ -2,10 +2,18 @@
 //! its observation; this runs at the moment of typing, on the element the action resolved to,
 //! so a page that swapped the field, navigated to another origin or framed a look-alike since
 //! the observation gets nothing.
+//!
+//! A password or code never goes into a form that sends its fields in the page's address
+//! (GET): the next page's URL would carry it into the browser's history, the server's logs and
+//! every observation after. A form that says so (a `method` or `formmethod` of `get`, or an
+//! `action` with no method) is refused outright; a form with neither is a script's, which
+//! normally sends it itself, so its native GET sending is held back instead.
 
 use itinero_shared::messages::SecretField;
+use itinero_shared::vault::SecretKind;
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
-use web_sys::{Element, HtmlInputElement, Window};
+use web_sys::{Element, Event, HtmlFormElement, HtmlInputElement, Window};
 
 /// Why the secret must not be typed into `el`, if it must not.
 pub fn refuse(win: &Window, el: &Element, field: &SecretField) -> Option<String> {
@@ -35,6 +43,15 @@ pub fn refuse(win: &Window, el: &Element, field: &SecretField) -> Option<String>
     }
     if input.read_only() {
         return Some("the field is read-only".into());
+    }
+    let get_form = input
+        .form()
+        .is_some_and(|f| sends_in_address(&f) == Some(true));
+    if field.kind != SecretKind::Username && get_form {
+        return Some(format!(
+            "its form sends with GET, which would put the {} in the next page's address",
+            field.kind.word()
+        ));
     }
     let r = el.get_bounding_client_rect();
     let style = win.get_computed_style(el).ok().flatten();
@@ -67,4 +84,49 @@ pub fn refuse(win: &Window, el: &Element, field: &SecretField) -> Option<String>
         return Some("the field cannot be seen".into());
     }
     None
+}
+
+/// Whether `form` sends its fields in the page's address: `Some(true)` when its markup says
+/// so, `Some(false)` when it says it posts, `None` when it says nothing (GET by default, unless
+/// a script sends it).
+fn sends_in_address(form: &HtmlFormElement) -> Option<bool> {
+    let says_get = |v: Option<String>| v.is_some_and(|m| m.trim().eq_ignore_ascii_case("get"));
+    let submitters = form.query_selector_all("[formmethod]").ok();
+    let submitter_get = submitters.is_some_and(|list| {
+        (0..list.length())
+            .filter_map(|i| list.item(i))
+            .filter_map(|n| n.dyn_into::<Element>().ok())
+            .any(|e| says_get(e.get_attribute("formmethod")))
+    });
+    match form.get_attribute("method") {
+        _ if submitter_get => Some(true),
+        Some(m) => Some(says_get(Some(m))),
+        None if form.has_attribute("action") => Some(true),
+        None => None,
+    }
+}
+
+/// For a secret about to be typed into `el`: when its form says nothing of how it is sent,
+/// cancels the browser's own GET sending of it from now on. The listener is added to the form
+/// after the page's own, so a page that sends the form by script (and cancels the native
+/// sending itself) is not disturbed; only a sending nobody cancelled is stopped.
+pub fn hold_back_get(el: &Element, kind: SecretKind) {
+    if kind == SecretKind::Username {
+        return;
+    }
+    let Some(form) = el.dyn_ref::<HtmlInputElement>().and_then(|i| i.form()) else {
+        return;
+    };
+    if sends_in_address(&form).is_some() || form.has_attribute("data-itinero-no-get") {
+        return;
+    }
+    let _ = form.set_attribute("data-itinero-no-get", "");
+    let stop = Closure::<dyn FnMut(Event)>::new(|e: Event| {
+        if !e.default_prevented() {
+            e.prevent_default();
+        }
+    });
+    let _ = form.add_event_listener_with_callback("submit", stop.as_ref().unchecked_ref());
+    // It lives as long as the page: one per form that ever took a secret.
+    stop.forget();
 }

@@ -89,6 +89,29 @@ pub trait SignIn: Send + Sync {
     fn scrub(&self, obs: &mut Observation) {
         let _ = obs;
     }
+    /// The same for a text from the page that is not an observation: an action's outcome.
+    fn scrub_text(&self, text: &mut String) {
+        let _ = text;
+    }
+}
+
+/// `outcome` with every text in it scrubbed by `hook` (a reason, an address, a covering element).
+fn scrubbed(outcome: Outcome, hook: &dyn SignIn) -> Outcome {
+    fn walk(v: &mut serde_json::Value, hook: &dyn SignIn) {
+        match v {
+            serde_json::Value::String(s) => hook.scrub_text(s),
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|i| walk(i, hook)),
+            serde_json::Value::Object(fields) => fields.values_mut().for_each(|f| walk(f, hook)),
+            _ => {}
+        }
+    }
+    let Ok(mut v) = serde_json::to_value(&outcome) else {
+        return outcome;
+    };
+    walk(&mut v, hook);
+    serde_json::from_value(v).unwrap_or(Outcome::Failed {
+        reason: "the outcome held a saved secret".into(),
+    })
 }
 
 /// What the user is asked.
@@ -606,6 +629,11 @@ pub async fn run(
         let (outcome, elapsed_ms) = match sent {
             Ok(r) => r,
             Err(e) => (Outcome::Failed { reason: e }, 0),
+        };
+        // A page may echo what was typed, or move to an address holding it.
+        let outcome = match &deciders.sign_in {
+            Some(hook) => scrubbed(outcome, hook.as_ref()),
+            None => outcome,
         };
         panel
             .event(
@@ -1342,5 +1370,47 @@ mod tests {
         .await;
         assert_eq!(end.status, TaskStatus::Succeeded);
         assert_eq!(browser.0.performed.lock().unwrap()[0].0, 7);
+    }
+
+    /// Scrubs one word, as auto-login scrubs a typed secret in all its forms.
+    struct Hides(&'static str);
+
+    #[async_trait]
+    impl SignIn for Hides {
+        async fn on_page(&self, _: &Observation, _: &SignInCtx<'_>) -> Option<SignInReport> {
+            None
+        }
+        async fn resolve(
+            &self,
+            _: &Action,
+            _: &Observation,
+            _: &SignInCtx<'_>,
+        ) -> Result<Option<(Action, SecretField)>, String> {
+            Ok(None)
+        }
+        fn scrub_text(&self, text: &mut String) {
+            *text = text.replace(self.0, "{{secret:password}}");
+        }
+    }
+
+    #[test]
+    fn every_text_of_an_outcome_is_scrubbed() {
+        let hook = Hides("hunter22");
+        let opened = Outcome::OpenedTab {
+            tab_id: 3,
+            url: "https://shop.example/?pw=hunter22".into(),
+        };
+        assert_eq!(
+            scrubbed(opened, &hook),
+            Outcome::OpenedTab {
+                tab_id: 3,
+                url: "https://shop.example/?pw={{secret:password}}".into(),
+            }
+        );
+        let echoed = Outcome::ValueRejected {
+            reason: "\"hunter22\" is not allowed".into(),
+        };
+        assert!(!scrubbed(echoed, &hook).to_string().contains("hunter22"));
+        assert_eq!(scrubbed(Outcome::Done, &hook), Outcome::Done);
     }
 }

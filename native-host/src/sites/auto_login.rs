@@ -21,6 +21,7 @@ use zeroize::Zeroizing;
 
 use super::login_form::{self, LoginForm, LoginStep};
 use super::overrides::Overrides;
+use super::scrub::Scrubber;
 use super::{rules, signals};
 use crate::agent::outcome::took_effect;
 use crate::agent::run::{Ask, SignIn, SignInCtx, SignInReport};
@@ -693,23 +694,11 @@ impl SignIn for AutoLogin {
     }
 
     fn scrub(&self, obs: &mut Observation) {
-        let st = self.state();
-        let secrets: Vec<(String, &str)> = st
-            .typed
-            .iter()
-            .filter(|(_, v)| v.len() >= SCRUB_MIN)
-            .map(|(k, v)| (k.placeholder(), v.as_str()))
-            .collect();
-        if secrets.is_empty() {
+        let scrubber = self.scrubber();
+        if scrubber.is_empty() {
             return;
         }
-        let clean = |s: &mut String| {
-            for (placeholder, secret) in &secrets {
-                if s.contains(secret) {
-                    *s = s.replace(secret, placeholder);
-                }
-            }
-        };
+        let clean = |s: &mut String| scrubber.clean(s);
         fn walk(node: &mut DomNode, clean: &dyn Fn(&mut String)) {
             for s in [
                 &mut node.name,
@@ -739,6 +728,21 @@ impl SignIn for AutoLogin {
         clean(&mut obs.title);
         clean(&mut obs.url);
         walk(&mut obs.root, &clean);
+    }
+
+    fn scrub_text(&self, text: &mut String) {
+        self.scrubber().clean(text);
+    }
+}
+
+impl AutoLogin {
+    /// What finds the secrets typed so far this task.
+    fn scrubber(&self) -> Scrubber {
+        let st = self.state();
+        Scrubber::new(
+            st.typed.iter().map(|(k, v)| (v.as_str(), k.placeholder())),
+            SCRUB_MIN,
+        )
     }
 }
 
@@ -1106,6 +1110,24 @@ mod tests {
             Some("{{secret:password}}")
         );
         assert!(!serde_json::to_string(&echo).unwrap().contains(PASSWORD));
+
+        // A form sent with GET: the next page's address and title hold it form-encoded and
+        // percent-encoded, and so does what the loop is told of the action.
+        let form_encoded = PASSWORD.replace(' ', "+");
+        let mut next = page_of(
+            &format!("{SHOP}/account?user=alice&pw={form_encoded}"),
+            &format!("Results for {}", PASSWORD.replace(' ', "%20")),
+            vec![],
+        );
+        hook.scrub(&mut next);
+        assert_eq!(
+            next.url,
+            format!("{SHOP}/account?user=alice&pw={{{{secret:password}}}}")
+        );
+        assert_eq!(next.title, "Results for {{secret:password}}");
+        let mut outcome = format!("opened {SHOP}/account?pw={form_encoded}");
+        hook.scrub_text(&mut outcome);
+        assert!(!outcome.contains("horse"), "{outcome}");
     }
 
     #[tokio::test]
