@@ -3,7 +3,6 @@
 pub mod agent;
 pub mod cli;
 pub mod control;
-pub mod link;
 pub mod llm;
 pub mod logging;
 pub mod origin;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use itinero_host::cli::{act, doctor, install, models, observe, run, skills, tabs, vault};
+use itinero_host::cli::{act, doctor, install, models, observe, skills, tabs, task, vault};
 use itinero_host::control::ControlServer;
 use itinero_host::store::StoreSlot;
 use itinero_host::{logging, origin, paths, session};
@@ -44,7 +44,7 @@ enum Command {
     /// Perform one action in a tab and print its outcome.
     Act(act::ActArgs),
     /// Run a goal in a tab with the agent, as the side panel does, printing each step.
-    Run(run::GoalArgs),
+    Run(task::GoalArgs),
     /// The skills library: list, show, run, export, import, delete, capture a run.
     Skills(skills::SkillsArgs),
     /// The credentials itinero signs in with: add, list, remove, import, audit, unlock, lock.
@@ -67,7 +67,7 @@ fn main() -> ExitCode {
         Command::Tabs(a) => tabs::run_tabs(a),
         Command::Observe(a) => observe::run_observe(a),
         Command::Act(a) => act::run_act(a),
-        Command::Run(a) => run::run_goal(a),
+        Command::Run(a) => task::run_goal(a),
         Command::Skills(a) => skills::run_skills(a),
         Command::Vault(a) => vault::run_vault(a),
         Command::Models(a) => models::run_models(a),

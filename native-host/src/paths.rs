@@ -40,9 +40,12 @@ pub fn allowed_extensions_file() -> Result<PathBuf> {
     Ok(data_dir()?.join("allowed-extensions"))
 }
 
+/// The store's file name in the data directory.
+pub const STORE_FILE_NAME: &str = "itinero.sqlite3";
+
 /// The store: runs and their steps, settings, lessons, site approvals (see `store`).
 pub fn store_file() -> Result<PathBuf> {
-    Ok(data_dir()?.join(crate::store::FILE_NAME))
+    Ok(data_dir()?.join(STORE_FILE_NAME))
 }
 
 /// Directory of the control sockets of running hosts (`host-<pid>.sock`), see `control`.

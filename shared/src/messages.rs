@@ -268,6 +268,19 @@ pub enum Outcome {
     },
 }
 
+impl Outcome {
+    /// The action did what it was meant to (the page may have moved on).
+    pub fn took_effect(&self) -> bool {
+        matches!(
+            self,
+            Outcome::Done
+                | Outcome::Navigated { .. }
+                | Outcome::OpenedTab { .. }
+                | Outcome::NeverSettled { .. }
+        )
+    }
+}
+
 /// One line a person (or the model) reads: the panel's log, the CLI, the model's history.
 impl std::fmt::Display for Outcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -11,7 +11,6 @@ use itinero_shared::Action;
 use tokio::sync::Mutex;
 
 use super::cache::{self, ActionCache, Remembered};
-use super::outcome::took_effect;
 use super::run::Memory;
 use super::skill_run::{self, Chosen};
 use crate::store::{CacheEntry, CacheKey, NewRun, Store};
@@ -45,7 +44,7 @@ fn step_worked(record: &StepRecord) -> bool {
     match (&action, &record.outcome) {
         (Some(Action::Done { success, .. }), _) => *success,
         (Some(_), Some(outcome)) => {
-            serde_json::from_value::<Outcome>(outcome.clone()).is_ok_and(|o| took_effect(&o))
+            serde_json::from_value::<Outcome>(outcome.clone()).is_ok_and(|o| o.took_effect())
         }
         _ => false,
     }

@@ -8,7 +8,6 @@
 pub mod cache;
 pub mod guards;
 pub mod memory;
-pub mod outcome;
 pub mod parse;
 pub mod planner;
 pub mod prompt;
@@ -19,7 +18,6 @@ pub mod resolve;
 pub mod run;
 pub mod skill_run;
 pub mod strategy;
-pub mod tasks;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod validate;

@@ -19,18 +19,7 @@ use itinero_shared::messages::Outcome;
 use itinero_shared::observation::{DomNode, Observation};
 use itinero_shared::{Action, Fingerprint, Target};
 
-use super::strategy::{DecideError, Decision, Step, Strategy};
-
-/// An action that did not work, as the next step's strategies see it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Failed {
-    pub action: Action,
-    pub outcome: Outcome,
-    /// Recovery attempts already made for this action.
-    pub attempts: u32,
-    /// The sub-goal the action was to finish, which the recovered action finishes instead.
-    pub subgoal_done: Option<u32>,
-}
+use super::strategy::{DecideError, Decision, Failed, Step, Strategy};
 
 /// The name recovery answers under, in the panel and the run's steps.
 pub const NAME: &str = "recovery";

@@ -258,7 +258,7 @@ impl<S: Strategy> Strategy for Replay<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::recovery::Failed;
+    use crate::agent::strategy::Failed;
     use crate::agent::test_support::{page_of, step};
 
     /// Stands in for the model: says what it was told.

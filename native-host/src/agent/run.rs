@@ -19,11 +19,10 @@ use itinero_shared::Action;
 
 use super::cache;
 use super::guards::{self, Taken, Verdict};
-use super::outcome::took_effect;
 use super::planner::{self, Planner};
 use super::prompt::PastStep;
-use super::recovery::{self, Failed};
-use super::strategy::{DecideError, Step, Strategy};
+use super::recovery;
+use super::strategy::{DecideError, Failed, Step, Strategy};
 
 /// The tab the task works in, as the loop needs it.
 #[async_trait]
@@ -665,7 +664,7 @@ pub async fn run(
             if let Some(f) = failed.as_mut() {
                 f.attempts += 1;
             }
-        } else if took_effect(&outcome) {
+        } else if outcome.took_effect() {
             failures = 0;
             failed = None;
             last_worked = Some(action.clone());

@@ -9,16 +9,26 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use itinero_shared::messages::Subgoal;
+use itinero_shared::messages::{Outcome, Subgoal};
 use itinero_shared::observation::Observation;
 use itinero_shared::Action;
 
 use super::parse::{self, Source};
 use super::prompt::{self, Family, Input, PastStep};
-use super::recovery::Failed;
 use super::reply;
 use super::validate;
 use crate::llm::{Backend, ChatRequest, LlmError};
+
+/// An action that did not work, as the next step's strategies see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failed {
+    pub action: Action,
+    pub outcome: Outcome,
+    /// Recovery attempts already made for this action.
+    pub attempts: u32,
+    /// The sub-goal the action was to finish, which the recovered action finishes instead.
+    pub subgoal_done: Option<u32>,
+}
 
 /// What a strategy decides on.
 #[derive(Debug, Clone)]

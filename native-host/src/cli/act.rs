@@ -1,6 +1,5 @@
 //! `itinero-host act --tab N '<action JSON>'`: performs one action and says what happened.
 
-use crate::agent::outcome::took_effect;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use itinero_shared::observation::Observation;
@@ -73,7 +72,7 @@ pub fn run_act(args: &ActArgs) -> Result<bool> {
             "{outcome} (in the browser {elapsed_ms} ms; host round trip {round_trip_ms:.1} ms)"
         );
     }
-    Ok(took_effect(outcome))
+    Ok(outcome.took_effect())
 }
 
 async fn target_by_index(client: &mut ControlClient, tab_id: i64, index: u64) -> Result<Target> {

@@ -7,7 +7,7 @@ pub mod install;
 pub mod models;
 pub mod models_bench;
 pub mod observe;
-pub mod run;
 pub mod skills;
 pub mod tabs;
+pub mod task;
 pub mod vault;

@@ -12,6 +12,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use itinero_shared::records::RunId;
 use itinero_shared::skills::SkillSummary;
 
+use super::task::parse_param;
 use crate::skills::library::{self, Imported};
 use crate::skills::{self, export};
 use crate::store::{Store, StoredSkill};
@@ -48,7 +49,7 @@ pub enum SkillsCommand {
         name: Option<String>,
     },
     /// Replay a skill in the browser (through the running host), with values for its parameters.
-    Run(super::run::SkillArgs),
+    Run(super::task::SkillArgs),
     /// Delete a skill (the runs that replayed it stay in the history).
     Delete { name: String },
     /// Save a successful run from the history as a skill.
@@ -83,21 +84,10 @@ pub struct ExportArgs {
     pub output: Option<PathBuf>,
 }
 
-pub(super) fn parse_param(arg: &str) -> Result<(String, String), String> {
-    match arg.split_once('=') {
-        Some((name, value)) if !name.trim().is_empty() => {
-            Ok((name.trim().to_owned(), value.to_owned()))
-        }
-        _ => Err(format!(
-            "{arg:?} is not NAME=VALUE (e.g. query=\"wool socks\")"
-        )),
-    }
-}
-
 pub fn run_skills(args: &SkillsArgs) -> Result<bool> {
     // The host reads the skill from the store; this process does not open it.
     if let SkillsCommand::Run(run) = &args.command {
-        return super::run::run_skill(run);
+        return super::task::run_skill(run);
     }
     let store = Store::open_default().context("cannot open itinero's store")?;
     match &args.command {

@@ -5,8 +5,8 @@ use itinero_shared::ErrorCode;
 use itinero_shared::vault::VaultStatus;
 
 use super::protocol::{Request, Response};
-use crate::agent::tasks::Tasks;
-use crate::link::{BrowserLink, LinkError};
+use crate::session::link::{BrowserLink, LinkError};
+use crate::session::tasks::Tasks;
 use crate::vault::Vault;
 
 /// Control requests belong to no agent task.

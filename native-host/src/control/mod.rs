@@ -5,7 +5,7 @@
 //! The browser starts the host; nothing else can talk to it over stdio. So while it serves
 //! a browser session the host also listens on a Unix socket,
 //! `<data dir>/run/host-<pid>.sock` (mode 0600 in a 0700 directory: only this user), and
-//! turns each request into host→browser requests over its [`crate::link::BrowserLink`].
+//! turns each request into host→browser requests over its [`crate::session::link::BrowserLink`].
 //! The protocol is line-delimited JSON ([`protocol`]); its types stay on this machine and
 //! never cross to the browser. Sockets left behind by a host that was killed are skipped
 //! and removed by whoever finds them ([`discovery`]).
@@ -79,8 +79,8 @@ mod socket_tests {
     use super::discovery::{connect_in, ConnectError};
     use super::protocol::{Request, Response};
     use super::*;
-    use crate::link::BrowserLink;
-    use crate::session::Outbox;
+    use crate::session::link::BrowserLink;
+    use crate::session::outbox::Outbox;
 
     /// A link whose "browser" answers every `ListTabs` with one tab.
     fn answering_link() -> BrowserLink {
@@ -157,7 +157,7 @@ mod socket_tests {
 
     #[tokio::test]
     async fn run_skill_says_plainly_why_it_cannot_start() {
-        use crate::agent::tasks::Tasks;
+        use crate::session::tasks::Tasks;
         use crate::store::StoreSlot;
         let dir = tempfile::tempdir().unwrap();
         let link = answering_link();

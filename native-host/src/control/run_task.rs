@@ -10,9 +10,9 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tracing::{debug, info};
 
 use super::protocol::{Request, Response};
-use crate::agent::tasks::Tasks;
-use crate::link::BrowserLink;
-use crate::session::Outbox;
+use crate::session::link::BrowserLink;
+use crate::session::outbox::Outbox;
+use crate::session::tasks::Tasks;
 use crate::skills::params;
 use crate::store::{origin_of, Store, StoreError, StoredSkill};
 

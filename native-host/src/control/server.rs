@@ -13,8 +13,8 @@ use tracing::{debug, info, warn};
 use super::protocol::{Request, Response};
 use super::run_task::{self, Job};
 use super::{discovery, handler, socket_path, MAX_REQUEST_BYTES};
-use crate::agent::tasks::Tasks;
-use crate::link::BrowserLink;
+use crate::session::link::BrowserLink;
+use crate::session::tasks::Tasks;
 
 /// How long [`ControlServer::shutdown`] lets connections finish their last response.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);

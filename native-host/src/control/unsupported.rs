@@ -4,7 +4,7 @@
 use thiserror::Error;
 
 use super::protocol::{Request, Response};
-use crate::link::BrowserLink;
+use crate::session::link::BrowserLink;
 
 const UNSUPPORTED: &str =
     "the control socket (and the tabs/observe/act commands) is not supported on this OS yet";
@@ -45,7 +45,7 @@ pub struct ControlServer(());
 impl ControlServer {
     pub fn start(
         _link: BrowserLink,
-        _tasks: Option<crate::agent::tasks::Tasks>,
+        _tasks: Option<crate::session::tasks::Tasks>,
     ) -> anyhow::Result<Self> {
         anyhow::bail!("{UNSUPPORTED}")
     }

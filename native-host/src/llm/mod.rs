@@ -7,6 +7,7 @@
 //!
 //! A request is cancelled by dropping its future: the HTTP connection closes with it.
 
+pub mod choose;
 pub mod http;
 pub mod lines;
 pub mod ollama;

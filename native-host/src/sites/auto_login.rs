@@ -23,7 +23,6 @@ use super::login_form::{self, LoginForm, LoginStep};
 use super::overrides::Overrides;
 use super::scrub::Scrubber;
 use super::{rules, signals};
-use crate::agent::outcome::took_effect;
 use crate::agent::run::{Ask, SignIn, SignInCtx, SignInReport};
 use crate::store::origin_of;
 use crate::vault::{totp, Secrets, Vault, VaultError};
@@ -397,7 +396,7 @@ impl AutoLogin {
                 .perform_secret(ctx.tab, form.frame_id, &action, &field)
                 .await
                 .map_or_else(|reason| Outcome::Failed { reason }, |(o, _)| o);
-            if !took_effect(&outcome) {
+            if !outcome.took_effect() {
                 let why = outcome.to_string();
                 self.audit(&origin, &c.username, &obs.url, "refused", &why)
                     .await;
@@ -423,7 +422,7 @@ impl AutoLogin {
                 .perform(ctx.tab, form.frame_id, &click)
                 .await
                 .map_or_else(|reason| Outcome::Failed { reason }, |(o, _)| o);
-            if !took_effect(&outcome) {
+            if !outcome.took_effect() {
                 let why = outcome.to_string();
                 self.audit(&origin, &c.username, &obs.url, "failed", &why)
                     .await;

@@ -15,7 +15,6 @@ use thiserror::Error;
 
 use super::params::{pieces, Piece};
 use super::words;
-use crate::agent::outcome::took_effect;
 use crate::store::origin_of;
 use crate::url_pattern;
 
@@ -120,7 +119,7 @@ fn usable(step: &StepRecord) -> Option<Kept> {
         Action::Wait { .. } | Action::AskUser { .. } => false,
         // A `done` is recorded without an outcome: it ends the run.
         Action::Done { success, .. } => *success,
-        _ => outcome.as_ref().is_some_and(took_effect),
+        _ => outcome.as_ref().is_some_and(Outcome::took_effect),
     };
     keep.then(|| Kept {
         action: without_index(action),

@@ -15,11 +15,10 @@ pub mod export;
 pub mod import;
 pub mod library;
 pub mod params;
-pub mod serve;
 pub mod words;
 
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 
 pub use capture::{capture, CaptureError};
 pub use export::{to_json, to_markdown, to_playwright};

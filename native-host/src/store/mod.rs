@@ -17,7 +17,9 @@
 //! `skills.rs` (the skills library and its statistics), `vault.rs` (sealed credentials, sign-in
 //! consent, the audit list);
 //! `migrate.rs` (schema), `host_process.rs` (is a run's host alive), `site.rs` (origins),
-//! `slot.rs` (the store or why there is none), `serve.rs` (the panel's requests).
+//! `slot.rs` (the store or why there is none).
+//! The panel's requests for what the store keeps are answered by the session
+//! (`session/panel_requests.rs`).
 
 mod approvals;
 mod cache;
@@ -26,7 +28,6 @@ mod host_process;
 mod lessons;
 mod migrate;
 mod runs;
-pub mod serve;
 mod settings;
 mod site;
 mod skills;
@@ -51,8 +52,7 @@ pub use slot::StoreSlot;
 pub use trajectories::Trajectory;
 pub use vault::{NewSealed, SealedCredential, VaultMeta};
 
-/// The store's file name in the data directory.
-pub const FILE_NAME: &str = "itinero.sqlite3";
+pub use crate::paths::STORE_FILE_NAME as FILE_NAME;
 
 /// How long a statement waits for another host's write to finish before it fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

@@ -10,7 +10,6 @@
 pub mod crypto;
 pub mod csv_import;
 pub mod key_store;
-pub mod serve;
 pub mod totp;
 
 use std::sync::{Arc, Mutex};

@@ -1,40 +1,27 @@
 //! One native-messaging session: frames in from the browser, replies out.
 //!
-//! Replies go through a channel to a single writer task so that, once the agent
-//! streams events from several tasks, frames are never interleaved on stdout.
+//! Replies go through a channel to a single writer task (`outbox.rs`) so that, while
+//! several tasks stream events, frames are never interleaved on stdout.
 //! Bad input is answered with an `Error` and the session goes on; only a stream
 //! that can no longer be framed (an oversized length prefix) ends it.
 //!
 //! The browser's frames are both requests (from panels) and replies to requests
-//! the host made (see `link`): replies are handed to the [`BrowserLink`] that
+//! the host made (see `link.rs`): replies are handed to the [`BrowserLink`] that
 //! waits for them, never answered themselves.
 
 use itinero_shared::codec::{Direction, FrameDecoder, FrameError};
 use itinero_shared::envelope::{Envelope, EnvelopeError, MessageSet};
-use itinero_shared::messages::{ErrorReply, HelloAck, Pong, TaskEvent, TaskEventKind};
-use itinero_shared::{
-    encode_frame, is_host_request_id, ErrorCode, ToBrowser, ToHost, PROTOCOL_VERSION,
-};
+use itinero_shared::messages::ErrorReply;
+use itinero_shared::{encode_frame, is_host_request_id, ErrorCode, ToBrowser, ToHost};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
-use tracing::{debug, info, warn};
+use tracing::{debug, warn};
 
-use crate::agent::tasks::{list_models, Tasks};
-use crate::link::BrowserLink;
-use crate::store::{self, StoreSlot};
-
-/// What this host build can do, announced in `HelloAck`. The store's features are announced
-/// even when the store could not be opened: their requests then say why, which tells the
-/// user more than a missing page would.
-pub const CAPABILITIES: &[&str] = &[
-    "ping",
-    "tasks",
-    "settings",
-    "history",
-    "lessons",
-    "site_approvals",
-    "models",
-];
+use super::dispatch::Session;
+use super::link::BrowserLink;
+use super::outbox::Outbox;
+use super::tasks::Tasks;
+use crate::store::StoreSlot;
 
 /// How a session ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -45,50 +32,6 @@ pub enum SessionEnd {
     Truncated(String),
     /// The stream broke the framing rules; an error reply was sent first.
     ProtocolViolation(String),
-}
-
-/// An [`Outbox`] that may be gone: [`WeakOutbox::upgrade`] says.
-#[derive(Clone)]
-pub struct WeakOutbox(mpsc::WeakSender<Envelope<ToBrowser>>);
-
-impl WeakOutbox {
-    pub fn upgrade(&self) -> Option<Outbox> {
-        self.0.upgrade().map(Outbox)
-    }
-}
-
-/// Sends envelopes to the browser; cheap to clone.
-#[derive(Clone)]
-pub struct Outbox(mpsc::Sender<Envelope<ToBrowser>>);
-
-impl Outbox {
-    /// An outbox and the receiving end its writer drains.
-    pub fn channel() -> (Self, mpsc::Receiver<Envelope<ToBrowser>>) {
-        let (tx, rx) = mpsc::channel(64);
-        (Self(tx), rx)
-    }
-
-    /// A handle that does not keep the writer alive: the session's writer finishes once the
-    /// session and its tasks let go, whoever else (the control socket) still holds one of these.
-    pub fn downgrade(&self) -> WeakOutbox {
-        WeakOutbox(self.0.downgrade())
-    }
-
-    pub async fn send(&self, id: u64, msg: ToBrowser) {
-        // The writer only stops when stdout is gone, and then nobody is listening.
-        let _ = self.0.send(Envelope::new(id, msg)).await;
-    }
-
-    pub async fn error(&self, id: u64, code: ErrorCode, message: impl Into<String>) {
-        self.send(
-            id,
-            ToBrowser::Error(ErrorReply {
-                code,
-                message: message.into(),
-            }),
-        )
-        .await;
-    }
 }
 
 /// Serialises and writes frames; a reply too large for Chrome becomes an error reply instead.
@@ -132,162 +75,6 @@ fn error_code(e: &EnvelopeError) -> ErrorCode {
         EnvelopeError::NewerVersion { .. } => ErrorCode::UnsupportedVersion,
         EnvelopeError::UnknownType(_) => ErrorCode::UnknownType,
         EnvelopeError::Body { .. } => ErrorCode::BadBody,
-    }
-}
-
-/// Handles one decoded message: a request is answered, a reply goes to the link.
-async fn dispatch(
-    env: Envelope<ToHost>,
-    received_bytes: usize,
-    out: &Outbox,
-    link: &BrowserLink,
-    tasks: &Tasks,
-    store: &StoreSlot,
-) {
-    let id = env.id;
-    match env.msg {
-        reply @ (ToHost::Observation(_)
-        | ToHost::ActionOutcome(_)
-        | ToHost::TabList(_)
-        | ToHost::Error(_)) => {
-            let Some(unclaimed) = link.resolve(id, reply) else {
-                return;
-            };
-            let kind = unclaimed.type_name();
-            warn!(
-                id,
-                kind, "a reply nobody waits for (it came too late, or answers no request); dropped"
-            );
-            // A reply is never answered, except a stray one from a panel, which should learn why.
-            if !is_host_request_id(id) && !matches!(unclaimed, ToHost::Error(_)) {
-                out.error(
-                    id,
-                    ErrorCode::BadMessage,
-                    format!(
-                        "{kind} answers a request of the host, and the host made none with id {id}"
-                    ),
-                )
-                .await;
-            }
-        }
-        ToHost::Hello(hello) => {
-            info!(extension = %hello.extension_version, browser = %hello.browser, "hello");
-            out.send(
-                id,
-                ToBrowser::HelloAck(HelloAck {
-                    protocol: PROTOCOL_VERSION,
-                    host_version: env!("CARGO_PKG_VERSION").to_owned(),
-                    capabilities: CAPABILITIES.iter().map(|c| (*c).to_owned()).collect(),
-                    pid: std::process::id(),
-                }),
-            )
-            .await;
-        }
-        ToHost::StartTask(start) => {
-            if start.goal.trim().is_empty() {
-                out.error(id, ErrorCode::BadBody, "the goal is empty: say what to do")
-                    .await;
-                return;
-            }
-            // Its events, questions and result all come with this request's id.
-            tasks.start(id, start);
-        }
-        ToHost::StopTask(stop) => match tasks.stop(stop.task_id) {
-            Ok(()) => {
-                let note = TaskEventKind::Note {
-                    text: "stopping".into(),
-                };
-                out.send(
-                    id,
-                    ToBrowser::TaskEvent(TaskEvent {
-                        task_id: stop.task_id,
-                        step: 0,
-                        kind: note,
-                    }),
-                )
-                .await;
-            }
-            Err(e) => out.error(id, ErrorCode::BadBody, e).await,
-        },
-        ToHost::UserReply(reply) => {
-            let task_id = reply.task_id;
-            match tasks.reply(reply) {
-                Ok(()) => {
-                    let note = TaskEventKind::Note {
-                        text: "answer received".into(),
-                    };
-                    out.send(
-                        id,
-                        ToBrowser::TaskEvent(TaskEvent {
-                            task_id,
-                            step: 0,
-                            kind: note,
-                        }),
-                    )
-                    .await;
-                }
-                Err(e) => out.error(id, ErrorCode::BadBody, e).await,
-            }
-        }
-        ToHost::Ping(ping) => {
-            out.send(
-                id,
-                ToBrowser::Pong(Pong {
-                    payload: ping.echo.then_some(ping.payload),
-                    received_bytes: received_bytes as u64,
-                }),
-            )
-            .await;
-        }
-        ToHost::ListModels(request) => {
-            // Asking a model server may take its connect timeout: not in the read loop.
-            let (out, store) = (out.clone(), store.clone());
-            tokio::spawn(async move {
-                let settings = match store.get() {
-                    Ok(s) => s.call(|s| s.settings()).await.unwrap_or_default(),
-                    Err(_) => Default::default(),
-                };
-                match list_models(request.backend, request.openai_url.as_deref(), &settings).await {
-                    Ok(list) => out.send(id, ToBrowser::Models(list)).await,
-                    Err(e) => out.error(id, ErrorCode::Backend, e).await,
-                }
-            });
-        }
-        ToHost::Vault(request) => {
-            let (out, vault) = (out.clone(), tasks.vault().cloned());
-            tokio::spawn(async move {
-                let Some(vault) = vault else {
-                    let why = "the vault needs the store, which could not be opened";
-                    return out.error(id, ErrorCode::StoreUnavailable, why).await;
-                };
-                let reply = tokio::task::spawn_blocking(move || {
-                    crate::vault::serve::reply(&vault, request)
-                })
-                .await;
-                match reply {
-                    Ok(Ok(reply)) => out.send(id, ToBrowser::Vault(reply)).await,
-                    Ok(Err(e)) => out.error(id, ErrorCode::BadBody, e.to_string()).await,
-                    Err(join) => out.error(id, ErrorCode::Internal, join.to_string()).await,
-                }
-            });
-        }
-        other => {
-            // Settings, history, lessons and approvals are the store's to answer.
-            let other = match store::serve::answer(store, other).await {
-                Ok(reply) => return out.send(id, reply).await,
-                Err(other) => other,
-            };
-            let kind = other.type_name();
-            out.error(
-                id,
-                ErrorCode::NotImplemented,
-                format!(
-                    "{kind} is not available in this version of itinero-host ({})",
-                    env!("CARGO_PKG_VERSION")
-                ),
-            )
-            .await;
-        }
     }
 }
 
@@ -345,6 +132,12 @@ async fn read_frames<R: AsyncRead + Unpin>(
     tasks: &Tasks,
     store: &StoreSlot,
 ) -> std::io::Result<SessionEnd> {
+    let session = Session {
+        out,
+        link,
+        tasks,
+        store,
+    };
     let mut decoder = FrameDecoder::new(Direction::ToHost);
     let mut buf = vec![0u8; 64 * 1024];
     let end = 'read: loop {
@@ -364,7 +157,7 @@ async fn read_frames<R: AsyncRead + Unpin>(
                 Ok(Some(frame)) => {
                     debug!(bytes = frame.len(), "frame in");
                     match Envelope::<ToHost>::from_json(&frame) {
-                        Ok(env) => dispatch(env, frame.len(), out, link, tasks, store).await,
+                        Ok(env) => session.dispatch(env, frame.len()).await,
                         // An unreadable reply fails the request it answers; the browser is not answered.
                         Err((Some(id), e)) if is_host_request_id(id) => {
                             warn!(id, "unreadable reply to a host request: {e}");
@@ -400,6 +193,7 @@ mod tests {
     use super::*;
     use crate::store::Store;
     use itinero_shared::messages::Ping;
+    use itinero_shared::PROTOCOL_VERSION;
     use tokio::io::duplex;
 
     async fn run(input: Vec<u8>) -> (SessionEnd, Vec<Envelope<ToBrowser>>) {

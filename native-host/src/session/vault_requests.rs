@@ -5,7 +5,7 @@
 use itinero_shared::messages::{VaultRequest, VaultResponse};
 use zeroize::Zeroizing;
 
-use super::{NewCredential, Result, Vault};
+use crate::vault::{NewCredential, Result, Vault};
 
 pub fn reply(vault: &Vault, request: VaultRequest) -> Result<VaultResponse> {
     Ok(match request {

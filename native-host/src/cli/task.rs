@@ -11,7 +11,6 @@ use clap::Args;
 use itinero_shared::messages::{AskUser, TaskEventKind, TaskStatus};
 
 use super::host::{self, HostArgs};
-use super::skills::parse_param;
 use crate::control::protocol::{Request, Response};
 use crate::control::ControlClient;
 use crate::skills::words;
@@ -53,6 +52,18 @@ pub struct FollowArgs {
     pub json: bool,
     #[command(flatten)]
     pub host: HostArgs,
+}
+
+/// A `--param NAME=VALUE` of `skills run`.
+pub(super) fn parse_param(arg: &str) -> Result<(String, String), String> {
+    match arg.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_owned(), value.to_owned()))
+        }
+        _ => Err(format!(
+            "{arg:?} is not NAME=VALUE (e.g. query=\"wool socks\")"
+        )),
+    }
 }
 
 /// Runs the goal; `Ok(false)` when the run did not succeed (its answer says why).

@@ -14,7 +14,7 @@ use itinero_shared::messages::{
 use itinero_shared::records::RunDetail;
 use itinero_shared::{ErrorCode, ToBrowser, ToHost};
 
-use super::{Store, StoreError, StoreSlot};
+use crate::store::{Store, StoreError, StoreSlot};
 
 /// The reply to `request` if it is a store request, else the request back.
 pub async fn answer(slot: &StoreSlot, request: ToHost) -> Result<ToBrowser, ToHost> {
@@ -119,7 +119,7 @@ fn reply(store: &Store, request: ToHost) -> Result<ToBrowser, StoreError> {
         ToHost::RevokeSiteApproval(revoke) => ToBrowser::Deleted(Deleted {
             existed: store.revoke(&revoke.origin, &revoke.kind)?,
         }),
-        ToHost::Skills(request) => ToBrowser::Skills(crate::skills::serve::reply(store, request)?),
+        ToHost::Skills(request) => ToBrowser::Skills(super::skill_requests::reply(store, request)?),
         other => {
             return Err(StoreError::Invalid(format!(
                 "{} is not a request for the store",

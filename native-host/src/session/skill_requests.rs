@@ -4,8 +4,8 @@
 use itinero_shared::messages::{SkillRequest, SkillResponse};
 use itinero_shared::skills::{Skill, SkillId, SkillSummary};
 
-use super::library::{self, Imported, LibraryError};
-use super::params;
+use crate::skills::library::{self, Imported, LibraryError};
+use crate::skills::params;
 use crate::store::{Store, StoreError};
 
 fn invalid(e: impl std::fmt::Display) -> StoreError {

@@ -22,7 +22,7 @@ use thiserror::Error;
 use tokio::sync::oneshot;
 use tracing::{debug, warn};
 
-use crate::session::Outbox;
+use super::outbox::Outbox;
 
 /// Listing tabs is one `chrome.tabs.query`.
 pub const LIST_TABS_TIMEOUT: Duration = Duration::from_secs(10);

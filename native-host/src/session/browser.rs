@@ -1,0 +1,71 @@
+//! The agent's [`Browser`] for a task of the session: its observations and actions go through
+//! the session's [`BrowserLink`], tagged with the task's id.
+
+use async_trait::async_trait;
+use itinero_shared::messages::{Outcome, SecretField};
+use itinero_shared::observation::Observation;
+use itinero_shared::{Action, ErrorCode};
+
+use super::link::{BrowserLink, LinkError};
+use crate::agent::run::Browser;
+
+pub struct SessionBrowser {
+    pub link: BrowserLink,
+    pub task_id: u64,
+}
+
+/// What the user should read when the link fails: a closed tab is said plainly (the link's
+/// wording is for the CLI, which can list the tabs).
+fn task_error(tab: i64, e: LinkError) -> String {
+    match e {
+        LinkError::Browser {
+            code: ErrorCode::NoSuchTab | ErrorCode::TabClosed,
+            ..
+        } => format!("the tab the task works in ({tab}) was closed"),
+        other => other.to_string(),
+    }
+}
+
+#[async_trait]
+impl Browser for SessionBrowser {
+    async fn observe(&self, tab: i64) -> Result<Observation, String> {
+        self.link
+            .observe(self.task_id, tab)
+            .await
+            .map(|r| r.value.observation)
+            .map_err(|e| task_error(tab, e))
+    }
+
+    async fn perform(
+        &self,
+        tab: i64,
+        frame: i64,
+        action: &Action,
+    ) -> Result<(Outcome, u64), String> {
+        self.link
+            .perform(self.task_id, tab, frame, action.clone(), None)
+            .await
+            .map(|r| (r.value.outcome, r.value.elapsed_ms))
+            .map_err(|e| task_error(tab, e))
+    }
+
+    async fn perform_secret(
+        &self,
+        tab: i64,
+        frame: i64,
+        action: &Action,
+        field: &SecretField,
+    ) -> Result<(Outcome, u64), String> {
+        self.link
+            .perform(
+                self.task_id,
+                tab,
+                frame,
+                action.clone(),
+                Some(field.clone()),
+            )
+            .await
+            .map(|r| (r.value.outcome, r.value.elapsed_ms))
+            .map_err(|e| task_error(tab, e))
+    }
+}

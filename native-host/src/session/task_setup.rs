@@ -1,0 +1,170 @@
+//! Everything a task needs before its first step: its options completed from the user's
+//! settings, its model, the skill it replays (if any), its record in the store, and the
+//! deciders it runs with (the strategy chain, the planner, auto-login), or why it cannot run.
+
+use std::sync::Arc;
+
+use itinero_shared::messages::{StartTask, TaskEventKind, TaskOptions};
+use itinero_shared::records::Settings;
+
+use super::chain::{deciders, NoModel};
+use super::panel::SessionPanel;
+use crate::agent::memory::StoreMemory;
+use crate::agent::replay::Replay;
+use crate::agent::run::{Deciders, Panel, Task};
+use crate::agent::skill_run::{self, Chosen};
+use crate::llm::choose::{choose_model, ModelChoice};
+use crate::sites::auto_login::AutoLogin;
+use crate::sites::overrides::{self, Overrides};
+use crate::store::{NewRun, Store};
+use crate::vault::Vault;
+
+/// A task ready to run: what it is, how it decides (or why it cannot), and its memory.
+pub struct Prepared {
+    pub task: Task,
+    pub deciders: Result<Deciders, String>,
+    pub memory: Arc<StoreMemory>,
+}
+
+/// The user's settings, or the defaults when the store is missing or unreadable.
+pub async fn settings(store: Option<&Store>) -> Settings {
+    match store {
+        Some(s) => s.call(|s| s.settings()).await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "settings unreadable; using the defaults");
+            Settings::default()
+        }),
+        None => Settings::default(),
+    }
+}
+
+/// The task's own options first, then the user's settings.
+fn completed(options: &TaskOptions, settings: &Settings) -> TaskOptions {
+    let mut options = options.clone();
+    options.plan = options.plan.or(Some(settings.plan));
+    options.vote = options.vote.or(Some(settings.vote));
+    options.vote_samples = options.vote_samples.or(Some(settings.vote_samples));
+    if options.vote_models.is_empty() {
+        options.vote_models = settings.vote_models.clone();
+    }
+    options
+}
+
+/// Prepares the task `start` asks for.
+pub async fn prepare(
+    start: &StartTask,
+    store: Option<Store>,
+    vault: Option<Vault>,
+    panel: &SessionPanel,
+) -> Prepared {
+    let settings = settings(store.as_ref()).await;
+    let options = completed(&start.options, &settings);
+    let task = Task {
+        goal: start.goal.clone(),
+        tab: start.tab_id,
+        max_steps: options.max_steps.unwrap_or(settings.max_steps).max(1),
+        plan: options.plan.unwrap_or_default(),
+        approval: settings.approval,
+    };
+    let chosen = choose_model(
+        options
+            .backend
+            .as_deref()
+            .or(settings.backend.task_backend()),
+        options.model.as_deref().or(settings.model.as_deref()),
+        settings.openai_url.as_deref(),
+    )
+    .await;
+    let skill = skill_run::choose(store.as_ref(), options.skill.as_ref(), &start.goal, panel).await;
+    let overrides = site_overrides(store.as_ref(), panel).await;
+    let memory = Arc::new(StoreMemory::new(
+        store,
+        NewRun {
+            goal: start.goal.clone(),
+            start_url: String::new(),
+            tab_id: Some(start.tab_id),
+            backend: chosen
+                .as_ref()
+                .map(|c| c.backend.name().to_owned())
+                .unwrap_or_default(),
+            model: chosen.as_ref().map(|c| c.model.clone()).unwrap_or_default(),
+        },
+    ));
+    let deciders = match (chosen, skill) {
+        (_, Err(why)) => Err(why),
+        (Err(e), Ok(None)) => Err(format!("no model to run the task: {e}")),
+        (choice, Ok(skill)) => decide_with(choice, skill, &options, &memory).await,
+    }
+    .map(|mut d| {
+        if let Some(vault) = vault {
+            d.sign_in = Some(Box::new(AutoLogin::new(
+                vault,
+                settings.sign_in_names_user,
+                overrides,
+            )));
+        }
+        d
+    });
+    Prepared {
+        task,
+        deciders,
+        memory,
+    }
+}
+
+/// The deciders for a task with the model `choice` (or why there is none) and the skill it
+/// replays, if any.
+async fn decide_with(
+    choice: Result<ModelChoice, String>,
+    skill: Option<Chosen>,
+    options: &TaskOptions,
+    memory: &Arc<StoreMemory>,
+) -> Result<Deciders, String> {
+    let mut chain = match &choice {
+        Ok(choice) => deciders(choice, options, Some(memory.clone())),
+        // A skill replays without a model; one is needed only if it diverges.
+        Err(e) => Deciders {
+            strategy: Box::new(NoModel(format!("no model: {e}"))),
+            planner: None,
+            sign_in: None,
+        },
+    };
+    let Some(chosen) = skill else {
+        // A goal the cache knows needs no plan: its steps are remembered.
+        if memory.knows_goal().await {
+            chain.planner = None;
+        }
+        return Ok(chain);
+    };
+    let script = chosen
+        .script()
+        .map_err(|e| format!("cannot run the skill: {e}"))?;
+    let diverged = chosen.diverged.clone();
+    memory.replays(chosen);
+    Ok(Deciders {
+        strategy: Box::new(Replay::new(chain.strategy, script, diverged)),
+        planner: None,
+        sign_in: None,
+    })
+}
+
+/// The per-site sign-in overrides in the store's directory; a file that cannot be used is
+/// reported in the panel, and the task goes on without it.
+async fn site_overrides(store: Option<&Store>, panel: &SessionPanel) -> Overrides {
+    let Some(dir) = store.and_then(|s| s.path()).and_then(|p| p.parent()) else {
+        return Overrides::default();
+    };
+    let path = dir.join(overrides::FILE_NAME);
+    match tokio::task::spawn_blocking(move || Overrides::load(&path)).await {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "sign-in overrides unusable");
+            let text = format!("{e}; signing in without the overrides");
+            panel.event(0, TaskEventKind::Note { text }).await;
+            Overrides::default()
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "reading the sign-in overrides failed");
+            Overrides::default()
+        }
+    }
+}
