@@ -11,6 +11,9 @@ use crate::action::Action;
 use crate::envelope::MessageSet;
 use crate::observation::Observation;
 use crate::records::{Lesson, LessonId, RunDetail, RunId, RunSummary, Settings, SiteApproval};
+// The task's modes and end states are kept with the records that store them; the messages
+// carry them too.
+pub use crate::records::{PlanMode, TaskStatus, VoteMode};
 use crate::skills::{Skill, SkillId, SkillSummary};
 use crate::vault::{AuditEntry, CredentialId, CredentialSummary, ImportReport, VaultStatus};
 
@@ -164,28 +167,6 @@ pub struct SkillRun {
     /// `(name, value)` for each of the skill's parameters.
     #[serde(default)]
     pub params: Vec<(String, String)>,
-}
-
-/// When the planner breaks a goal into sub-goals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PlanMode {
-    Off,
-    /// Goals that chain several parts, or long ones.
-    #[default]
-    Auto,
-    Always,
-}
-
-/// When a step's action is decided by a majority of samples rather than by one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum VoteMode {
-    #[default]
-    Off,
-    /// When the first answer looks unsure (it had to be re-asked, or was not clean JSON).
-    Unsure,
-    Always,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -398,15 +379,6 @@ pub struct UserReply {
     pub task_id: u64,
     pub question_id: u64,
     pub reply: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    Succeeded,
-    Failed,
-    Stopped,
-    StepLimit,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -9,7 +9,36 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::messages::{PlanMode, TaskStatus, VoteMode};
+/// When the planner breaks a goal into sub-goals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanMode {
+    Off,
+    /// Goals that chain several parts, or long ones.
+    #[default]
+    Auto,
+    Always,
+}
+
+/// When a step's action is decided by a majority of samples rather than by one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VoteMode {
+    #[default]
+    Off,
+    /// When the first answer looks unsure (it had to be re-asked, or was not clean JSON).
+    Unsure,
+    Always,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Succeeded,
+    Failed,
+    Stopped,
+    StepLimit,
+}
 
 // ---- settings ----
 

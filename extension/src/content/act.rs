@@ -153,7 +153,7 @@ fn locate(
     options.set_inline(web_sys::ScrollLogicalPosition::Nearest);
     el.scroll_into_view_with_scroll_into_view_options(&options);
     let r = el.get_bounding_client_rect();
-    let viewport = super::observe::viewport(doc, win);
+    let viewport = super::dom::viewport(doc, win);
     let points = occlusion::points((r.x(), r.y(), r.width(), r.height()), viewport);
     let occ = occlusion::test(doc, &el, &points, viewport);
     if occ.occluded || occ.clipped {

@@ -31,8 +31,8 @@ use web_sys::{Document, Element, HtmlIFrameElement, HtmlInputElement, Node, Rang
 
 use super::dom::{
     end_walk, get, is_visible_at, read_candidate, read_children, read_clip_box, read_indexed,
-    read_node, read_paint, read_rect, read_scrolls, read_text_rect, shadow_root_of, At, Attrs,
-    Bounds, Box4, Clip, Display, ElementFacts, NodeFacts, PaintFacts,
+    read_node, read_paint, read_rect, read_scrolls, read_text_rect, shadow_root_of, viewport, At,
+    Attrs, Bounds, Box4, Clip, Display, ElementFacts, NodeFacts, PaintFacts,
 };
 use super::occlusion;
 use super::overlap::{self, Cover, Span, Target};
@@ -404,27 +404,6 @@ struct Walk<'a> {
     /// Emptied vectors of parents walked, for the next parent's children and sibling counts:
     /// a walk reads the children of some hundreds of parents, and would allocate two each.
     spare: Vec<(Vec<NodeFacts>, Counts)>,
-}
-
-/// The part of the window that shows the page: scrollbars excluded, since nothing under them can be seen or hit.
-pub fn viewport(doc: &Document, win: &Window) -> (f64, f64) {
-    let inner = (
-        win.inner_width()
-            .ok()
-            .and_then(|v| v.as_f64())
-            .unwrap_or(0.0),
-        win.inner_height()
-            .ok()
-            .and_then(|v| v.as_f64())
-            .unwrap_or(0.0),
-    );
-    match doc.document_element() {
-        Some(root) if root.client_width() > 0 && root.client_height() > 0 => (
-            f64::from(root.client_width()).min(inner.0),
-            f64::from(root.client_height()).min(inner.1),
-        ),
-        _ => inner,
-    }
 }
 
 /// Replaces provisional paint orders (indices into the key list) with ranks.

@@ -13,7 +13,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlIFrameElement, Window};
 
 use super::dom::element_at;
-use super::observe::viewport;
+use super::dom::viewport;
 
 /// Frames entered at most when looking for what lies under a point.
 const MAX_FRAME_DEPTH: usize = 8;
