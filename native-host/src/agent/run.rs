@@ -1,9 +1,21 @@
-//! One task, step by step: observe → decide → guards → act → record, until the model says it
-//! is done, the step limit, Stop, or a failure that cannot be worked around.
+//! One task, step by step, until the model says it is done, the step limit, Stop, or a
+//! failure that cannot be worked around.
 //!
-//! The browser and the side panel are traits here, so the loop is the same whether it drives
-//! the extension (through the link) or a test's stand-in; every step is reported to the panel as
-//! it happens.
+//! [`run`] keeps the task's running state in a `Run` and calls its phases in order, each
+//! returning either what the next phase needs or how the step ends (`Flow`: on to the next
+//! step, or the task's end):
+//! - `observe`: read the page (scrubbed of secrets typed so far) and what was taught for its site;
+//! - `ask_for_help`: after three failed steps in a row, the user's hint becomes a lesson;
+//! - `sign_in`: the auto-login hook's turn, before anything is decided on a sign-in page;
+//! - `decide`: the strategy chain (cache, recovery, the model with retries, votes);
+//! - `check`: the guards' verdict, and the user's approval for a risky step;
+//! - `answer_or_ask`: `done` ends the task, `ask_user` asks;
+//! - `act`: the action in its frame, a saved secret put in only for sending;
+//! - `learn`: the record, and what the next step should know (history, failures, the plan).
+//!
+//! The browser, the side panel, the memory and the sign-in hook are traits here, so the loop
+//! is the same whether it drives the extension (through the session's link) or a test's
+//! stand-in; every step is reported to the panel as it happens.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,7 +34,7 @@ use super::guards::{self, Taken, Verdict};
 use super::planner::{self, Planner};
 use super::prompt::PastStep;
 use super::recovery;
-use super::strategy::{DecideError, Failed, Step, Strategy};
+use super::strategy::{DecideError, Decision, Failed, Step, Strategy};
 
 /// The tab the task works in, as the loop needs it.
 #[async_trait]
@@ -251,15 +263,12 @@ fn frame_of(action: &Action, obs: &Observation) -> i64 {
 
 /// What one step did, as the run's record keeps it.
 struct Record<'a> {
-    step: u32,
-    obs: &'a Observation,
-    page_key: &'a str,
+    page: &'a Page,
     action: Option<&'a Action>,
     outcome: Option<&'a Outcome>,
     outcome_text: String,
     strategy: &'a str,
     thought: &'a str,
-    started: Instant,
     decide_ms: Option<u64>,
     act_ms: Option<u64>,
 }
@@ -267,18 +276,21 @@ struct Record<'a> {
 impl Record<'_> {
     fn into_step(self) -> StepRecord {
         StepRecord {
-            n: self.step,
-            url: self.obs.url.clone(),
-            dom_hash: Some(self.page_key.to_owned()),
+            n: self.page.step,
+            url: self.page.obs.url.clone(),
+            dom_hash: Some(self.page.key.clone()),
             action: self.action.and_then(|a| serde_json::to_value(a).ok()),
-            action_summary: self.action.map(|a| recall(a, self.obs)).unwrap_or_default(),
+            action_summary: self
+                .action
+                .map(|a| recall(a, &self.page.obs))
+                .unwrap_or_default(),
             outcome: self.outcome.and_then(|o| serde_json::to_value(o).ok()),
             outcome_text: self.outcome_text,
             strategy: self.strategy.to_owned(),
             thought: self.thought.to_owned(),
             decide_ms: self.decide_ms,
             act_ms: self.act_ms,
-            total_ms: Some(self.started.elapsed().as_millis() as u64),
+            total_ms: Some(self.page.started.elapsed().as_millis() as u64),
             recorded_at: 0,
         }
     }
@@ -286,6 +298,95 @@ impl Record<'_> {
 
 fn origin(url: &str) -> String {
     crate::store::origin_of(url).unwrap_or_else(|| url.to_owned())
+}
+
+/// The page a step works on.
+struct Page {
+    step: u32,
+    obs: Observation,
+    /// Its key for the memory (the page and the last action that worked).
+    key: String,
+    started: Instant,
+}
+
+impl Page {
+    /// A record of this step that says `text`, decided by `strategy`; the rest is filled in
+    /// with struct-update syntax where known.
+    fn record<'a>(&'a self, strategy: &'a str, text: String) -> Record<'a> {
+        Record {
+            page: self,
+            action: None,
+            outcome: None,
+            outcome_text: text,
+            strategy,
+            thought: "",
+            decide_ms: None,
+            act_ms: None,
+        }
+    }
+
+    /// A record of `action`, decided (in `decided.ms`) for the reason its thought says.
+    fn decided<'a>(
+        &'a self,
+        decided: &'a Decided,
+        action: &'a Action,
+        strategy: &'a str,
+        text: String,
+    ) -> Record<'a> {
+        Record {
+            action: Some(action),
+            thought: decided.decision.thought.as_deref().unwrap_or_default(),
+            decide_ms: Some(decided.ms),
+            ..self.record(strategy, text)
+        }
+    }
+}
+
+/// A decision and how long it took.
+struct Decided {
+    decision: Decision,
+    ms: u64,
+}
+
+/// Why a step ends before its action is carried out: the next step comes, or the task is over.
+enum Flow {
+    NextStep,
+    End(Finished),
+}
+
+fn finished(status: TaskStatus, answer: Option<String>, steps: u32) -> Flow {
+    Flow::End(Finished {
+        status,
+        answer,
+        steps,
+    })
+}
+
+/// A task's running state between its steps.
+struct Run<'a> {
+    task: &'a Task,
+    deciders: &'a Deciders,
+    browser: &'a dyn Browser,
+    panel: &'a dyn Panel,
+    memory: &'a dyn Memory,
+    stop: &'a AtomicBool,
+    /// The tab it works in: the task follows the tabs it opens.
+    tab: i64,
+    plan: Vec<Subgoal>,
+    /// Origins whose lessons and examples were read.
+    sites_read: HashSet<String>,
+    history: Vec<PastStep>,
+    taken: Vec<Taken>,
+    lessons: Vec<String>,
+    examples: Vec<String>,
+    /// What the strategy should hear of the last step (why it failed, or was refused).
+    feedback: Option<String>,
+    /// Failed steps in a row.
+    failures: u32,
+    /// The last action, if it did not work.
+    failed: Option<Failed>,
+    /// The last action that took effect: part of the next page's key for the memory.
+    last_worked: Option<Action>,
 }
 
 /// Runs `task` to its end. `stop` is checked between steps and while waiting on the user.
@@ -297,23 +398,6 @@ pub async fn run(
     memory: &dyn Memory,
     stop: &AtomicBool,
 ) -> Finished {
-    let mut sites_read: HashSet<String> = HashSet::new();
-    let mut tab = task.tab;
-    let mut history: Vec<PastStep> = Vec::new();
-    let mut taken: Vec<Taken> = Vec::new();
-    let mut lessons: Vec<String> = Vec::new();
-    let mut examples: Vec<String> = Vec::new();
-    let mut feedback: Option<String> = None;
-    let mut failures = 0u32;
-    let mut failed: Option<Failed> = None;
-    // The last action that took effect: part of the next page's key for the memory.
-    let mut last_worked: Option<Action> = None;
-    let strategy = deciders.strategy.as_ref();
-    let finish = |status, answer: Option<String>, steps| Finished {
-        status,
-        answer,
-        steps,
-    };
     panel
         .event(
             0,
@@ -322,379 +406,448 @@ pub async fn run(
             },
         )
         .await;
-    let mut plan = make_plan(task, deciders.planner.as_deref(), panel).await;
+    let mut run = Run {
+        task,
+        deciders,
+        browser,
+        panel,
+        memory,
+        stop,
+        tab: task.tab,
+        plan: make_plan(task, deciders.planner.as_deref(), panel).await,
+        sites_read: HashSet::new(),
+        history: Vec::new(),
+        taken: Vec::new(),
+        lessons: Vec::new(),
+        examples: Vec::new(),
+        feedback: None,
+        failures: 0,
+        failed: None,
+        last_worked: None,
+    };
     for step in 1..=task.max_steps {
-        if stop.load(Ordering::SeqCst) {
-            return finish(TaskStatus::Stopped, None, step - 1);
+        if let Err(Flow::End(end)) = run.step(step).await {
+            return end;
         }
-        let mut obs = match browser.observe(tab).await {
-            Ok(o) => o,
-            Err(e) => {
-                return finish(
-                    TaskStatus::Failed,
-                    Some(format!("could not read the page: {e}")),
-                    step - 1,
-                )
-            }
-        };
-        if let Some(hook) = &deciders.sign_in {
+    }
+    Finished {
+        status: TaskStatus::StepLimit,
+        answer: None,
+        steps: task.max_steps,
+    }
+}
+
+impl Run<'_> {
+    /// One step: observe → (ask for help) → sign in → decide → check → act → learn.
+    async fn step(&mut self, step: u32) -> Result<(), Flow> {
+        self.go_on(step - 1)?;
+        let page = self.observe(step).await?;
+        self.ask_for_help(&page).await?;
+        self.sign_in(&page).await?;
+        let decided = self.decide(&page).await?;
+        let action = self.check(&page, &decided).await?;
+        self.answer_or_ask(&page, &decided, &action).await?;
+        let (outcome, elapsed_ms) = self.act(&page, &action).await;
+        self.learn(&page, &decided, action, outcome, elapsed_ms)
+            .await;
+        Ok(())
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Ends the task, `steps` steps in, when Stop was pressed.
+    fn go_on(&self, steps: u32) -> Result<(), Flow> {
+        if self.stopped() {
+            return Err(finished(TaskStatus::Stopped, None, steps));
+        }
+        Ok(())
+    }
+
+    fn sign_in_ctx(&self) -> SignInCtx<'_> {
+        SignInCtx {
+            tab: self.tab,
+            browser: self.browser,
+            panel: self.panel,
+            stop: self.stop,
+        }
+    }
+
+    /// Reads the page (scrubbed of secrets typed so far), and what was taught for its site.
+    async fn observe(&mut self, step: u32) -> Result<Page, Flow> {
+        let mut obs = self.browser.observe(self.tab).await.map_err(|e| {
+            finished(
+                TaskStatus::Failed,
+                Some(format!("could not read the page: {e}")),
+                step - 1,
+            )
+        })?;
+        if let Some(hook) = &self.deciders.sign_in {
             hook.scrub(&mut obs);
         }
-        let obs = obs;
-        let started = Instant::now();
-        let page_key = cache::page_key(&obs, last_worked.as_ref());
+        let page = Page {
+            step,
+            key: cache::page_key(&obs, self.last_worked.as_ref()),
+            obs,
+            started: Instant::now(),
+        };
+        let url = &page.obs.url;
         if step == 1 {
-            memory.begin(&obs.url).await;
+            self.memory.begin(url).await;
         }
         // What the user taught for this site, once per site the task reaches.
-        if sites_read.insert(origin(&obs.url)) {
-            lessons.extend(memory.lessons(&obs.url).await);
-            examples.extend(memory.examples(&obs.url, &task.goal).await);
+        if self.sites_read.insert(origin(url)) {
+            self.lessons.extend(self.memory.lessons(url).await);
+            self.examples
+                .extend(self.memory.examples(url, &self.task.goal).await);
         }
-        panel
+        self.panel
             .event(
                 step,
                 TaskEventKind::Observed {
-                    summary: summary(&obs),
+                    summary: summary(&page.obs),
                 },
             )
             .await;
-        let record = |action: Option<&Action>,
-                      outcome: Option<&Outcome>,
-                      outcome_text: String,
-                      strategy: &str,
-                      thought: &str,
-                      decide_ms: Option<u64>,
-                      act_ms: Option<u64>| {
-            Record {
-                step,
-                obs: &obs,
-                page_key: &page_key,
-                action,
-                outcome,
-                outcome_text,
-                strategy,
-                thought,
-                started,
-                decide_ms,
-                act_ms,
-            }
-            .into_step()
-        };
+        Ok(page)
+    }
 
-        // Ask-human: after repeated failures, the user's hint joins the prompt as a lesson.
-        if failures >= FAILURES_BEFORE_ASKING {
-            let question = format!(
-                "I am stuck on \"{}\": {}. What should I do?",
-                task.goal,
-                feedback.as_deref().unwrap_or("my last steps failed")
-            );
-            match panel.ask(&question, Ask::Question).await {
-                Some(answer) if !stop.load(Ordering::SeqCst) => {
-                    memory.add_lesson(&obs.url, &answer).await;
-                    lessons.push(answer);
-                    failures = 0;
-                }
-                _ => return finish(TaskStatus::Stopped, None, step - 1),
-            }
+    /// Ask-human: after repeated failures, the user's hint joins the prompt as a lesson.
+    async fn ask_for_help(&mut self, page: &Page) -> Result<(), Flow> {
+        if self.failures < FAILURES_BEFORE_ASKING {
+            return Ok(());
         }
-
-        let ctx = SignInCtx {
-            tab,
-            browser,
-            panel,
-            stop,
-        };
-        if let Some(report) = match &deciders.sign_in {
-            Some(hook) => hook.on_page(&obs, &ctx).await,
-            None => None,
-        } {
-            memory
-                .step(record(
-                    None,
-                    None,
-                    report.text.clone(),
-                    SIGN_IN,
-                    "",
-                    None,
-                    None,
-                ))
-                .await;
-            note(panel, step, report.text.clone()).await;
-            history.push(PastStep {
-                action: "the host's auto-login".into(),
-                outcome: report.text,
-            });
-            if report.acted {
-                // The page changed under the form: read it again before deciding anything.
-                last_worked = None;
-                continue;
+        let question = format!(
+            "I am stuck on \"{}\": {}. What should I do?",
+            self.task.goal,
+            self.feedback.as_deref().unwrap_or("my last steps failed")
+        );
+        match self.panel.ask(&question, Ask::Question).await {
+            Some(answer) if !self.stopped() => {
+                self.memory.add_lesson(&page.obs.url, &answer).await;
+                self.lessons.push(answer);
+                self.failures = 0;
+                Ok(())
             }
+            _ => Err(finished(TaskStatus::Stopped, None, page.step - 1)),
         }
+    }
 
+    /// The auto-login hook's turn; a page it acted on is read again before anything is decided.
+    async fn sign_in(&mut self, page: &Page) -> Result<(), Flow> {
+        let Some(hook) = &self.deciders.sign_in else {
+            return Ok(());
+        };
+        let Some(report) = hook.on_page(&page.obs, &self.sign_in_ctx()).await else {
+            return Ok(());
+        };
+        self.memory
+            .step(page.record(SIGN_IN, report.text.clone()).into_step())
+            .await;
+        note(self.panel, page.step, report.text.clone()).await;
+        self.history.push(PastStep {
+            action: "the host's auto-login".into(),
+            outcome: report.text,
+        });
+        if !report.acted {
+            return Ok(());
+        }
+        // The page changed under the form.
+        self.last_worked = None;
+        Err(Flow::NextStep)
+    }
+
+    /// The strategy chain's decision; an unusable reply counts as a failed step.
+    async fn decide(&mut self, page: &Page) -> Result<Decided, Flow> {
         let deciding = Instant::now();
-        let decided = strategy
+        let decided = self
+            .deciders
+            .strategy
             .decide(&Step {
-                goal: &task.goal,
-                observation: &obs,
-                page_key: &page_key,
-                history: &history,
-                lessons: &lessons,
-                examples: &examples,
-                plan: &plan,
-                feedback: feedback.take(),
-                failed: failed.as_ref(),
+                goal: &self.task.goal,
+                observation: &page.obs,
+                page_key: &page.key,
+                history: &self.history,
+                lessons: &self.lessons,
+                examples: &self.examples,
+                plan: &self.plan,
+                feedback: self.feedback.take(),
+                failed: self.failed.as_ref(),
             })
             .await;
         // Stop pressed while the model was thinking: its answer is not acted on.
-        if stop.load(Ordering::SeqCst) {
-            return finish(TaskStatus::Stopped, None, step - 1);
-        }
-        let decide_ms = deciding.elapsed().as_millis() as u64;
+        self.go_on(page.step - 1)?;
+        let ms = deciding.elapsed().as_millis() as u64;
         let decision = match decided {
-            Ok(d) => d,
+            Ok(decision) => decision,
             Err(DecideError::Unusable { reason, .. }) => {
-                failures += 1;
+                self.failures += 1;
                 let text = format!("the model's reply could not be used: {reason}");
-                memory
-                    .step(record(
-                        None,
-                        None,
-                        text.clone(),
-                        "llm",
-                        "",
-                        Some(decide_ms),
-                        None,
-                    ))
-                    .await;
-                panel.event(step, TaskEventKind::Note { text }).await;
-                feedback = Some(reason);
-                continue;
+                let record = Record {
+                    decide_ms: Some(ms),
+                    ..page.record("llm", text.clone())
+                };
+                self.memory.step(record.into_step()).await;
+                note(self.panel, page.step, text).await;
+                self.feedback = Some(reason);
+                return Err(Flow::NextStep);
             }
             Err(e @ (DecideError::Backend(_) | DecideError::Stuck(_))) => {
-                return finish(TaskStatus::Failed, Some(e.to_string()), step - 1);
+                return Err(finished(
+                    TaskStatus::Failed,
+                    Some(e.to_string()),
+                    page.step - 1,
+                ));
             }
         };
         if let Some(text) = decision.note.clone() {
-            panel.event(step, TaskEventKind::Note { text }).await;
+            note(self.panel, page.step, text).await;
         }
-        let mut action = decision.action;
-        let thought = decision.thought.clone().unwrap_or_default();
-        let verdict = guards::check(&task.goal, &action, &obs, &taken);
-        // A loop counts as a failed step; a re-ask (a missing answer) does not.
-        let looping = matches!(verdict, Verdict::Loop(_));
-        match verdict {
+        Ok(Decided { decision, ms })
+    }
+
+    /// The guards' verdict on the decided action, and the user's approval where it needs one;
+    /// the action to carry out.
+    async fn check(&mut self, page: &Page, decided: &Decided) -> Result<Action, Flow> {
+        let mut action = decided.decision.action.clone();
+        let thought = decided.decision.thought.as_deref().unwrap_or_default();
+        match guards::check(&self.task.goal, &action, &page.obs, &self.taken) {
             Verdict::Allow => {}
             Verdict::Replace {
                 action: instead,
                 why,
             } => {
-                panel.event(step, TaskEventKind::Note { text: why }).await;
+                note(self.panel, page.step, why).await;
                 action = *instead;
             }
-            Verdict::Reask(reason) | Verdict::Loop(reason) => {
-                failures += u32::from(looping);
-                memory
-                    .step(record(
-                        Some(&action),
-                        None,
-                        reason.clone(),
-                        "guard",
-                        &thought,
-                        Some(decide_ms),
-                        None,
-                    ))
-                    .await;
-                note(panel, step, reason.clone()).await;
-                feedback = Some(reason);
-                continue;
+            Verdict::Reask(reason) => {
+                return Err(self.sent_back(page, decided, &action, reason, false).await)
+            }
+            Verdict::Loop(reason) => {
+                return Err(self.sent_back(page, decided, &action, reason, true).await)
             }
             Verdict::Approve { kind, why } => {
-                if !approved(task, &action, &obs, &kind, &why, panel, memory, stop).await {
-                    let answer = format!("Stopped: you did not allow {}", recall(&action, &obs));
-                    memory
-                        .step(record(
-                            Some(&action),
-                            None,
-                            answer.clone(),
-                            "guard",
-                            &thought,
-                            Some(decide_ms),
-                            None,
-                        ))
-                        .await;
-                    return finish(TaskStatus::Stopped, Some(answer), step);
+                if !self.approved(&action, &page.obs, &kind, &why).await {
+                    let answer =
+                        format!("Stopped: you did not allow {}", recall(&action, &page.obs));
+                    let record = page.decided(decided, &action, "guard", answer.clone());
+                    self.memory.step(record.into_step()).await;
+                    return Err(finished(TaskStatus::Stopped, Some(answer), page.step));
                 }
             }
         }
         // Supervised: every action that does something waits for the user.
-        if task.approval == ApprovalPolicy::AskEveryAction
+        if self.task.approval == ApprovalPolicy::AskEveryAction
             && !matches!(action, Action::Done { .. } | Action::AskUser { .. })
-            && !approved(
-                task,
-                &action,
-                &obs,
-                "",
-                "you asked to approve every step",
-                panel,
-                memory,
-                stop,
-            )
-            .await
+            && !self
+                .approved(&action, &page.obs, "", "you asked to approve every step")
+                .await
         {
-            let answer = format!("Stopped: you did not allow {}", recall(&action, &obs));
-            return finish(TaskStatus::Stopped, Some(answer), step);
+            let answer = format!("Stopped: you did not allow {}", recall(&action, &page.obs));
+            return Err(finished(TaskStatus::Stopped, Some(answer), page.step));
         }
-        panel
+        self.panel
             .event(
-                step,
+                page.step,
                 TaskEventKind::Decided {
                     action: action.clone(),
-                    reason: thought.clone(),
-                    source: decision.strategy.to_owned(),
+                    reason: thought.to_owned(),
+                    source: decided.decision.strategy.to_owned(),
                 },
             )
             .await;
-        match &action {
+        Ok(action)
+    }
+
+    /// A step the guards sent back: the strategy hears why. A loop counts as a failed step; a
+    /// re-ask (a missing answer) does not.
+    async fn sent_back(
+        &mut self,
+        page: &Page,
+        decided: &Decided,
+        action: &Action,
+        reason: String,
+        looping: bool,
+    ) -> Flow {
+        self.failures += u32::from(looping);
+        let record = page.decided(decided, action, "guard", reason.clone());
+        self.memory.step(record.into_step()).await;
+        note(self.panel, page.step, reason.clone()).await;
+        self.feedback = Some(reason);
+        Flow::NextStep
+    }
+
+    /// `done` ends the task; `ask_user` asks, and the answer becomes a lesson. Neither touches
+    /// the page.
+    async fn answer_or_ask(
+        &mut self,
+        page: &Page,
+        decided: &Decided,
+        action: &Action,
+    ) -> Result<(), Flow> {
+        let decision = &decided.decision;
+        let said = |text: String| page.decided(decided, action, decision.strategy, text);
+        match action {
             Action::Done { answer, success } => {
                 if let (true, Some(n)) = (*success, decision.subgoal_done) {
-                    tick(&mut plan, n, step, panel).await;
+                    tick(&mut self.plan, n, page.step, self.panel).await;
                 }
                 let status = if *success {
                     TaskStatus::Succeeded
                 } else {
                     TaskStatus::Failed
                 };
-                memory
-                    .step(record(
-                        Some(&action),
-                        None,
-                        answer.clone(),
-                        decision.strategy,
-                        &thought,
-                        Some(decide_ms),
-                        None,
-                    ))
-                    .await;
-                return finish(status, Some(answer.clone()), step);
+                self.memory.step(said(answer.clone()).into_step()).await;
+                Err(finished(status, Some(answer.clone()), page.step))
             }
-            Action::AskUser { question } => {
-                match panel.ask(question, Ask::Question).await {
-                    Some(answer) if !stop.load(Ordering::SeqCst) => {
-                        let outcome = format!("the user answered {answer:?}");
-                        memory
-                            .step(record(
-                                Some(&action),
-                                None,
-                                outcome.clone(),
-                                decision.strategy,
-                                &thought,
-                                Some(decide_ms),
-                                None,
-                            ))
-                            .await;
-                        history.push(PastStep {
-                            action: format!("asked the user {question:?}"),
-                            outcome,
-                        });
-                        memory.add_lesson(&obs.url, &answer).await;
-                        lessons.push(answer);
-                    }
-                    _ => return finish(TaskStatus::Stopped, None, step),
+            Action::AskUser { question } => match self.panel.ask(question, Ask::Question).await {
+                Some(answer) if !self.stopped() => {
+                    let outcome = format!("the user answered {answer:?}");
+                    self.memory.step(said(outcome.clone()).into_step()).await;
+                    self.history.push(PastStep {
+                        action: format!("asked the user {question:?}"),
+                        outcome,
+                    });
+                    self.memory.add_lesson(&page.obs.url, &answer).await;
+                    self.lessons.push(answer);
+                    Err(Flow::NextStep)
                 }
-                continue;
-            }
-            _ => {}
+                _ => Err(finished(TaskStatus::Stopped, None, page.step)),
+            },
+            _ => Ok(()),
         }
-        let frame = frame_of(&action, &obs);
-        // A `{{secret:…}}` placeholder is filled only here, for sending; `action` keeps the
-        // placeholder for the history, the record and the panel.
-        let secret = match &deciders.sign_in {
-            Some(hook) => hook.resolve(&action, &obs, &ctx).await,
-            None if action_mentions_secret(&action) => {
+    }
+
+    /// Carries `action` out in its frame, with a saved secret put in only here, for sending
+    /// (`action` keeps the placeholder for the history, the record and the panel); the outcome,
+    /// scrubbed, and how long it took.
+    async fn act(&self, page: &Page, action: &Action) -> (Outcome, u64) {
+        let frame = frame_of(action, &page.obs);
+        let secret = match &self.deciders.sign_in {
+            Some(hook) => hook.resolve(action, &page.obs, &self.sign_in_ctx()).await,
+            None if action_mentions_secret(action) => {
                 Err("no saved sign-ins can be used in this task".into())
             }
             None => Ok(None),
         };
         let sent = match secret {
-            Ok(None) => browser.perform(tab, frame, &action).await,
-            Ok(Some((filled, field))) => browser.perform_secret(tab, frame, &filled, &field).await,
+            Ok(None) => self.browser.perform(self.tab, frame, action).await,
+            Ok(Some((filled, field))) => {
+                self.browser
+                    .perform_secret(self.tab, frame, &filled, &field)
+                    .await
+            }
             Err(why) => {
                 let reason = format!("refused to type a saved secret here: {why}");
-                note(panel, step, reason.clone()).await;
+                note(self.panel, page.step, reason.clone()).await;
                 Ok((Outcome::ValueRejected { reason }, 0))
             }
         };
-        let (outcome, elapsed_ms) = match sent {
-            Ok(r) => r,
-            Err(e) => (Outcome::Failed { reason: e }, 0),
-        };
+        let (outcome, elapsed_ms) = sent.unwrap_or_else(|e| (Outcome::Failed { reason: e }, 0));
         // A page may echo what was typed, or move to an address holding it.
-        let outcome = match &deciders.sign_in {
+        let outcome = match &self.deciders.sign_in {
             Some(hook) => scrubbed(outcome, hook.as_ref()),
             None => outcome,
         };
-        panel
+        self.panel
             .event(
-                step,
+                page.step,
                 TaskEventKind::Acted {
                     outcome: outcome.clone(),
                     elapsed_ms,
                 },
             )
             .await;
-        memory
-            .step(record(
-                Some(&action),
-                Some(&outcome),
-                outcome.to_string(),
-                decision.strategy,
-                &thought,
-                Some(decide_ms),
-                Some(elapsed_ms),
-            ))
-            .await;
+        (outcome, elapsed_ms)
+    }
+
+    /// Records what the action did and what the next step should know of it.
+    async fn learn(
+        &mut self,
+        page: &Page,
+        decided: &Decided,
+        action: Action,
+        outcome: Outcome,
+        elapsed_ms: u64,
+    ) {
+        let decision = &decided.decision;
+        let record = Record {
+            outcome: Some(&outcome),
+            act_ms: Some(elapsed_ms),
+            ..page.decided(decided, &action, decision.strategy, outcome.to_string())
+        };
+        self.memory.step(record.into_step()).await;
         if let Outcome::OpenedTab { tab_id, .. } = &outcome {
-            // The task follows the tabs it opens.
-            tab = *tab_id;
+            self.tab = *tab_id;
         }
         let recovering = decision.strategy == recovery::NAME;
         if recovering && matches!(action, Action::Wait { .. }) {
             // Recovery waited for the page to settle: the failed action is still to be done.
-            if let Some(f) = failed.as_mut() {
+            if let Some(f) = self.failed.as_mut() {
                 f.attempts += 1;
             }
         } else if outcome.took_effect() {
-            failures = 0;
-            failed = None;
-            last_worked = Some(action.clone());
+            self.failures = 0;
+            self.failed = None;
+            self.last_worked = Some(action.clone());
             if let Some(n) = decision.subgoal_done {
-                tick(&mut plan, n, step, panel).await;
+                tick(&mut self.plan, n, page.step, self.panel).await;
             }
         } else {
-            failures += 1;
-            feedback = Some(format!("your last action did not work: {outcome}"));
-            let attempts = match &failed {
+            self.failures += 1;
+            self.feedback = Some(format!("your last action did not work: {outcome}"));
+            let attempts = match &self.failed {
                 Some(f) if recovering => f.attempts + 1,
                 _ => 0,
             };
-            failed = Some(Failed {
+            self.failed = Some(Failed {
                 action: action.clone(),
                 outcome: outcome.clone(),
                 attempts,
                 subgoal_done: decision.subgoal_done,
             });
         }
-        history.push(PastStep {
-            action: recall(&action, &obs),
+        self.history.push(PastStep {
+            action: recall(&action, &page.obs),
             outcome: outcome.to_string(),
         });
-        taken.push(Taken {
+        self.taken.push(Taken {
             action,
-            url: obs.url.clone(),
+            url: page.obs.url.clone(),
         });
     }
-    finish(TaskStatus::StepLimit, None, task.max_steps)
+
+    /// Whether the user lets a risky `action` run: remembered "always allow" for its kind on
+    /// this site (when the policy honours it), else asked; an "always" answer is remembered.
+    async fn approved(&self, action: &Action, obs: &Observation, kind: &str, why: &str) -> bool {
+        let can_always = !kind.is_empty() && self.task.approval.honours_site_approvals();
+        if can_always && self.memory.allowed(&obs.url, kind).await {
+            let text = format!(
+                "allowed without asking: you always allow \"{kind}\" on {}",
+                origin(&obs.url)
+            );
+            note(self.panel, 0, text).await;
+            return true;
+        }
+        let question = format!("Allow this step? {}: {why}", recall(action, obs));
+        let answer = self
+            .panel
+            .ask(&question, Ask::Approval { can_always })
+            .await
+            .map(|a| a.trim().to_lowercase());
+        if self.stopped() {
+            return false;
+        }
+        match answer.as_deref() {
+            Some("always") if can_always => {
+                self.memory.allow(&obs.url, kind).await;
+                true
+            }
+            Some(a) => said_yes(a),
+            None => false,
+        }
+    }
 }
 
 async fn note(panel: &dyn Panel, step: u32, text: String) {
@@ -740,52 +893,6 @@ async fn make_plan(task: &Task, planner: Option<&dyn Planner>, panel: &dyn Panel
                 .await;
             Vec::new()
         }
-    }
-}
-
-/// Whether the user lets a risky `action` run: remembered "always allow" for its kind on this
-/// site (when the policy honours it), else asked; an "always" answer is remembered.
-#[allow(clippy::too_many_arguments)]
-async fn approved(
-    task: &Task,
-    action: &Action,
-    obs: &Observation,
-    kind: &str,
-    why: &str,
-    panel: &dyn Panel,
-    memory: &dyn Memory,
-    stop: &AtomicBool,
-) -> bool {
-    let can_always = !kind.is_empty() && task.approval.honours_site_approvals();
-    if can_always && memory.allowed(&obs.url, kind).await {
-        panel
-            .event(
-                0,
-                TaskEventKind::Note {
-                    text: format!(
-                        "allowed without asking: you always allow \"{kind}\" on {}",
-                        origin(&obs.url)
-                    ),
-                },
-            )
-            .await;
-        return true;
-    }
-    let question = format!("Allow this step? {}: {why}", recall(action, obs));
-    let answer = panel
-        .ask(&question, Ask::Approval { can_always })
-        .await
-        .map(|a| a.trim().to_lowercase());
-    if stop.load(Ordering::SeqCst) {
-        return false;
-    }
-    match answer.as_deref() {
-        Some("always") if can_always => {
-            memory.allow(&obs.url, kind).await;
-            true
-        }
-        Some(a) => said_yes(a),
-        None => false,
     }
 }
 
