@@ -14,7 +14,7 @@
 //! the host's control socket (`run`, `run_skill`), as `itinero-host run` and `skills run` do; the
 //! time is from the request to the `finished` line, the risky "Send message" approved at once.
 //!
-//! Run: `cargo bench --bench skill_replay`
+//! Run: `cargo build --release -p itinero-host --features scripted && cargo bench --bench skill_replay`
 
 use std::time::{Duration, Instant};
 

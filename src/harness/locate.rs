@@ -42,7 +42,7 @@ pub fn host_binary() -> Result<PathBuf> {
     }
     let release = exe.components().any(|c| c.as_os_str() == "release");
     bail!(
-        "the itinero-host binary was not found near {}; build it first: cargo build -p itinero-host{}",
+        "the itinero-host binary was not found near {}; build it first: cargo build -p itinero-host --features scripted{}",
         exe.display(),
         if release { " --release" } else { "" }
     )

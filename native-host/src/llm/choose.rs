@@ -9,7 +9,6 @@ use itinero_shared::records::{BackendChoice, Settings};
 
 use super::ollama::{self, Ollama};
 use super::openai::OpenAi;
-use super::scripted::Scripted;
 use super::{Backend, Timeouts};
 
 /// The model a task uses, resolved when it starts.
@@ -51,11 +50,7 @@ pub async fn choose_model(
     let env_model = std::env::var("ITINERO_MODEL").ok();
     let model = model.or(env_model.as_deref()).map(str::to_owned);
     if let Some(path) = backend.strip_prefix("scripted:") {
-        let script = Scripted::from_file(std::path::Path::new(path)).map_err(|e| e.to_string())?;
-        return Ok(ModelChoice {
-            backend: Arc::new(script),
-            model: model.unwrap_or_else(|| "scripted".into()),
-        });
+        return scripted(path, model);
     }
     match backend {
         "ollama" => {
@@ -96,6 +91,24 @@ pub async fn choose_model(
             "unknown backend {other:?}: use ollama, openai, wgpu or scripted:PATH"
         )),
     }
+}
+
+/// The scripted backend reading `path`, in a build for tests.
+#[cfg(feature = "scripted")]
+fn scripted(path: &str, model: Option<String>) -> Result<ModelChoice, String> {
+    let script = super::scripted::Scripted::from_file(std::path::Path::new(path))
+        .map_err(|e| e.to_string())?;
+    Ok(ModelChoice {
+        backend: Arc::new(script),
+        model: model.unwrap_or_else(|| "scripted".into()),
+    })
+}
+
+/// A build for users has no scripted backend: it would let whoever starts the host choose the
+/// model's replies.
+#[cfg(not(feature = "scripted"))]
+fn scripted(_: &str, _: Option<String>) -> Result<ModelChoice, String> {
+    Err("this build of itinero-host has no scripted backend (it is for tests: build with --features scripted)".into())
 }
 
 /// The models `backend` offers (the settings' backend when `None`; Ollama for `auto`), by name,

@@ -2,7 +2,9 @@
 //!
 //! [`ollama`] talks to a local Ollama server, [`openai`] to anything that speaks the
 //! OpenAI chat-completions API (LM Studio, llama.cpp's server, vLLM, hosted APIs), and
-//! [`scripted`] replays replies from a script for tests. The built-in wgpu engine
+//! [`scripted`] replays replies from a script for tests (only in builds with the `scripted`
+//! feature, which the tests and benchmarks turn on: whoever starts a host that has it can choose
+//! the model's replies). The built-in wgpu engine
 //! (`native-host/engine`) joins them as a fourth backend.
 //!
 //! A request is cancelled by dropping its future: the HTTP connection closes with it.
@@ -12,6 +14,7 @@ pub mod http;
 pub mod lines;
 pub mod ollama;
 pub mod openai;
+#[cfg(any(test, feature = "scripted"))]
 pub mod scripted;
 pub mod wgpu;
 
