@@ -915,6 +915,27 @@ pub fn get(obj: &JsValue, key: &'static str) -> Option<JsValue> {
     })
 }
 
+/// The part of the window that shows the page: scrollbars excluded, since nothing under them can be seen or hit.
+pub fn viewport(doc: &Document, win: &Window) -> (f64, f64) {
+    let inner = (
+        win.inner_width()
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0),
+        win.inner_height()
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0),
+    );
+    match doc.document_element() {
+        Some(root) if root.client_width() > 0 && root.client_height() > 0 => (
+            f64::from(root.client_width()).min(inner.0),
+            f64::from(root.client_height()).min(inner.1),
+        ),
+        _ => inner,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{clean_text, Attrs, Utf16Cuts};
@@ -952,26 +973,5 @@ mod tests {
         assert_eq!(a.get("role"), None);
         assert!(!a.is_empty());
         assert!(Attrs::parse(String::new()).is_empty());
-    }
-}
-
-/// The part of the window that shows the page: scrollbars excluded, since nothing under them can be seen or hit.
-pub fn viewport(doc: &Document, win: &Window) -> (f64, f64) {
-    let inner = (
-        win.inner_width()
-            .ok()
-            .and_then(|v| v.as_f64())
-            .unwrap_or(0.0),
-        win.inner_height()
-            .ok()
-            .and_then(|v| v.as_f64())
-            .unwrap_or(0.0),
-    );
-    match doc.document_element() {
-        Some(root) if root.client_width() > 0 && root.client_height() > 0 => (
-            f64::from(root.client_width()).min(inner.0),
-            f64::from(root.client_height()).min(inner.1),
-        ),
-        _ => inner,
     }
 }
