@@ -6,6 +6,8 @@
 //!
 //! - [`gguf`]: the GGUF v3 file, memory-mapped: metadata, tensor table, tensor data slices; refuses
 //!   tensor types and architectures the engine cannot run, naming them.
+//! - [`tensor_type`]: the tensor element types the engine supports and their block layouts, which
+//!   the file reader, the dequantiser and the kernels all describe tensors by.
 //! - [`quant`]: CPU dequantisation of every supported tensor type, block by block. It is the
 //!   reference the WGSL kernels will be unit-tested against, so it follows ggml's arithmetic.
 //! - [`tokenizer`]: the model's tokenizer built from the GGUF (byte-level BPE with llama.cpp's
@@ -40,4 +42,5 @@ pub mod models;
 pub mod ollama_store;
 pub mod quant;
 pub mod sample;
+pub mod tensor_type;
 pub mod tokenizer;

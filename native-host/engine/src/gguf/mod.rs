@@ -10,7 +10,6 @@
 
 mod metadata;
 mod reader;
-mod tensor_type;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -19,8 +18,8 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
+pub use crate::tensor_type::{ggml_type_name, supported_list, TensorType, UnsupportedType};
 pub use metadata::{Array, Metadata, Value, ValueType};
-pub use tensor_type::{ggml_type_name, supported_list, TensorType, UnsupportedType};
 
 use reader::Cursor;
 

@@ -1,4 +1,4 @@
-use crate::gguf::TensorType;
+use crate::tensor_type::TensorType;
 
 /// Why a GPU operation failed.
 #[derive(Debug, thiserror::Error)]

@@ -13,7 +13,7 @@ use super::matrix::GpuMatrix;
 use super::normed_matvec::Destination;
 use super::typed_pipelines::{Slot, TypedPipelines};
 use super::{shader, Gate, Gpu, GpuError};
-use crate::gguf::TensorType;
+use crate::tensor_type::TensorType;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]

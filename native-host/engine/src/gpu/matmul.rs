@@ -15,7 +15,7 @@ use super::kernel::{self, grid, Bound};
 use super::matrix::{GpuMatrix, Output};
 use super::typed_pipelines::{Slot, TypedPipelines};
 use super::{shader, Gpu, GpuError};
-use crate::gguf::TensorType;
+use crate::tensor_type::TensorType;
 
 /// Tokens per invocation in prefill where nothing was measured: each dequantised part is used
 /// this many times.

@@ -10,7 +10,7 @@ use super::kernel::{grid, record_pass, Bound};
 use super::matrix::{GpuMatrix, Output};
 use super::typed_pipelines::{Slot, TypedPipelines};
 use super::{shader, Gpu, GpuError};
-use crate::gguf::TensorType;
+use crate::tensor_type::TensorType;
 use wgpu::util::DeviceExt;
 
 /// How the invocations of one row combine their sums.

@@ -3,7 +3,7 @@
 //! WGSL has no includes and naga's pipeline-overridable constants cannot size workgroup arrays, so
 //! a kernel is its files joined behind a header of constants.
 
-use crate::gguf::TensorType;
+use crate::tensor_type::TensorType;
 
 use super::matvec::{MatVecConfig, Reduction};
 

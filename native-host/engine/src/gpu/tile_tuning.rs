@@ -14,7 +14,7 @@ use super::kernel::{record_pass, Bound, StepUniform};
 use super::matmul::{MatMul, BATCH_TILE};
 use super::matrix::GpuMatrix;
 use super::{Gpu, GpuError};
-use crate::gguf::TensorType;
+use crate::tensor_type::TensorType;
 
 /// The tiles tried: 8 (most reuse of each decoded part) down to 2.
 pub const CANDIDATES: [u32; 3] = [BATCH_TILE, 4, 2];

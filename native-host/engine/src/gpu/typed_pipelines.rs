@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{kernel, Gpu, GpuError};
-use crate::gguf::TensorType;
+use crate::tensor_type::TensorType;
 
 /// What a binding of the layout holds, in binding order.
 #[derive(Debug, Clone, Copy)]

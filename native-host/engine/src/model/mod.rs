@@ -1,16 +1,32 @@
 //! Forward passes of the supported architectures on the GPU kernels.
 //!
+//! One graph runs every architecture: the llama block (RMSNorm, RoPE, grouped-query attention
+//! over a KV cache, a gated feed-forward, tied or separate output matrix), with what each
+//! architecture changes in it said by its own file. Decode runs one token per step, prompts go in
+//! batches.
+//!
 //! - [`hparams`]: the shape of a model, read from its GGUF metadata.
-//! - [`transformer`]: the llama family (SmolLM2, Llama 3.x: RMSNorm, RoPE, grouped-query attention
-//!   over a KV cache, SwiGLU, tied or separate output matrix) and Gemma 3 (q/k norms, post-norms,
-//!   GELU, sliding-window layers with their own RoPE, a scaled embedding); decode one token per
-//!   step, prompts in batches.
+//! - [`transformer`]: the loaded model: loading in phases, and running a step or a batch.
+//! - `llama`, `gemma3`: what sets each architecture apart (norms, activation, scales, local
+//!   layers), as a `Variant` (`variant`) the graph reads.
+//! - `weights`: the weights on the device and each layer's KV cache.
+//! - `tuning`: fusion, decode's product kernel and prefill's tile of tokens for the device.
+//! - `bind`, `plan`, `scratch`: the layers' dispatches bound once over their activations.
 
+mod bind;
+mod gemma3;
 pub mod hparams;
+mod llama;
+mod plan;
+mod scratch;
 pub mod transformer;
+mod tuning;
+mod variant;
+mod weights;
 
 pub use hparams::HParams;
-pub use transformer::{Fusion, PrefillTile, Transformer, PREFILL_BATCH};
+pub use transformer::Transformer;
+pub use tuning::{Fusion, PrefillTile, PREFILL_BATCH};
 
 use crate::gguf::GgufError;
 use crate::gpu::rope::RopeError;

@@ -9,7 +9,7 @@ mod float;
 mod kquants;
 mod legacy;
 
-use crate::gguf::TensorType;
+use crate::tensor_type::TensorType;
 
 /// Why a buffer could not be dequantised.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

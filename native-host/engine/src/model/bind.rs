@@ -1,0 +1,364 @@
+//! Binding the layers' dispatches over a set of activations, once, at load: a step then records
+//! what was bound. The llama block, with what an architecture's [`Variant`] adds to it (Qwen's
+//! biases, Gemma's head and post norms, local layers) bound where the layer has it.
+
+use crate::gpu::{
+    Add, Attention, AttentionBuffers, AttentionShape, Bound, Destination, Gate, GatedActivation,
+    Gpu, GpuError, GpuMatrix, HeadNorms, JoinedMatMul, NormedInput, NormedMatVec, Output, RmsNorm,
+    Rope, RopeParams,
+};
+
+use super::scratch::Scratch;
+use super::variant::Variant;
+use super::weights::Layer;
+use super::{HParams, ModelError};
+
+/// A stage of the bound work: compute passes, and between them the copies of the new tokens'
+/// keys and values into layer `l`'s cache (a copy cannot sit inside a pass).
+pub(super) enum Stage {
+    Pass(Vec<Bound>),
+    CopyKv(usize),
+}
+
+/// The kernels a plan binds.
+pub(super) struct Kernels {
+    pub(super) norm: RmsNorm,
+    rope_global: Rope,
+    rope_local: Rope,
+    attention: Attention,
+    act: GatedActivation,
+    add: Add,
+}
+
+impl Kernels {
+    pub(super) fn new(gpu: &Gpu, rope: RopeParams, gate: Gate) -> Result<Self, ModelError> {
+        Ok(Self {
+            norm: RmsNorm::new(gpu)?,
+            rope_local: Rope::new(gpu, rope.gemma3_sliding_window())?,
+            rope_global: Rope::new(gpu, rope)?,
+            attention: Attention::new(gpu)?,
+            act: GatedActivation::new(gpu, gate)?,
+            add: Add::new(gpu)?,
+        })
+    }
+}
+
+/// What every layer's binding reads besides its weights.
+#[derive(Clone, Copy)]
+pub(super) struct Shape<'a> {
+    pub(super) hp: &'a HParams,
+    pub(super) variant: &'a Variant,
+    pub(super) capacity: u32,
+}
+
+/// Binds every layer's dispatches over `s`, with `mat` binding a weight matrix's product and
+/// `joined` (prefill) the products of the matrices a layer could join.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn bind_layers(
+    gpu: &Gpu,
+    k: &Kernels,
+    joined: Option<&JoinedMatMul>,
+    shape: Shape<'_>,
+    layers: &[Layer],
+    s: &Scratch,
+    step: &wgpu::Buffer,
+    mat: impl Fn(&GpuMatrix, &wgpu::Buffer, &wgpu::Buffer, Output) -> Result<Vec<Bound>, GpuError>,
+) -> Result<Vec<Stage>, ModelError> {
+    let hp = shape.hp;
+    let n = s.tokens;
+    let (dim, eps) = (hp.dim, hp.rms_eps);
+    let mut stages = Vec::new();
+    let mut pass: Vec<Bound> = Vec::new();
+    for (i, l) in layers.iter().enumerate() {
+        pass.push(k.norm.bind(gpu, &s.x, &l.attn_norm, &s.h, n, dim, eps)?);
+        let direct = bind_qkv(gpu, k, joined, hp, l, s, step, &mut pass, &mat)?;
+        if direct {
+            bind_rope_qk(gpu, k, hp, l, s, step, &mut pass)?;
+        } else {
+            let rope = l.rope(k);
+            bind_qk_norms(gpu, k, hp, l, s, &mut pass)?;
+            pass.push(rope.bind(gpu, &s.q, n, hp.heads, hp.head_dim, step));
+            pass.push(rope.bind(gpu, &s.k, n, hp.kv_heads, hp.head_dim, step));
+            stages.push(Stage::Pass(std::mem::take(&mut pass)));
+            stages.push(Stage::CopyKv(i));
+        }
+        pass.extend(bind_attention(gpu, k, shape, l, s, step)?);
+        bind_residual(gpu, k, hp, s, &mut pass, &l.post_attn_norm, |y, out| {
+            mat(&l.wo, &s.att, y, out)
+        })?;
+        pass.push(k.norm.bind(gpu, &s.x, &l.ffn_norm, &s.h, n, dim, eps)?);
+        if let (Some(jm), Some(gate_up)) = (joined, &l.gate_up) {
+            pass.extend(jm.bind_gated(gpu, gate_up, &s.h, &s.m, step, n)?);
+        } else {
+            pass.extend(mat(&l.gate, &s.h, &s.g, Output::Write)?);
+            pass.extend(mat(&l.up, &s.h, &s.u, Output::Write)?);
+            pass.push(k.act.bind(gpu, &s.g, &s.u, &s.m, n * hp.ffn));
+        }
+        bind_residual(gpu, k, hp, s, &mut pass, &l.post_ffn_norm, |y, out| {
+            mat(&l.down, &s.m, y, out)
+        })?;
+    }
+    stages.push(Stage::Pass(pass));
+    Ok(stages)
+}
+
+/// The q, k and v projections of layer `l` (with their biases), joined where `joined` and the
+/// layer allow. Returns whether they go straight where attention reads them: the values into
+/// the cache, the keys there with their rotation (`Rope::bind_qk`), so no copies.
+#[allow(clippy::too_many_arguments)]
+fn bind_qkv(
+    gpu: &Gpu,
+    k: &Kernels,
+    joined: Option<&JoinedMatMul>,
+    hp: &HParams,
+    l: &Layer,
+    s: &Scratch,
+    step: &wgpu::Buffer,
+    pass: &mut Vec<Bound>,
+    mat: &impl Fn(&GpuMatrix, &wgpu::Buffer, &wgpu::Buffer, Output) -> Result<Vec<Bound>, GpuError>,
+) -> Result<bool, ModelError> {
+    let n = s.tokens;
+    // Each projection: its matrix, bias, head norm (Gemma: the projection goes to the raw
+    // buffer, normed into the other), raw and final buffers, and heads.
+    let projections = [
+        (
+            &l.wq,
+            &l.q_bias,
+            l.q_norm.is_some(),
+            &s.q_raw,
+            &s.q,
+            hp.heads,
+        ),
+        (
+            &l.wk,
+            &l.k_bias,
+            l.k_norm.is_some(),
+            &s.k_raw,
+            &s.k,
+            hp.kv_heads,
+        ),
+        (&l.wv, &l.v_bias, false, &s.v, &s.v, hp.kv_heads),
+    ];
+    // With the joined kernels the values go straight into their cache and the keys into
+    // theirs with their rotation (`Rope::bind_qk`): no copies. Where v could not join q
+    // and k (its type differs), it is a product of its own into the cache; the joined
+    // kernel takes one binding only.
+    let direct = joined.is_some() && (l.qkv.is_some() || l.wv.chunk_count() == 1);
+    if let (Some(jm), Some(qkv)) = (joined, &l.qkv) {
+        let [q, k, _] = projections.map(|(_, _, normed, raw, out, heads)| {
+            Destination::at_start(if normed { raw } else { out }, heads * hp.head_dim)
+        });
+        let to = [q, k, Destination::at_position(&l.v_cache, hp.kv_dim())];
+        pass.extend(jm.bind_split(gpu, qkv, &s.h, &to, l.qkv_bias.as_ref(), step, n)?);
+    } else {
+        let separate = match joined {
+            Some(jm) if direct => {
+                let bias = l.v_bias.as_ref();
+                pass.extend(jm.bind_at_position(gpu, &l.wv, &s.h, &l.v_cache, bias, step, n)?);
+                &projections[..2]
+            }
+            _ => &projections[..],
+        };
+        for &(w, bias, normed, raw, out, heads) in separate {
+            let y = if normed { raw } else { out };
+            pass.extend(mat(w, &s.h, y, Output::Write)?);
+            if let Some(b) = bias {
+                let width = heads * hp.head_dim;
+                pass.push(k.add.bind_repeating(gpu, b, y, n * width, width));
+            }
+        }
+    }
+    Ok(direct)
+}
+
+/// Binds decode's steps with the fewest dispatches (see
+/// [`Fusion::Fused`](super::Fusion::Fused)): one pass, no copies. `mat` binds the products that
+/// stay on their own (the attention output and the FFN's down matrix, each adding into the
+/// residual stream).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn bind_layers_normed(
+    gpu: &Gpu,
+    k: &Kernels,
+    nm: &NormedMatVec,
+    shape: Shape<'_>,
+    layers: &[Layer],
+    s: &Scratch,
+    step: &wgpu::Buffer,
+    mat: impl Fn(&GpuMatrix, &wgpu::Buffer, &wgpu::Buffer, Output) -> Result<Vec<Bound>, GpuError>,
+) -> Result<Vec<Stage>, ModelError> {
+    let hp = shape.hp;
+    debug_assert_eq!(s.tokens, 1, "decode binds one token");
+    let (q_rows, kv_rows) = (hp.heads * hp.head_dim, hp.kv_dim());
+    let mut pass: Vec<Bound> = Vec::new();
+    for l in layers {
+        let input = NormedInput {
+            x: &s.x,
+            norm: &l.attn_norm,
+            eps: hp.rms_eps,
+        };
+        let q = if l.q_norm.is_some() { &s.q_raw } else { &s.q };
+        let kk = if l.k_norm.is_some() { &s.k_raw } else { &s.k };
+        let to_q = Destination::at_start(q, q_rows);
+        let to_k = Destination::at_start(kk, kv_rows);
+        let to_cache = Destination::at_position(&l.v_cache, kv_rows);
+        match &l.qkv {
+            Some(qkv) => pass.extend(nm.bind_split(
+                gpu,
+                qkv,
+                input,
+                &[to_q, to_k, to_cache],
+                l.qkv_bias.as_ref(),
+                step,
+            )?),
+            None => {
+                for (w, bias, to) in [
+                    (&l.wq, &l.q_bias, to_q),
+                    (&l.wk, &l.k_bias, to_k),
+                    (&l.wv, &l.v_bias, to_cache),
+                ] {
+                    pass.extend(nm.bind_split(gpu, w, input, &[to], bias.as_ref(), step)?);
+                }
+            }
+        }
+        bind_rope_qk(gpu, k, hp, l, s, step, &mut pass)?;
+        pass.extend(bind_attention(gpu, k, shape, l, s, step)?);
+        bind_residual(gpu, k, hp, s, &mut pass, &l.post_attn_norm, |y, out| {
+            mat(&l.wo, &s.att, y, out)
+        })?;
+        let input = NormedInput {
+            norm: &l.ffn_norm,
+            ..input
+        };
+        match &l.gate_up {
+            Some(gate_up) => pass.extend(nm.bind_gated(gpu, gate_up, input, &s.m, step)?),
+            None => {
+                for (w, y) in [(&l.gate, &s.g), (&l.up, &s.u)] {
+                    let to = Destination::at_start(y, hp.ffn);
+                    pass.extend(nm.bind_split(gpu, w, input, &[to], None, step)?);
+                }
+                pass.push(k.act.bind(gpu, &s.g, &s.u, &s.m, hp.ffn));
+            }
+        }
+        bind_residual(gpu, k, hp, s, &mut pass, &l.post_ffn_norm, |y, out| {
+            mat(&l.down, &s.m, y, out)
+        })?;
+    }
+    Ok(vec![Stage::Pass(pass)])
+}
+
+impl Layer {
+    fn rope<'k>(&self, k: &'k Kernels) -> &'k Rope {
+        if self.local {
+            &k.rope_local
+        } else {
+            &k.rope_global
+        }
+    }
+}
+
+/// RoPE of the step's queries and keys, the keys into layer `l`'s cache, in one dispatch; with
+/// Gemma's head norms folded in where the layer has both.
+fn bind_rope_qk(
+    gpu: &Gpu,
+    k: &Kernels,
+    hp: &HParams,
+    l: &Layer,
+    s: &Scratch,
+    step: &wgpu::Buffer,
+    pass: &mut Vec<Bound>,
+) -> Result<(), ModelError> {
+    let (n, heads, rope) = (s.tokens, (hp.heads, hp.kv_heads), l.rope(k));
+    if let (Some(q_norm), Some(k_norm)) = (&l.q_norm, &l.k_norm) {
+        let norms = HeadNorms {
+            q_raw: &s.q_raw,
+            k_raw: &s.k_raw,
+            q_norm,
+            k_norm,
+            eps: hp.rms_eps,
+        };
+        let (q, cache) = (&s.q, &l.k_cache);
+        pass.push(rope.bind_qk_normed(gpu, norms, q, cache, n, heads, hp.head_dim, step));
+        return Ok(());
+    }
+    bind_qk_norms(gpu, k, hp, l, s, pass)?;
+    pass.push(rope.bind_qk(gpu, &s.q, &s.k, &l.k_cache, n, heads, hp.head_dim, step));
+    Ok(())
+}
+
+/// Gemma's RMSNorm of each query and key head (from the raw projections into q and k).
+fn bind_qk_norms(
+    gpu: &Gpu,
+    k: &Kernels,
+    hp: &HParams,
+    l: &Layer,
+    s: &Scratch,
+    pass: &mut Vec<Bound>,
+) -> Result<(), ModelError> {
+    let n = s.tokens;
+    for (norm, raw, out, heads) in [
+        (&l.q_norm, &s.q_raw, &s.q, hp.heads),
+        (&l.k_norm, &s.k_raw, &s.k, hp.kv_heads),
+    ] {
+        if let Some(norm) = norm {
+            pass.push(
+                k.norm
+                    .bind(gpu, raw, norm, out, n * heads, hp.head_dim, hp.rms_eps)?,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Attention of the tokens' queries over layer `l`'s cache, into `s.att`.
+fn bind_attention(
+    gpu: &Gpu,
+    k: &Kernels,
+    shape: Shape<'_>,
+    l: &Layer,
+    s: &Scratch,
+    step: &wgpu::Buffer,
+) -> Result<Vec<Bound>, ModelError> {
+    let hp = shape.hp;
+    let buffers = AttentionBuffers {
+        q: &s.q,
+        k_cache: &l.k_cache,
+        v_cache: &l.v_cache,
+        out: &s.att,
+    };
+    let attention = AttentionShape {
+        heads: hp.heads,
+        kv_heads: hp.kv_heads,
+        head_dim: hp.head_dim,
+        capacity: shape.capacity,
+        window: shape.variant.window(l.local),
+        scale: shape.variant.attention_scale,
+    };
+    Ok(k.attention.bind(gpu, buffers, attention, step, s.tokens)?)
+}
+
+/// x += product: added by the product itself (one dispatch), or through Gemma's post-norm when
+/// the layer has one (the norm adds into x: two). `product` binds the product into the buffer
+/// it is given.
+fn bind_residual(
+    gpu: &Gpu,
+    k: &Kernels,
+    hp: &HParams,
+    s: &Scratch,
+    pass: &mut Vec<Bound>,
+    post_norm: &Option<wgpu::Buffer>,
+    product: impl Fn(&wgpu::Buffer, Output) -> Result<Vec<Bound>, GpuError>,
+) -> Result<(), ModelError> {
+    let n = s.tokens;
+    match post_norm {
+        None => pass.extend(product(&s.x, Output::Add)?),
+        Some(norm) => {
+            pass.extend(product(&s.o, Output::Write)?);
+            let shape = (n, hp.dim, hp.rms_eps);
+            pass.push(
+                k.norm
+                    .bind_output(gpu, &s.o, norm, &s.x, shape, Output::Add)?,
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,116 @@
+//! A way of running the layers (decode, or a prefill batch): its activations, its step uniform
+//! and its dispatches, bound once at load so that a step only writes its inputs and records.
+
+use crate::gpu::{Bound, Destination, Gpu, NormedInput, Output, StepUniform};
+
+use super::bind::{bind_layers, bind_layers_normed, Kernels, Shape, Stage};
+use super::scratch::Scratch;
+use super::tuning::{Products, PREFILL_BATCH};
+use super::weights::{Layer, Weights};
+use super::{HParams, ModelError};
+
+pub(super) struct Plan {
+    pub(super) s: Scratch,
+    pub(super) step: wgpu::Buffer,
+    pub(super) stages: Vec<Stage>,
+}
+
+impl Plan {
+    /// One token a step, with the fewest dispatches `p` allows.
+    pub(super) fn decode(
+        gpu: &Gpu,
+        k: &Kernels,
+        p: &Products,
+        shape: Shape<'_>,
+        layers: &[Layer],
+    ) -> Result<Self, ModelError> {
+        let s = Scratch::new(gpu, shape.hp, 1);
+        let step = StepUniform::new(0, 1).buffer(gpu);
+        let stages = match &p.normed {
+            Some(nm) => {
+                bind_layers_normed(gpu, k, nm, shape, layers, &s, &step, |m, x, y, out| {
+                    p.decode.matvec.bind_output(gpu, m, x, y, out)
+                })?
+            }
+            None => bind_layers(gpu, k, None, shape, layers, &s, &step, |m, x, y, out| {
+                p.decode.bind(gpu, m, x, y, &step, out)
+            })?,
+        };
+        Ok(Self { s, step, stages })
+    }
+
+    /// Up to [`PREFILL_BATCH`] tokens a step, through the matrix-matrix kernels.
+    pub(super) fn prefill(
+        gpu: &Gpu,
+        k: &Kernels,
+        p: &Products,
+        shape: Shape<'_>,
+        layers: &[Layer],
+    ) -> Result<Self, ModelError> {
+        let s = Scratch::new(gpu, shape.hp, PREFILL_BATCH);
+        let step = StepUniform::new(0, PREFILL_BATCH).buffer(gpu);
+        let stages = bind_layers(
+            gpu,
+            k,
+            p.joined.as_ref(),
+            shape,
+            layers,
+            &s,
+            &step,
+            |m, x, y, out| {
+                p.matmul
+                    .bind_output(gpu, m, x, y, &step, PREFILL_BATCH, out)
+            },
+        )?;
+        Ok(Self { s, step, stages })
+    }
+
+    /// Dispatches and copies recorded each time.
+    pub(super) fn counts(&self) -> (usize, usize) {
+        self.stages
+            .iter()
+            .fold((0, 0), |(d, c), stage| match stage {
+                Stage::Pass(dispatches) => (d + dispatches.len(), c),
+                Stage::CopyKv(_) => (d, c + 2),
+            })
+    }
+
+    /// The final norm and the output matrix on this (decode) plan's activations, into `logits`.
+    pub(super) fn bind_logits(
+        &self,
+        gpu: &Gpu,
+        k: &Kernels,
+        p: &Products,
+        hp: &HParams,
+        weights: &Weights,
+        logits: &wgpu::Buffer,
+    ) -> Result<Vec<Bound>, ModelError> {
+        let d = &self.s;
+        let (output, output_norm) = (&weights.output, &weights.output_norm);
+        Ok(match &p.normed {
+            Some(nm) => nm.bind_split(
+                gpu,
+                output,
+                NormedInput {
+                    x: &d.x,
+                    norm: output_norm,
+                    eps: hp.rms_eps,
+                },
+                &[Destination::at_start(logits, hp.vocab)],
+                None,
+                &self.step,
+            )?,
+            None => {
+                let mut pass =
+                    vec![k
+                        .norm
+                        .bind(gpu, &d.x, output_norm, &d.h, 1, hp.dim, hp.rms_eps)?];
+                pass.extend(
+                    p.decode
+                        .bind(gpu, output, &d.h, logits, &self.step, Output::Write)?,
+                );
+                pass
+            }
+        })
+    }
+}

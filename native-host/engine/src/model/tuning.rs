@@ -1,0 +1,195 @@
+//! Which kernels run the model's products on this device: whether operations are fused, decode's
+//! product kernel, and prefill's tile of tokens. What is fastest differs between GPUs and CPU
+//! drivers, and some of it is measured as the model loads.
+
+use crate::gpu::tile_tuning;
+use crate::gpu::{
+    Bound, Gate, Gpu, GpuError, GpuMatrix, JoinedMatMul, MatMul, MatVec, NormedMatVec, Output,
+    TileChoice, BATCH_TILE,
+};
+use crate::tensor_type::TensorType;
+
+use super::weights::Layer;
+use super::ModelError;
+
+/// Tokens per prefill batch: enough that the weights' decoding is spread over many tokens, small
+/// enough that the batch's activations are a few megabytes even for an 8B model.
+pub const PREFILL_BATCH: u32 = 128;
+
+/// Whether operations are fused into fewer dispatches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fusion {
+    /// The fastest known for the device: [`Self::Fused`] on GPUs (decode keeps a separate norm
+    /// where the device's workgroup memory cannot hold a hidden state), [`Self::Separate`] on
+    /// CPU drivers with subgroups, where decode's products are the matrix-matrix kernel.
+    #[default]
+    Auto,
+    /// Decode: norms folded into the products, q/k/v and gate/up/activation in one dispatch each,
+    /// keys and values written into the cache by the kernels that make them. Prefill: q/k/v and
+    /// gate/up/activation in one dispatch each. (Tests force it on CPU drivers to check it.)
+    Fused,
+    /// One kernel per operation (to compare with [`Self::Fused`] on one device).
+    Separate,
+}
+
+/// How many tokens each invocation of prefill's products takes (see `gpu::tile_tuning`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PrefillTile {
+    /// On a GPU, the fastest of the candidates, timed with the model's own products as it
+    /// loads; on CPU drivers [`BATCH_TILE`].
+    #[default]
+    Auto,
+    /// This tile (one of `gpu::TILES` but 1), untimed: to compare tiles on one device.
+    Fixed(u32),
+}
+
+impl Fusion {
+    /// Whether the plans fuse, where decode's products are `decode`'s.
+    fn fuses(self, decode: &DecodeProducts) -> bool {
+        match self {
+            Fusion::Fused => true,
+            Fusion::Separate => false,
+            Fusion::Auto => decode.matmul.is_none(),
+        }
+    }
+}
+
+/// How decode multiplies by a matrix on its own.
+pub(super) struct DecodeProducts {
+    pub(super) matvec: MatVec,
+    /// On CPU drivers with subgroups, the matrix-matrix kernel with a tile of one token, which
+    /// shares the loads of x across lanes.
+    matmul: Option<MatMul>,
+}
+
+impl DecodeProducts {
+    fn new(gpu: &Gpu, types: &[TensorType]) -> Result<Self, ModelError> {
+        let matvec = MatVec::new(gpu, types)?;
+        let matmul = (gpu.is_cpu() && MatMul::can_share_x(gpu))
+            .then(|| MatMul::new(gpu, types, 1))
+            .transpose()?;
+        Ok(Self { matvec, matmul })
+    }
+
+    /// Binds `y = m x` (or `y += m x`) for the one token of `step`.
+    pub(super) fn bind(
+        &self,
+        gpu: &Gpu,
+        m: &GpuMatrix,
+        x: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        step: &wgpu::Buffer,
+        out: Output,
+    ) -> Result<Vec<Bound>, GpuError> {
+        match &self.matmul {
+            Some(mm) => mm.bind_output(gpu, m, x, y, step, 1, out),
+            None => self.matvec.bind_output(gpu, m, x, y, out),
+        }
+    }
+}
+
+/// The product kernels the plans bind.
+pub(super) struct Products {
+    pub(super) decode: DecodeProducts,
+    /// Decode's products with the norm before them folded in, where decode fuses.
+    pub(super) normed: Option<NormedMatVec>,
+    /// Prefill's products, `prefill_tile` tokens an invocation.
+    pub(super) matmul: MatMul,
+    /// Prefill's joined products (q/k/v, gate/up with the activation), where prefill fuses.
+    pub(super) joined: Option<JoinedMatMul>,
+    pub(super) prefill_tile: TileChoice,
+}
+
+impl Products {
+    /// The kernels for matrices of `types` in a model of hidden size `dim`, as `fusion` and
+    /// `tile` ask; a tile is timed with the products of the first of `layers`.
+    pub(super) fn choose(
+        gpu: &Gpu,
+        types: &[TensorType],
+        dim: u32,
+        gate: Gate,
+        layers: &[Layer],
+        fusion: Fusion,
+        tile: PrefillTile,
+    ) -> Result<Self, ModelError> {
+        let decode = DecodeProducts::new(gpu, types)?;
+        let fused = fusion.fuses(&decode);
+        let normed = normed_matvec(gpu, fusion, fused, types, dim, gate, &decode.matvec)?;
+        let prefill_tile = prefill_tile(gpu, tile, types, layers, fused)?;
+        let matmul = MatMul::new(gpu, types, prefill_tile.tile)?;
+        let joined = fused
+            .then(|| JoinedMatMul::new(gpu, types, gate, prefill_tile.tile))
+            .transpose()?;
+        Ok(Self {
+            decode,
+            normed,
+            matmul,
+            joined,
+            prefill_tile,
+        })
+    }
+}
+
+/// Decode's norm folded into the products after it, where the plans fuse. Asked for
+/// ([`Fusion::Fused`]) it must compile; chosen ([`Fusion::Auto`]) the norm stays separate where
+/// the device's workgroup memory cannot hold a hidden state.
+fn normed_matvec(
+    gpu: &Gpu,
+    fusion: Fusion,
+    fused: bool,
+    types: &[TensorType],
+    dim: u32,
+    gate: Gate,
+    matvec: &MatVec,
+) -> Result<Option<NormedMatVec>, ModelError> {
+    Ok(match fusion {
+        _ if !fused => None,
+        Fusion::Auto => match NormedMatVec::new(gpu, types, dim, gate, matvec.config()) {
+            Ok(normed) => Some(normed),
+            Err(e) => {
+                tracing::info!(error = %e, "decode keeps a separate norm");
+                None
+            }
+        },
+        _ => Some(NormedMatVec::new(gpu, types, dim, gate, matvec.config())?),
+    })
+}
+
+/// Prefill's tile of tokens as `tile` asks; chosen on a GPU by timing the first layer's products
+/// as prefill binds them (joined where it joins them).
+fn prefill_tile(
+    gpu: &Gpu,
+    tile: PrefillTile,
+    types: &[TensorType],
+    layers: &[Layer],
+    fused: bool,
+) -> Result<TileChoice, ModelError> {
+    let choice = match tile {
+        PrefillTile::Fixed(1) => {
+            return Err(GpuError::Compile {
+                what: "prefill".into(),
+                message: "a tile of 1 token is decode's, not a batch's".into(),
+            }
+            .into())
+        }
+        PrefillTile::Fixed(t) => TileChoice::fixed(t),
+        PrefillTile::Auto if gpu.is_cpu() => TileChoice::fixed(BATCH_TILE),
+        PrefillTile::Auto => {
+            let l = &layers[0];
+            let mut timed: Vec<&GpuMatrix> = Vec::new();
+            match (&l.qkv, fused) {
+                (Some(qkv), true) => timed.push(qkv),
+                _ => timed.extend([&l.wq, &l.wk, &l.wv]),
+            }
+            timed.push(&l.wo);
+            match (&l.gate_up, fused) {
+                (Some(gate_up), true) => timed.push(gate_up),
+                _ => timed.extend([&l.gate, &l.up]),
+            }
+            timed.push(&l.down);
+            tile_tuning::fastest(gpu, types, &timed, PREFILL_BATCH, &tile_tuning::CANDIDATES)?
+        }
+    };
+    tracing::info!(tile = %choice.describe(), "prefill's tile of tokens");
+    Ok(choice)
+}
