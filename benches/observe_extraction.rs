@@ -708,7 +708,7 @@ async fn token_table(h: &Harness, panel: &Page) -> Result<()> {
             .await?;
         let tab = tab_id(panel, &url).await?;
         let obs = rust_observation(panel, tab).await?;
-        let rendered = itinero_shared::render::render(&obs, &Default::default());
+        let rendered = itinero_host::agent::render::render(&obs, &Default::default());
         inject_reference(&page).await?;
         let (js_json, js_obs) = js_observation(&page).await?;
         let (_, _, report) = compare(&obs, &js_obs, &js_json);

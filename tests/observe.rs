@@ -145,7 +145,7 @@ async fn assert_fixture(path: &str) -> Result<Observation> {
         obs.viewport.width,
         obs.viewport.height,
         problems.join("\n  "),
-        itinero_shared::render::render(&obs, &Default::default()).text
+        itinero_host::agent::render::render(&obs, &Default::default()).text
     );
     Ok(obs)
 }
@@ -245,7 +245,7 @@ async fn a_style_sheet_from_another_origin_rules_nothing_out() -> Result<()> {
         problems.is_empty(),
         "{path}: {}\n{}",
         problems.join("\n  "),
-        itinero_shared::render::render(&obs, &Default::default()).text
+        itinero_host::agent::render::render(&obs, &Default::default()).text
     );
     Ok(())
 }
@@ -291,7 +291,7 @@ async fn names_are_what_a_person_reads_not_the_markup_behind_them() -> Result<()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn text_beside_a_control_reads_on_its_line() -> Result<()> {
     let obs = assert_fixture("observe/rows.html").await?;
-    let text = itinero_shared::render::render(&obs, &Default::default()).text;
+    let text = itinero_host::agent::render::render(&obs, &Default::default()).text;
     let lines: Vec<&str> = text.lines().skip(1).collect();
     assert_eq!(
         lines,

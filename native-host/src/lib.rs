@@ -8,7 +8,7 @@ pub mod logging;
 pub mod origin;
 pub mod paths;
 pub mod session;
-pub mod sites;
+pub mod sign_in;
 pub mod skills;
 pub mod store;
 pub mod url_pattern;

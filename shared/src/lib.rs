@@ -12,7 +12,6 @@ pub mod matching;
 pub mod messages;
 pub mod observation;
 pub mod records;
-pub mod render;
 pub mod skills;
 pub mod vault;
 

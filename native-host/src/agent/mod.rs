@@ -12,6 +12,7 @@ pub mod parse;
 pub mod planner;
 pub mod prompt;
 pub mod recovery;
+pub mod render;
 pub mod replay;
 pub mod reply;
 pub mod resolve;

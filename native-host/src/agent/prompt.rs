@@ -7,9 +7,9 @@
 //! whatever budget is left (`shared::render` keeps the top of the page and every element in view). When even that leaves too little for the page,
 //! the history is compressed first: older steps become one summary line, then go.
 
+use super::render::{estimate_tokens, render, RenderOptions};
 use itinero_shared::messages::Subgoal;
 use itinero_shared::observation::Observation;
-use itinero_shared::render::{estimate_tokens, render, RenderOptions};
 
 use crate::llm::Message;
 
@@ -108,7 +108,7 @@ const EXAMPLE_TOKENS: usize = 600;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prompt {
     pub messages: Vec<Message>,
-    /// Estimated tokens of all messages (see `shared::render::estimate_tokens`).
+    /// Estimated tokens of all messages (see `render::estimate_tokens`).
     pub tokens: usize,
     /// The page's cut line, when the page was cut to fit.
     pub page_cut: Option<String>,

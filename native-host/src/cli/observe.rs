@@ -1,8 +1,8 @@
 //! `itinero-host observe --tab N`: what the agent would see of a tab.
 
+use crate::agent::render::{render, RenderOptions};
 use anyhow::{bail, Result};
 use clap::Args;
-use itinero_shared::render::{render, RenderOptions};
 
 use super::host::{self, HostArgs};
 use crate::control::protocol::{Request, Response};

@@ -14,8 +14,8 @@ use crate::agent::replay::Replay;
 use crate::agent::run::{Deciders, Panel, Task};
 use crate::agent::skill_run::{self, Chosen};
 use crate::llm::choose::{choose_model, ModelChoice};
-use crate::sites::auto_login::AutoLogin;
-use crate::sites::overrides::{self, Overrides};
+use crate::sign_in::auto_login::AutoLogin;
+use crate::sign_in::overrides::{self, Overrides};
 use crate::store::{NewRun, Store};
 use crate::vault::Vault;
 

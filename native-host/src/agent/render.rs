@@ -24,7 +24,7 @@
 //! Pure string work (no I/O, only `alloc`-level std), so it builds for wasm32
 //! as well as natively, and the output is deterministic.
 
-use crate::observation::{DomNode, Observation, Rect};
+use itinero_shared::observation::{DomNode, Observation, Rect};
 
 /// How much of the page to show.
 #[derive(Debug, Clone, PartialEq, Eq)]
