@@ -52,10 +52,11 @@ pub struct Wgpu {
 /// task of the host so the model loads once.
 pub fn shared(spec: &str) -> Arc<Wgpu> {
     static ALL: OnceLock<Mutex<HashMap<String, Arc<Wgpu>>>> = OnceLock::new();
+    // A map insert cannot be left half done: a task that panicked holding it broke nothing.
     let mut all = ALL
         .get_or_init(Mutex::default)
         .lock()
-        .expect("wgpu backends lock");
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     all.entry(spec.to_owned())
         .or_insert_with(|| Arc::new(Wgpu::start(spec)))
         .clone()

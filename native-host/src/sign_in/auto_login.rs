@@ -11,7 +11,7 @@
 //! result goes to the vault's audit list.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use itinero_shared::messages::{Outcome, SecretField};
 use itinero_shared::observation::{DomNode, Observation};
@@ -144,8 +144,10 @@ impl AutoLogin {
             .or_else(|| login_form::detect(obs))
     }
 
+    /// The task's sign-in state; each change to it is one statement, so a panic elsewhere while
+    /// it was held left nothing half done, and the task's other steps go on.
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().expect("auto-login state")
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Runs a vault call on the blocking pool (SQLite, and Argon2 or the OS secret store).

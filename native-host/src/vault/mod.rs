@@ -107,12 +107,21 @@ impl Vault {
         self
     }
 
+    /// The key while unlocked. Setting or clearing it is one store, so a panic elsewhere while
+    /// it was held cannot leave it half written: the lock is taken over rather than panicking
+    /// every later vault call.
+    fn key_slot(&self) -> std::sync::MutexGuard<'_, Option<Key>> {
+        self.key
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     fn held(&self) -> Option<Key> {
-        self.key.lock().expect("vault key lock").clone()
+        self.key_slot().clone()
     }
 
     fn hold(&self, key: Key) {
-        *self.key.lock().expect("vault key lock") = Some(key);
+        *self.key_slot() = Some(key);
     }
 
     /// The vault's state. A vault keyed by the OS secret store unlocks itself here.
@@ -246,7 +255,7 @@ impl Vault {
 
     /// Forgets the key (a vault in the OS secret store unlocks itself again when next used).
     pub fn lock(&self) {
-        *self.key.lock().expect("vault key lock") = None;
+        *self.key_slot() = None;
     }
 
     /// Saves a credential (replacing the one for the same origin and username).
