@@ -65,9 +65,9 @@ pub async fn choose(
         };
     };
     if let Some(run) = named {
-        return load(store, run).map(Some);
+        return load_off_worker(store, run.clone()).await.map(Some);
     }
-    let summaries = match store.list_skills(None) {
+    let summaries = match store.call(|s| s.list_skills(None)).await {
         Ok(s) => s,
         Err(e) => {
             tracing::warn!(error = %e, "cannot list skills; the task goes on without them");
@@ -98,14 +98,19 @@ pub async fn choose(
     if !agreed {
         return Ok(None);
     }
-    load(
-        store,
-        &SkillRun {
-            id: summary.id,
-            params: values,
-        },
-    )
-    .map(Some)
+    let run = SkillRun {
+        id: summary.id,
+        params: values,
+    };
+    load_off_worker(store, run).await.map(Some)
+}
+
+/// [`load`] on the store's blocking pool.
+async fn load_off_worker(store: &Store, run: SkillRun) -> Result<Chosen, String> {
+    store
+        .call(move |s| Ok(load(s, &run)))
+        .await
+        .unwrap_or_else(|e| Err(format!("cannot read the skill: {e}")))
 }
 
 /// After a successful run that the model had to finish: the skill is captured again from this

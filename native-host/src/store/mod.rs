@@ -3,8 +3,9 @@
 //! the lessons users taught the agent.
 //!
 //! - [`Store`] is a cheap-to-clone handle on one connection behind a mutex. Its methods are
-//!   synchronous and short (a few statements each); async code calls them directly for a quick
-//!   read or through [`Store::call`], which runs them on tokio's blocking pool.
+//!   synchronous and short (a few statements each); async code calls them through
+//!   [`Store::call`], which runs them on tokio's blocking pool, so a slow disk or another host's
+//!   write never holds up one of the runtime's two workers.
 //! - The file is opened in WAL mode (readers never wait for the writer; a killed process
 //!   leaves a consistent database), with foreign keys on and a busy timeout, since several
 //!   hosts (one per browser profile) can share it.
