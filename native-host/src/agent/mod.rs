@@ -1,9 +1,16 @@
-//! The agent: from a model's reply to an action the browser can carry out.
+//! The agent: how one task decides and acts, step by step, independent of where the page and
+//! the model are.
 //!
-//! So far: the reply format the model is taught (`reply`), the prompt (`prompt`), reading a reply
-//! out of whatever a model writes (`parse`), checking it against the page it was decided on
-//! (`validate`), and the strategy chain that puts them together (`strategy`: the model, and asking
-//! again with the reason). The loop, the guards and the other decorators come next (issue 4).
+//! `run.rs` is the step loop and the traits it works through (the browser, the panel, the
+//! memory, the sign-in hook). A step's decision comes from a chain of [`strategy::Strategy`]s
+//! (`cache.rs`: a remembered step; `recovery.rs`: a target that only moved; `strategy.rs`: the
+//! model, asked again when its reply cannot be used; `vote.rs`: several samples; `replay.rs`: a
+//! skill's steps), is checked by `guards.rs` and, for long goals, follows `planner.rs`'s
+//! sub-goals. What the model reads is built by `prompt.rs` (with the page written out by
+//! `render.rs`) and what it writes is read by `reply.rs`, `parse.rs`, `validate.rs` and
+//! `resolve.rs`. `memory.rs` is the store's side of a run (record, lessons, examples, the action
+//! cache); `skill_run.rs` chooses and heals skills. The chain is assembled for a task by the
+//! session (`session/chain.rs`), which sits above this layer.
 
 pub mod cache;
 pub mod guards;
