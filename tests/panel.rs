@@ -575,8 +575,6 @@ async fn an_approval_offers_always_allow_when_the_host_does() -> Result<()> {
     Ok(())
 }
 
-/// Needs the agent to record its runs in the store (native-host/src/agent); until then a
-/// finished task is not in the history. Run with `--ignored`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_task_appears_in_the_history_with_its_steps() -> Result<()> {
     let shop = DemoShop::new(ShopOptions::default());

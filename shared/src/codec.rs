@@ -3,7 +3,12 @@
 //!
 //! The decoder is sans-IO on purpose: the host feeds it whatever `read` returned,
 //! however small, and it never allocates more than it has actually received, so a
-//! hostile length prefix cannot make the host reserve gigabytes.
+//! hostile length prefix cannot make the host reserve gigabytes. It tells EOF between
+//! frames (the browser closed the port) from EOF inside one (it went away mid-frame).
+//!
+//! Each direction has Chrome's limit ([`Direction`]): a host→browser frame of 1 MiB or more
+//! makes Chrome drop the port, so [`encode_frame`] refuses to write one and the host turns
+//! such a reply into an error reply instead.
 
 use thiserror::Error;
 

@@ -1,9 +1,13 @@
-//! Every message of the protocol, in both directions.
+//! Every message of the protocol, in both directions: `ToHost` (the panel's requests, and the
+//! browser's replies to the host's own requests) and `ToBrowser`.
 //!
-//! All of DESIGN.md's messages are declared here even where the feature behind
-//! them lands later, so both sides agree on the vocabulary from the start and an
-//! unimplemented request gets a typed "not implemented" error instead of
-//! "unknown type".
+//! Each set is declared through one macro that also lists its wire names, so a decoder can
+//! tell an unknown type from a bad body, and a request the host declares but does not handle
+//! is answered with a typed `not_implemented` error rather than "unknown type". Only the host
+//! sends `Observe`, `Perform` and `ListTabs`, under ids from
+//! [`crate::envelope::HOST_REQUEST_ID_BASE`]; the browser's `Observation`, `ActionOutcome`,
+//! `TabList` or `Error` echo that id. Each store request has one reply type, named on the
+//! `ToBrowser` variant that answers it.
 
 use serde::{Deserialize, Serialize};
 

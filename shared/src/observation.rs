@@ -1,6 +1,8 @@
 //! The page as the agent sees it: a pruned, paint-ordered tree of what a person can see and use.
 //!
-//! The content script fills it; the host serialises it compactly for the model.
+//! The content script fills it (the background stitches in cross-origin frames) and the host
+//! writes it out compactly for the model (the host's `agent/render.rs`). Each indexed element
+//! carries its fingerprint, so an action decided on it can find its target again later.
 
 use serde::{Deserialize, Serialize};
 

@@ -4,6 +4,12 @@
 //! that is replaced under the agent's feet) and records what it was asked to do, so a test
 //! asserts on what the agent did rather than on what the page happened to show.
 //!
+//! Every route is under `/shop/` (`routes/`), every page a maud template (`pages/`), all state
+//! behind one lock (`state.rs`) with what tests read back in `records.rs`. [`ShopOptions`]
+//! turns on the newsletter overlay, sets the one account that signs in (optionally with a TOTP
+//! seed) and turns on the stale-element hook (`stock.rs`, `routes/hooks.rs`); [`Layout`]
+//! changes the product pages while the shop runs, as a site changes under a recorded skill.
+//!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
 //! use itinero::demo_shop::{DemoShop, ShopOptions};

@@ -1,5 +1,12 @@
 //! One call gets a browser, the extension, the host and a fixture server, all
 //! torn down on drop; on a failing test, Chromium's and the host's logs are printed.
+//!
+//! Everything is real where the product meets the outside: a headless Chromium with the built
+//! extension loaded (the launch waits for its service worker), the host binary registered in a
+//! fresh profile with its data directory inside it, and fixtures on two loopback ports, so a
+//! test has two origins for cross-origin frames. `panel` drives the side panel as a person does,
+//! `shop_session` sets up the demo shop with the scripted model, and `secrets` proves that no
+//! secret was left anywhere in the profile.
 
 mod chromium;
 mod fixtures;

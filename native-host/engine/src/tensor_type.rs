@@ -4,6 +4,9 @@
 //! type is fully described by how many elements a block holds and how many bytes it takes. Types
 //! outside this list are refused when a file is opened, by name, so a user who points itinero at
 //! an IQ2 or Q3_K model learns why it will not load instead of getting garbage.
+//!
+//! The list is what the usual 4- to 8-bit files hold. A "Q4_K_M" file mixes types: Gemma 3's
+//! also uses Q5_0 and Q6_K, so those are here though no file is named after them.
 
 use std::fmt;
 

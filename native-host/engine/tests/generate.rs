@@ -1,5 +1,5 @@
 //! Generation with the real SmolLM2 on the GPU (lavapipe in CI): greedy tokens as llama.cpp
-//! gives them (up to a near-tie, as in `llama_logits`), the same again from the kept KV cache,
+//! gives them (up to a near-tie, as in `model_logits`), the same again from the kept KV cache,
 //! and a constrained reply that parses whatever the model would rather say.
 
 mod common;

@@ -7,7 +7,8 @@
 //! - risky actions (buy, pay, order, delete, send, transfer; payment and password fields):
 //!   the user approves them first.
 //!
-//! (An empty `type` never gets this far: `validate` refuses it.)
+//! Words match whole words only: "payload" is not "pay", and "Order history" is read, not
+//! approved. (An empty `type` never gets this far: `validate` refuses it.)
 
 use itinero_shared::observation::{DomNode, Observation};
 use itinero_shared::{Action, Target};

@@ -4,8 +4,8 @@
 //! the page, and the feedback on the last reply at the end, so a retry on the same page shares all
 //! but its last lines with the prompt before it and a KV cache (the built-in engine's, Ollama's)
 //! reuses the page. Everything but the page is small and always present; the page is rendered to
-//! whatever budget is left (`shared::render` keeps the top of the page and every element in view). When even that leaves too little for the page,
-//! the history is compressed first: older steps become one summary line, then go.
+//! whatever budget is left (`render.rs` keeps the top of the page and every element in view).
+//! When even that leaves too little for the page, the history is compressed first: older steps become one summary line, then go.
 
 use super::render::{estimate_tokens, render, RenderOptions};
 use itinero_shared::messages::Subgoal;

@@ -21,8 +21,8 @@
 //! on its line), then as many lines as fit from the top of the page; dropped
 //! stretches show as a `...` line and one closing line says what was cut.
 //!
-//! Pure string work (no I/O, only `alloc`-level std), so it builds for wasm32
-//! as well as natively, and the output is deterministic.
+//! Pure string work with no I/O, so its output is deterministic: the same page gives the
+//! same prompt, which a KV cache and the action cache's keys both rely on.
 
 use itinero_shared::observation::{DomNode, Observation, Rect};
 

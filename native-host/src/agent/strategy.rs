@@ -3,7 +3,8 @@
 //! [`Llm`] asks a model (prompt → backend → parse → validate). Decorators wrap a strategy:
 //! [`Retry`] asks again, with the reason, when a reply cannot be used; `Recovery` works around
 //! a failed action before a model is asked; `Vote` asks several voters and takes the majority.
-//! The cache and skill strategies of the memory work join the same chain. Asking the user is the
+//! `Cached` (`cache.rs`) and `Replay` (`replay.rs`) join the same chain; `session/chain.rs`
+//! orders it. Asking the user is the
 //! run loop's, since only it can wait on the panel.
 
 use std::sync::Arc;

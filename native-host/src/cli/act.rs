@@ -1,4 +1,8 @@
 //! `itinero-host act --tab N '<action JSON>'`: performs one action and says what happened.
+//!
+//! The outcome is printed in the words the panel and the model's history use, and the exit
+//! status is non-zero when the action did not take effect (`Outcome::took_effect`), so a
+//! script can stop at the first step that failed.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;

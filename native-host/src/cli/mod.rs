@@ -1,4 +1,8 @@
-//! Subcommands for people (as opposed to the stdio protocol the browser speaks).
+//! Subcommands for people (as opposed to the stdio protocol the browser speaks), one file each.
+//!
+//! Those that need the browser or the running host's memory (`tabs`, `observe`, `act`, `run`,
+//! `skills run`, `vault unlock|lock`) reach it through the control socket (`host.rs` picks the
+//! host); the others work on files and on the store directly, so they need no browser.
 
 pub mod act;
 pub mod doctor;

@@ -1,4 +1,6 @@
-//! `itinero-host observe --tab N`: what the agent would see of a tab.
+//! `itinero-host observe --tab N`: what the agent would see of a tab: the page as the model reads
+//! it (the agent's `render`), or with `--json` the whole observation, each element with the
+//! fingerprint `act` can target it by.
 
 use crate::agent::render::{render, RenderOptions};
 use anyhow::{bail, Result};

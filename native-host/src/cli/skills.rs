@@ -2,7 +2,7 @@
 //! delete, and capture a stored run as a skill. It opens the same store file the host uses
 //! (`itinero.sqlite3` in the data directory, which `ITINERO_DATA_DIR` moves), so what the panel
 //! saved is here and what is imported here is in the panel. `run` goes through the browser,
-//! by way of the running host ([`super::run`]).
+//! by way of the running host ([`super::task`]).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

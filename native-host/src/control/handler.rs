@@ -1,4 +1,7 @@
-//! Turns one control request into requests to the browser.
+//! Answers one control request: `tabs`, `observe` and `act` become requests to the browser over
+//! the session's link, each answered with the round trip as the host timed it; `unlock_vault`
+//! and `lock_vault` act on the host's own vault, whose key only this process holds. `run` and
+//! `run_skill` stream, so the connection serves them (`run_task.rs`).
 
 use itinero_shared::ErrorCode;
 

@@ -1,11 +1,12 @@
 //! The control socket: how programs on this machine (the CLI: `tabs`, `observe`, `act`,
-//! `run`, `skills run`) reach
-//! the browser through the running host.
+//! `run`, `skills run`, `vault unlock|lock`; the benchmarks) reach the browser, and the
+//! vault's key, through the running host.
 //!
 //! The browser starts the host; nothing else can talk to it over stdio. So while it serves
 //! a browser session the host also listens on a Unix socket,
 //! `<data dir>/run/host-<pid>.sock` (mode 0600 in a 0700 directory: only this user), and
-//! turns each request into host→browser requests over its [`crate::session::link::BrowserLink`].
+//! turns each request into host→browser requests over its [`crate::session::link::BrowserLink`],
+//! a call on its vault, or a task of its session (`run_task.rs`).
 //! The protocol is line-delimited JSON ([`protocol`]); its types stay on this machine and
 //! never cross to the browser. Sockets left behind by a host that was killed are skipped
 //! and removed by whoever finds them ([`discovery`]).

@@ -1,4 +1,11 @@
 //! The host's end of the control socket.
+//!
+//! The socket is bound under a name clients do not look for, restricted to its owner and only
+//! then renamed into place, so a client never finds a socket it may not use or one that is not
+//! listening yet. Sockets of killed hosts are swept at start. When the session ends,
+//! [`ControlServer::shutdown`] gives clients a moment to read why their requests failed, then
+//! the file is removed, so no client finds a host that is gone. A connection's requests are
+//! answered one at a time, in order; a client that leaves mid-request costs nothing.
 
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,8 @@
 //! Signing in to known sites with the vault's credentials, without the model ever seeing a
-//! secret (DESIGN.md, auto-login). `login_form.rs`: finding a sign-in form (one step, two steps,
+//! secret. `auto_login.rs`: the hook itself; `login_form.rs`: finding a sign-in form (one step, two steps,
 //! a TOTP code) in an observation; `rules.rs`: where a saved sign-in may be used;
-//! `scrub.rs`: a typed secret's traces, in any encoding, turned back into placeholders.
+//! `overrides.rs`: per-site fixes in `sites.toml`; `signals.rs`: CAPTCHAs and the site's
+//! refusal; `scrub.rs`: a typed secret's traces, in any encoding, turned back into placeholders.
 
 pub mod auto_login;
 pub mod login_form;

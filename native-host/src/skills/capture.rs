@@ -4,7 +4,13 @@
 //! to the user are how the run got there, not what the task needs. Values typed or chosen that
 //! came from the goal become parameters, so the skill runs again with other values; anything
 //! else typed stays as it was (a vault reference `{{secret:…}}` included: it is never a
-//! parameter and never a secret's value).
+//! parameter and never a secret's value). A parameter's value is templated wherever the run
+//! shows it again: in a target's name (the result link for the search), a URL segment and the
+//! answer, so a replay with another value looks for the other product.
+//!
+//! Each step keeps its target's fingerprint (never its index, which means nothing on a later
+//! visit), the URL pattern it acts on and what it should lead to (a [`Postcondition`]), which
+//! replay checks before it takes the next step.
 
 use itinero_shared::action::{Action, Target};
 use itinero_shared::messages::Outcome;

@@ -1,6 +1,12 @@
 //! Exports: a Markdown playbook a person reads (and another itinero imports as a hint), the
 //! JSON form that imports back exactly, and a Playwright script that replays the skill with no
 //! itinero at all, for a CI job or a bug report.
+//!
+//! The Playwright script finds each element by what it is rather than where it was: its role
+//! and accessible name first (`getByRole`), then its id, name attribute, label or text,
+//! whichever locator matches exactly one element. It reads `BASE_URL` (another deployment of
+//! the site) and `CHROMIUM` from the environment, and a step whose element is gone fails the
+//! script naming that step.
 
 use std::fmt::Write as _;
 

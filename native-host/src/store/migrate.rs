@@ -1,13 +1,17 @@
 //! Numbered schema migrations, kept in `PRAGMA user_version`.
 //!
 //! Hand-written rather than `rusqlite_migration`: that crate's releases for rusqlite 0.40 need
-//! Rust 1.95 (the workspace builds with 1.86), and what it would save is this one loop. Each
+//! Rust 1.95 (this crate's minimum is 1.87), and what it would save is this one loop. Each
 //! migration is a SQL file under `migrations/`, applied in its own `BEGIN IMMEDIATE`
 //! transaction together with the version bump, so a migration is applied entirely or not at
 //! all, and two hosts opening the store at once (two browser profiles) do not both apply it.
 //!
-//! The memory work adds its tables (action cache, skills, FTS5 over goals) as further files;
-//! a released migration is never edited, only followed by a new one.
+//! `0001_foundation.sql` holds the runs, steps, settings, approvals and lessons;
+//! `0002_memory.sql` the action cache, skills, sites and FTS5 over goals; `0003_vault.sql` the
+//! vault.
+//! A released migration is never edited, only followed by a new one: a store that a user's
+//! host has already migrated would never see the edit. A store from a newer host (a version
+//! above the last file) is refused untouched.
 
 use rusqlite::{Connection, TransactionBehavior};
 

@@ -1,6 +1,7 @@
-//! The host's memory: one SQLite file in the data directory (`itinero.sqlite3`) with the run
-//! history (runs and their steps), the settings, per-site "always allow" for risky actions, and
-//! the lessons users taught the agent.
+//! The host's memory: one SQLite file in the data directory (`itinero.sqlite3`, created mode
+//! 0600) with the run history (runs and their steps), the settings, per-site "always allow" for
+//! risky actions, the lessons users taught the agent, the action cache, the skills library and
+//! the vault's sealed credentials.
 //!
 //! - [`Store`] is a cheap-to-clone handle on one connection behind a mutex. Its methods are
 //!   synchronous and short (a few statements each); async code calls them through
@@ -15,10 +16,10 @@
 //!   (`vault.rs`), sealed by `crate::vault` with a key the store never sees.
 //!
 //! One file per job: `runs.rs` (history), `settings.rs`, `approvals.rs`, `lessons.rs`,
-//! `skills.rs` (the skills library and its statistics), `vault.rs` (sealed credentials, sign-in
-//! consent, the audit list);
-//! `migrate.rs` (schema), `host_process.rs` (is a run's host alive), `site.rs` (origins),
-//! `slot.rs` (the store or why there is none).
+//! `cache.rs` (the action cache's table), `trajectories.rs` (past runs as examples for the
+//! model), `skills.rs` (the skills library and its statistics), `vault.rs` (sealed credentials,
+//! sign-in consent, the audit list); `migrate.rs` (schema), `host_process.rs` (is a run's host
+//! alive), `site.rs` (origins), `slot.rs` (the store or why there is none), `error.rs`.
 //! The panel's requests for what the store keeps are answered by the session
 //! (`session/panel_requests.rs`).
 

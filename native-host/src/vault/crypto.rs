@@ -1,6 +1,12 @@
 //! Sealing secrets: XChaCha20-Poly1305 (random 192-bit nonces need no counter kept anywhere)
 //! with associated data that binds each sealed blob to its row, so a blob copied onto another
 //! credential does not open; and Argon2id for keys derived from a passphrase.
+//!
+//! A sealed blob is `format byte ‖ nonce ‖ ciphertext`; the format byte lets a later scheme be
+//! told apart. The associated data is the credential's origin and username (`vault::context`).
+//! Argon2id's costs (OWASP's 19 MiB, 2 passes by default) are stored with the vault, so new
+//! vaults can get higher ones without breaking old ones. Keys and plaintexts are wiped from
+//! memory when dropped.
 
 use argon2::{Algorithm, Argon2, Params, Version};
 use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};

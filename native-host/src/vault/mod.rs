@@ -6,6 +6,15 @@
 //! (headless Linux, CI, or by choice). While the host runs, an unlocked vault keeps the key in
 //! memory (wiped on lock and on drop); the CLI is a separate process and unlocks for itself.
 //! Nothing here ever logs a secret; errors name the origin and the user, never a password.
+//!
+//! States: not created → locked ⇄ unlocked. A keyring vault unlocks itself; a passphrase vault
+//! (at least [`MIN_PASSPHRASE`] characters) is unlocked once per host, from the panel or
+//! `itinero-host vault unlock` through the control socket. The store's `vault_meta` keeps how
+//! the key is had (source, salt, costs) and a known text sealed with it, so a wrong passphrase
+//! is told apart from a damaged vault. The audit list (`vault_audit`) gets every addition,
+//! removal and reveal from here, and every fill, refusal and sign-in from auto-login through
+//! [`Vault::audit`]; the sites where the user chose "always" for signing in are kept in
+//! `vault_consent`.
 
 pub mod crypto;
 pub mod csv_import;

@@ -6,7 +6,13 @@
 //! tensor at its offset from the start of that data section.
 //!
 //! The file is memory-mapped: opening a 250 MB model reads only the header pages, and a tensor's
-//! bytes are a slice of the map that the GPU upload (later) copies from directly.
+//! bytes are a slice of the map that the GPU upload copies from directly.
+//!
+//! Everything is checked when the file is opened, so later code can index without fear: counts
+//! the file cannot hold are refused before anything is allocated, every tensor's type must be
+//! one the engine supports ([`TensorType`]), its data must lie inside the file, tensors may not
+//! overlap or share a name. [`Gguf::architecture`] refuses, by name, architectures other than
+//! llama, qwen2 and gemma3.
 
 mod metadata;
 mod reader;

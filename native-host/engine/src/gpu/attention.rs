@@ -1,4 +1,11 @@
 //! Causal attention of new tokens over the KV cache: a prefill batch, or decode's one token.
+//!
+//! Grouped-query heads, an optional sliding window, and an online softmax, so no scores are
+//! stored. The form depends on the device ([`AttentionForm`]): on a GPU a workgroup per (head,
+//! token); on CPU drivers an invocation per (head, token) with no barrier, since on lavapipe a
+//! barrier costs more than the arithmetic. Decode's single token on a GPU cuts the cache into
+//! slices of whole 64-key blocks, a workgroup each, merged by `attention_combine.wgsl`: one
+//! workgroup per head walking the whole cache leaves a large GPU idle.
 
 use super::kernel::{record_pass, Bound, Kernel, StepUniform};
 use super::{Gpu, GpuError};

@@ -1,4 +1,11 @@
 //! Rotary position embedding, with the settings a GGUF gives it.
+//!
+//! Positions deep in the context give angles of thousands of radians, where drivers' `pow` and
+//! `sin`/`cos` drift (lavapipe's by 1e-4 rad at 1000): so `base^(-2/n)` comes from the host
+//! and the kernel (`rope_angle.wgsl`) brings each angle into [-π, π] before `sin`/`cos`, as the
+//! CPU functions llama.cpp uses do. One kernel rotates a buffer in place; another rotates a
+//! step's queries in place and writes its keys straight into the key cache, after Gemma's
+//! per-head norm where the model has one, so fused layers need no separate dispatches there.
 
 use wgpu::util::DeviceExt;
 
