@@ -27,7 +27,9 @@ use std::rc::Rc;
 use itinero_shared::observation::{push_page_text, DomNode, Observation, Rect};
 use itinero_shared::Fingerprint;
 use wasm_bindgen::JsCast;
-use web_sys::{Document, Element, HtmlIFrameElement, HtmlInputElement, Node, Range, Window};
+use web_sys::{
+    Document, Element, HtmlIFrameElement, HtmlInputElement, Node, Range, ShadowRoot, Window,
+};
 
 use super::dom::{
     end_walk, get, is_visible_at, read_candidate, read_children, read_clip_box, read_indexed,
@@ -312,6 +314,50 @@ struct Ctx {
     exact_clip: Option<Box4>,
     /// The nearest element around that may paint over others: what is drawn here is its.
     cover: Option<Rc<Cover>>,
+}
+
+/// An element as `Walk::see` read it, before its place on the page is worked out.
+struct Seen {
+    tag: std::borrow::Cow<'static, str>,
+    /// The deciding attributes; all of them for a candidate.
+    attrs: Attrs,
+    me: Rc<Elem>,
+    itype: Option<String>,
+    role: Option<String>,
+    is_frame: bool,
+    /// Its kind could be acted on (whether it can be reached is `Place::interactive`).
+    candidate: bool,
+    inert: bool,
+    muted: bool,
+    pointer: bool,
+    /// What it may paint over others, when it may.
+    cover: Option<Rc<Cover>>,
+    clip: Clip,
+    escapes_clips: bool,
+    open_shadow: bool,
+    child_elements: u32,
+    /// The shadow root it hosts.
+    root: Option<ShadowRoot>,
+    /// Children or a shadow root.
+    has_children: bool,
+}
+
+/// Where an element is, as `Walk::place` worked it out.
+struct Place {
+    /// Its box in this document's viewport coordinates (zero where it was not measured).
+    rect: Box4,
+    measured: bool,
+    /// Under 2 px either way: its own text is visually hidden.
+    tiny: bool,
+    /// Its box in the top frame's viewport.
+    top_rect: Rect,
+    /// A candidate a person can see and reach: it becomes an indexed node.
+    interactive: bool,
+    outside: bool,
+    far: bool,
+    in_viewport: bool,
+    /// The exact clip it is under (`None` once it escapes its ancestors' clips).
+    exact_clip: Option<Box4>,
 }
 
 /// What the walk leaves to be settled once every cover is known (`Walk::settle`): an
@@ -784,34 +830,63 @@ impl Walk<'_> {
 
     /// Walks an element that renders, its segment on `self.path`.
     fn enter(&mut self, at: At, facts: ElementFacts, ctx: &Ctx, out: &mut Vec<DomNode>) {
-        let tag = facts.tag;
-        if tag == "slot" {
-            self.slot(
-                &at.node().unchecked_into(),
-                Ctx {
-                    container: None,
-                    depth: ctx.depth + 1,
-                    ..ctx.clone()
-                },
-                out,
-            );
+        let Some(facts) = self.pass_through(at, facts, ctx, out) else {
             return;
+        };
+        let Some(mut seen) = self.see(facts, ctx) else {
+            return;
+        };
+        let Some(place) = self.place(&seen, ctx) else {
+            return;
+        };
+        let node = self.keep(&mut seen, &place, ctx);
+        let inner = self.inner(&seen, &place, ctx);
+        // Kept content goes straight into `out`; a node of its own takes it back as children.
+        let start = out.len();
+        let remote = self.walk_inside(&mut seen, &place, inner, out);
+        seen.me.end.set(self.order);
+        if let Some(c) = &seen.cover {
+            c.end.set(self.order);
+        }
+        // Plain containers are flattened away: their kept content joins the parent's.
+        if let Some(node) = node {
+            self.put(node, &seen, &place, remote, ctx, out.split_off(start), out);
+        }
+    }
+
+    /// A `slot` and an element with `display: contents` have no box of their own while their
+    /// children render: the walk goes on through them. The facts back otherwise.
+    fn pass_through(
+        &mut self,
+        at: At,
+        facts: ElementFacts,
+        ctx: &Ctx,
+        out: &mut Vec<DomNode>,
+    ) -> Option<(At, ElementFacts)> {
+        let inner = || Ctx {
+            container: None,
+            depth: ctx.depth + 1,
+            ..ctx.clone()
+        };
+        if facts.tag == "slot" {
+            self.slot(&at.node().unchecked_into(), inner(), out);
+            return None;
         }
         if facts.display == Display::Contents {
-            // No box of its own, while its children render.
-            let inner = Ctx {
-                container: None,
-                depth: ctx.depth + 1,
-                ..ctx.clone()
-            };
-            self.children(&at, &inner, out);
-            return;
+            self.children(&at, &inner(), out);
+            return None;
         }
+        Some((at, facts))
+    }
+
+    /// What an element is: its tag, attributes and role, whether it may be acted on, and its
+    /// paint bookkeeping. `None` for a frame that cannot be seen (nothing in it is walked).
+    fn see(&mut self, (at, facts): (At, ElementFacts), ctx: &Ctx) -> Option<Seen> {
+        let tag = facts.tag;
         // Only the attributes that decide candidacy so far; all of them for candidates.
         let mut attrs: Attrs = facts.attrs;
         let inert = ctx.inert || attrs.has("inert");
         let muted = ctx.muted || (ctx.within && attrs.get("aria-hidden") == Some("true"));
-        let pointer = facts.pointer;
         self.order += 1;
         let me = Rc::new(Elem::new(
             at,
@@ -834,7 +909,7 @@ impl Walk<'_> {
                 &tag,
                 itype.as_deref(),
                 role.as_deref(),
-                pointer && !ctx.parent_pointer,
+                facts.pointer && !ctx.parent_pointer,
             );
         // A candidate's own box says whether it is within reach; only then is the rest read.
         if candidate {
@@ -852,7 +927,7 @@ impl Walk<'_> {
             c
         });
         if is_frame && !me.visible() {
-            return;
+            return None;
         }
         // Only custom elements (and open roots, which the read reports) can host a shadow root.
         let root = if is_frame || !(facts.open_shadow || tag.contains('-')) {
@@ -860,139 +935,202 @@ impl Walk<'_> {
         } else {
             shadow_root_of(me.el(), &tag, facts.open_shadow)
         };
-        let has_children = facts.has_children || root.is_some();
-        let measured = candidate || is_frame || (has_children && !ctx.outside);
-        let (x, y, w, h) = if measured {
-            me.rect()
+        Some(Seen {
+            has_children: facts.has_children || root.is_some(),
+            root,
+            tag,
+            attrs,
+            me,
+            itype,
+            role,
+            is_frame,
+            candidate,
+            inert,
+            muted,
+            pointer: facts.pointer,
+            cover,
+            clip: facts.clip,
+            escapes_clips: facts.escapes_clips,
+            open_shadow: facts.open_shadow,
+            child_elements: facts.child_elements,
+        })
+    }
+
+    /// Where the element is and whether a person could reach it. `None` for a frame out of
+    /// reach.
+    fn place(&self, seen: &Seen, ctx: &Ctx) -> Option<Place> {
+        let measured = seen.candidate || seen.is_frame || (seen.has_children && !ctx.outside);
+        let rect = if measured {
+            seen.me.rect()
         } else {
             (0.0, 0.0, 0.0, 0.0)
         };
         if let (true, Some(c)) = (measured, &ctx.cover) {
-            c.grow((x, y, w, h));
+            c.grow(rect);
         }
+        let (x, y, w, h) = rect;
         // Placed where no scrolling reaches (left of the page, above its top): nobody sees it.
         let offscreen = x + w <= 0.0 || y + h + ctx.doc.scroll_y <= 0.0;
         let tiny = measured && (w < 2.0 || h < 2.0);
-        let top_rect = ctx.doc.top_rect((x, y, w, h));
+        let top_rect = ctx.doc.top_rect(rect);
         // For a candidate this is the rule `read_candidate` applied to the same box.
-        let reached = !measured || ctx.doc.reaches((x, y, w, h));
-        if is_frame && !reached {
-            return;
+        let reached = !measured || ctx.doc.reaches(rect);
+        if seen.is_frame && !reached {
+            return None;
         }
-        let interactive = candidate && reached && me.visible() && !offscreen && !tiny;
+        let interactive = seen.candidate && reached && seen.me.visible() && !offscreen && !tiny;
         // A box of its own wholly off screen (or out of reach): what it holds is too, unless
         // it escapes it (positioned content), which the candidates' own boxes still show.
-        let outside =
-            ctx.outside || (measured && !tiny && !in_view((x, y, w, h), ctx.doc.viewport));
+        let outside = ctx.outside || (measured && !tiny && !in_view(rect, ctx.doc.viewport));
         let far = ctx.far || (measured && !tiny && !reached);
         let in_viewport = self.in_viewport(&top_rect);
-
-        // Only interactive elements, frames, shadow hosts and dialogs may become nodes of their own.
-        let may_keep = interactive || is_frame || facts.open_shadow || tag == "dialog";
-        let mut node = may_keep.then(|| DomNode {
-            tag: tag.to_string(),
-            rect: top_rect,
+        Some(Place {
+            rect,
+            measured,
+            tiny,
+            top_rect,
+            interactive,
+            outside,
+            far,
             in_viewport,
+            // Positioned out of its ancestors' clips, it may show outside all of them.
+            exact_clip: if seen.escapes_clips {
+                None
+            } else {
+                ctx.exact_clip
+            },
+        })
+    }
+
+    /// The element's own node, if it may become one (interactive elements, frames, shadow
+    /// hosts and dialogs), described if it is interactive; and its hit test, left to `settle`.
+    fn keep(&mut self, seen: &mut Seen, place: &Place, ctx: &Ctx) -> Option<DomNode> {
+        let may_keep =
+            place.interactive || seen.is_frame || seen.open_shadow || seen.tag == "dialog";
+        let mut node = may_keep.then(|| DomNode {
+            tag: seen.tag.to_string(),
+            rect: place.top_rect,
+            in_viewport: place.in_viewport,
             ..Default::default()
         });
-        // Positioned out of its ancestors' clips, it may show outside all of them.
-        let exact_clip = if facts.escapes_clips {
-            None
-        } else {
-            ctx.exact_clip
-        };
         // Whether it is covered or clipped away is settled after the walk (`settle`).
-        let test = ((interactive || is_frame) && in_viewport && !self.covered).then(|| {
+        let tested = (place.interactive || seen.is_frame) && place.in_viewport && !self.covered;
+        let test = tested.then(|| {
             if ctx.outside {
                 ctx.doc.escaped.set(true);
             }
-            let points = occlusion::points((x, y, w, h), ctx.doc.viewport);
+            let points = occlusion::points(place.rect, ctx.doc.viewport);
             Test {
                 doc: ctx.doc.clone(),
-                el: me.el().clone(),
+                el: seen.me.el().clone(),
                 in_clip: overlap::inside_somewhere(ctx.clip, &points),
-                cut_away: overlap::wholly_outside(exact_clip, (x, y, w, h)),
+                cut_away: overlap::wholly_outside(place.exact_clip, place.rect),
                 points,
-                holder: Some(me.clone()),
+                holder: Some(seen.me.clone()),
                 owns_inside: true,
                 tested: Tested::Element,
             }
         });
-        let mark = (interactive || test.is_some()).then(|| self.mark(test));
+        let mark = (place.interactive || test.is_some()).then(|| self.mark(test));
         if let Some(node) = &mut node {
             node.paint_order = mark.map_or(0, |m| m as u32 + 1);
-            if interactive {
-                me.mark.set(mark);
-                self.describe(&me, &attrs, &tag, role, itype, ctx, node);
+            if place.interactive {
+                seen.me.mark.set(mark);
+                let (role, itype) = (seen.role.take(), seen.itype.take());
+                self.describe(&seen.me, &seen.attrs, &seen.tag, role, itype, ctx, node);
             }
         }
-        // What its content is clipped to: for sure where the clip is exact and its box is
-        // where it is drawn, else at most.
-        let (clip, exact_clip) = match facts.clip {
-            Clip::None => (ctx.clip, exact_clip),
-            _ if !has_children => (ctx.clip, exact_clip),
+        node
+    }
+
+    /// The context its content is walked in: what it is clipped to (for sure where the clip
+    /// is exact and its box is where it is drawn, else at most), and what it passes down.
+    fn inner(&self, seen: &Seen, place: &Place, ctx: &Ctx) -> Ctx {
+        let (clip, exact_clip) = match seen.clip {
+            Clip::None => (ctx.clip, place.exact_clip),
+            _ if !seen.has_children => (ctx.clip, place.exact_clip),
             Clip::PaddingBox { exact } => {
-                let (padding, untransformed) = read_clip_box(&me.at, me.rect());
+                let (padding, untransformed) = read_clip_box(&seen.me.at, seen.me.rect());
                 let clip = Some(overlap::intersect(ctx.clip, padding));
                 if exact && untransformed {
-                    (clip, Some(overlap::intersect(exact_clip, padding)))
+                    (clip, Some(overlap::intersect(place.exact_clip, padding)))
                 } else {
-                    (clip, exact_clip)
+                    (clip, place.exact_clip)
                 }
             }
-            Clip::Shape => (Some(overlap::NOWHERE), exact_clip),
+            Clip::Shape => (Some(overlap::NOWHERE), place.exact_clip),
         };
-
-        let inner = Ctx {
+        Ctx {
             doc: ctx.doc.clone(),
             depth: ctx.depth + 1,
-            inert,
-            parent_pointer: pointer,
-            within: ctx.within || interactive,
-            muted,
-            outside,
-            far,
+            inert: seen.inert,
+            parent_pointer: seen.pointer,
+            within: ctx.within || place.interactive,
+            muted: seen.muted,
+            outside: place.outside,
+            far: place.far,
             frame_path: ctx.frame_path.clone(),
-            paint: Some(me.clone()),
-            container: Some(me.clone()),
+            paint: Some(seen.me.clone()),
+            container: Some(seen.me.clone()),
             clip,
             exact_clip,
-            cover: cover.clone().or_else(|| ctx.cover.clone()),
-        };
-        // Kept content goes straight into `out`; a node of its own takes it back as children.
+            cover: seen.cover.clone().or_else(|| ctx.cover.clone()),
+        }
+    }
+
+    /// Walks what the element holds into `out`: a frame (the source of a cross-origin one,
+    /// which its own content script walks, comes back), a shadow root, or its children.
+    fn walk_inside(
+        &mut self,
+        seen: &mut Seen,
+        place: &Place,
+        inner: Ctx,
+        out: &mut Vec<DomNode>,
+    ) -> Option<String> {
         let start = out.len();
-        let mut remote = None;
-        if is_frame {
-            remote = self.frame(me.el(), (x, y), &inner, out);
-        } else if let Some(root) = root {
+        if seen.is_frame {
+            return self.frame(seen.me.el(), (place.rect.0, place.rect.1), &inner, out);
+        }
+        if let Some(root) = seen.root.take() {
             self.path.push_str("/shadow");
             let shadow = Ctx {
                 container: None,
                 ..inner
             };
             self.children(&At::Held(root.into()), &shadow, out);
-        } else if has_children
-            && (!tiny || facts.child_elements > 0)
-            && !matches!(tag.as_ref(), "select" | "textarea" | "option")
+        } else if seen.has_children
+            && (!place.tiny || seen.child_elements > 0)
+            && !matches!(seen.tag.as_ref(), "select" | "textarea" | "option")
         {
-            self.children(&me.at, &inner, out);
-            if tiny && out[start..].iter().any(|n| n.tag == "#text") {
+            self.children(&seen.me.at, &inner, out);
+            if place.tiny && out[start..].iter().any(|n| n.tag == "#text") {
                 // A tiny box's own text is visually hidden (the sr-only pattern); its positioned children may not be.
                 let walked = out.split_off(start);
                 out.extend(walked.into_iter().filter(|n| n.tag != "#text"));
             }
         }
-        me.end.set(self.order);
-        if let Some(c) = &cover {
-            c.end.set(self.order);
-        }
-        let Some(mut node) = node else {
-            // Plain containers are flattened away: their kept content joins the parent's.
-            return;
-        };
+        None
+    }
+
+    /// Puts the element's node into `out` with what was walked inside it (`inside`): a
+    /// cross-origin frame as a placeholder the background stitches, an interactive element or
+    /// a frame, shadow host or dialog holding kept content with its children. Otherwise (an
+    /// empty frame, shadow host or dialog) the kept content, if any, stays flattened.
+    #[allow(clippy::too_many_arguments)]
+    fn put(
+        &self,
+        mut node: DomNode,
+        seen: &Seen,
+        place: &Place,
+        remote: Option<String>,
+        ctx: &Ctx,
+        inside: Vec<DomNode>,
+        out: &mut Vec<DomNode>,
+    ) {
         if let Some(src) = remote {
             // Its own content script walks it; the background stitches it in here.
-            let el = me.el();
+            let el = seen.me.el();
+            let (x, y, _, _) = place.rect;
             node.frame_id = Some(UNSTITCHED);
             node.href = Some(src);
             node.rect = ctx.doc.top_rect((
@@ -1001,22 +1139,23 @@ impl Walk<'_> {
                 f64::from(el.client_width()),
                 f64::from(el.client_height()),
             ));
-            out.truncate(start);
             out.push(node);
-        } else if interactive {
-            node.children = out.split_off(start);
+        } else if place.interactive {
+            node.children = inside;
             out.push(node);
-        } else if out.len() > start && (is_frame || facts.open_shadow || tag == "dialog") {
-            if !measured {
-                node.rect = ctx.doc.top_rect(me.rect());
+        } else if !inside.is_empty() && (seen.is_frame || seen.open_shadow || seen.tag == "dialog")
+        {
+            if !place.measured {
+                node.rect = ctx.doc.top_rect(seen.me.rect());
                 node.in_viewport = self.in_viewport(&node.rect);
             }
-            node.children = out.split_off(start);
+            node.children = inside;
             node.occluded = false;
-            node.scroll_container = read_scrolls(&me.at, &ctx.doc.win);
+            node.scroll_container = read_scrolls(&seen.me.at, &ctx.doc.win);
             out.push(node);
+        } else {
+            out.extend(inside);
         }
-        // Otherwise (an empty frame, shadow host or dialog) the kept content, if any, stays flattened.
     }
 
     /// Settles what the walk left open, now that every cover is known: which elements and
