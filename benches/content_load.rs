@@ -110,7 +110,9 @@ async fn load_once(page: &Page, url: &str) -> Result<Vec<Load>> {
         loop {
             let v = eval_in(page, world, "globalThis.__itineroContentLoad ?? null")
                 .await
-                .with_context(|| format!("reading the content script's timings in frame {frame}"))?;
+                .with_context(|| {
+                    format!("reading the content script's timings in frame {frame}")
+                })?;
             if !v.is_null() {
                 loads.push(serde_json::from_value(v).context("content.js's timings")?);
                 break;

@@ -10,11 +10,11 @@
   let engine = 'wasm';
   try {
     await WebAssembly.compile(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]));
-    itinero = await import(url('pkg/itinero_extension.js'));
-    await itinero.default({ module_or_path: url('pkg/itinero_extension_bg.wasm') });
+    itinero = await import(url('pkg/content/itinero_content.js'));
+    await itinero.default({ module_or_path: url('pkg/content/itinero_content_bg.wasm') });
   } catch (e) {
     engine = 'wasm2js';
-    itinero = await import(url('pkg-js/itinero_extension.js'));
+    itinero = await import(url('pkg-js/itinero_content.js'));
   }
   load.loaded = performance.now();
   itinero.start_content(engine);
