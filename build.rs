@@ -5,7 +5,9 @@
 //! whichever wasm toolchain exists (rustup's target, or Debian's `rustc-web`
 //! with `-Zbuild-std`), then runs wasm-bindgen (as a library, so its version
 //! always matches the crate's) and binaryen's wasm2js for pages whose CSP
-//! forbids WebAssembly. It reruns only when the extension, the shared protocol
+//! forbids WebAssembly. The crate is compiled once per [`Module`]: every frame
+//! fetches and instantiates the content script's module, so it holds nothing the
+//! service worker or the side panel alone need. It reruns only when the extension, the shared protocol
 //! or the manifest change: host-only edits never rebuild the wasm.
 
 use std::path::{Path, PathBuf};
@@ -13,6 +15,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
+/// The crate's cdylib as cargo names it, whichever module it was built as.
 const CRATE: &str = "itinero_extension";
 const TARGET: &str = "wasm32-unknown-unknown";
 const DEBIAN_INSTALL: &str = "sudo apt-get install -y rustc-web cargo-web rust-web-src lld-19";
@@ -46,30 +49,66 @@ fn run() -> Result<()> {
     ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
-    let wasm = compile_extension(&root, Features::Modern)?;
-    let wasm_mvp = compile_extension(&root, Features::Mvp)?;
-    let dist = root.join("dist/extension");
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
     // Each build stages in its own OUT_DIR: builds of two profiles may run this script at once.
-    let staging = PathBuf::from(std::env::var("OUT_DIR")?).join("extension");
-    if staging.exists() {
-        std::fs::remove_dir_all(&staging).context("cannot clear the staging directory")?;
+    let staging = out_dir.join("extension");
+    let raw = out_dir.join("raw-wasm");
+    for dir in [&staging, &raw] {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir)
+                .with_context(|| format!("cannot clear {}", dir.display()))?;
+        }
+        std::fs::create_dir_all(dir)?;
     }
-    std::fs::create_dir_all(&staging)?;
     let binaryen = Binaryen::find(&root)?;
-    // Function names in the shipped module, for CPU profiles (e.g. the extraction bench's).
+    // Function names in the shipped modules, for CPU profiles (e.g. the extraction bench's).
     let names = std::env::var_os("ITINERO_WASM_NAMES").is_some();
-    bindgen(&wasm, &staging.join("pkg"), Flavor::Web, names)?;
-    let shipped = staging.join("pkg").join(format!("{CRATE}_bg.wasm"));
-    // Speed, not size: the observation walk runs in this module on every step.
-    let mut opt: Vec<&std::ffi::OsStr> = vec![shipped.as_os_str(), "-O3".as_ref()];
-    if names {
-        opt.push("-g".as_ref());
+    for module in [Module::Content, Module::Ui] {
+        let wasm = compile_extension(&root, module, Features::Modern, &raw)?;
+        let pkg = staging.join("pkg").join(module.feature());
+        bindgen(&wasm, &pkg, Flavor::Web, names)?;
+        let shipped = pkg.join(format!("{}_bg.wasm", module.name()));
+        // Speed, not size: the observation walk runs in the content module on every step.
+        let mut opt: Vec<&std::ffi::OsStr> = vec![shipped.as_os_str(), "-O3".as_ref()];
+        if names {
+            opt.push("-g".as_ref());
+        }
+        opt.extend(["-o".as_ref(), shipped.as_os_str()]);
+        run_tool(&binaryen.wasm_opt, &opt)?;
     }
-    opt.extend(["-o".as_ref(), shipped.as_os_str()]);
-    run_tool(&binaryen.wasm_opt, &opt)?;
+    // Only content scripts run in pages, whose CSP may forbid WebAssembly.
+    let wasm_mvp = compile_extension(&root, Module::Content, Features::Mvp, &raw)?;
     wasm2js_fallback(&wasm_mvp, &staging.join("pkg-js"), &binaryen)?;
     copy_static(&root, &staging)?;
-    install(&staging, &dist)
+    install(&staging, &root.join("dist/extension"))
+}
+
+/// One wasm module, built from the extension crate with one cargo feature.
+#[derive(Clone, Copy)]
+enum Module {
+    /// The content script, fetched and instantiated in every frame of every page.
+    Content,
+    /// The background service worker and the side panel, each loaded once.
+    Ui,
+}
+
+impl Module {
+    /// The cargo feature of the extension crate that builds this module, and its folder
+    /// under `pkg/` (only the content module's is web-accessible).
+    fn feature(self) -> &'static str {
+        match self {
+            Module::Content => "content",
+            Module::Ui => "ui",
+        }
+    }
+
+    /// The module's file name stem; wasm-bindgen names its output after its input.
+    fn name(self) -> &'static str {
+        match self {
+            Module::Content => "itinero_content",
+            Module::Ui => "itinero_ui",
+        }
+    }
 }
 
 /// Replaces `dist` with `staging` by renames, so a browser or a concurrent build never sees half a directory.
@@ -168,8 +207,14 @@ enum Features {
     Mvp,
 }
 
-/// Runs the nested cargo and returns the raw wasm it produced.
-fn compile_extension(root: &Path, features: Features) -> Result<PathBuf> {
+/// Runs the nested cargo and returns the raw wasm it produced, copied into `raw` as the
+/// module's name (the next build of the crate overwrites cargo's own output).
+fn compile_extension(
+    root: &Path,
+    module: Module,
+    features: Features,
+    raw: &Path,
+) -> Result<PathBuf> {
     let toolchain = pick_toolchain()?;
     // One target directory per feature set: switching flags in one would rebuild everything each time.
     let (target_dir, rustflags) = match features {
@@ -206,6 +251,9 @@ fn compile_extension(root: &Path, features: Features) -> Result<PathBuf> {
             TARGET,
             "-p",
             "itinero-extension",
+            "--no-default-features",
+            "--features",
+            module.feature(),
         ])
         .arg("--target-dir")
         .arg(&target_dir)
@@ -227,7 +275,10 @@ fn compile_extension(root: &Path, features: Features) -> Result<PathBuf> {
     let out = cmd.output().context("cannot run cargo for the extension")?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
-        bail!("compiling the extension for {TARGET} failed:\n{stderr}");
+        bail!(
+            "compiling the extension's {} module for {TARGET} failed:\n{stderr}",
+            module.feature()
+        );
     }
     let warnings: Vec<&str> = stderr
         .lines()
@@ -239,10 +290,14 @@ fn compile_extension(root: &Path, features: Features) -> Result<PathBuf> {
     if !warnings.is_empty() && std::env::var_os("ITINERO_DENY_WARNINGS").is_some() {
         bail!("the wasm build has warnings (ITINERO_DENY_WARNINGS is set):\n{stderr}");
     }
-    Ok(target_dir
+    let built = target_dir
         .join(TARGET)
         .join("release")
-        .join(format!("{CRATE}.wasm")))
+        .join(format!("{CRATE}.wasm"));
+    let copy = raw.join(format!("{}.wasm", module.name()));
+    std::fs::copy(&built, &copy)
+        .with_context(|| format!("cannot copy {} to {}", built.display(), copy.display()))?;
+    Ok(copy)
 }
 
 enum Flavor {
@@ -305,17 +360,18 @@ fn run_tool(program: &Path, args: &[&std::ffi::OsStr]) -> Result<()> {
     Ok(())
 }
 
-/// Builds `pkg-js/`: the same module as JavaScript, for pages whose CSP forbids WebAssembly.
+/// Builds `pkg-js/`: the content module as JavaScript, for pages whose CSP forbids WebAssembly.
 fn wasm2js_fallback(wasm: &Path, out: &Path, binaryen: &Binaryen) -> Result<()> {
+    let name = Module::Content.name();
     // rustup's prebuilt std for wasm32 is compiled with newer features (reference types among
     // them) whatever the crate's own flags say, and the linker records them in the module's
     // `target_features` section, from which wasm-bindgen would pick externref glue that an MVP
     // build of the crate does not have. Without the section wasm-bindgen goes by the crate's
     // own intrinsics; whatever newer instructions std brought are lowered below.
-    // Named as the crate: wasm-bindgen names its output after its input.
+    // Named as the module: wasm-bindgen names its output after its input.
     let mvp_dir = out.with_extension("input");
     std::fs::create_dir_all(&mvp_dir)?;
-    let mvp = mvp_dir.join(format!("{CRATE}.wasm"));
+    let mvp = mvp_dir.join(format!("{name}.wasm"));
     run_tool(
         &binaryen.wasm_opt,
         &[
@@ -327,7 +383,7 @@ fn wasm2js_fallback(wasm: &Path, out: &Path, binaryen: &Binaryen) -> Result<()> 
     )?;
     bindgen(&mvp, out, Flavor::Bundler, false)?;
     std::fs::remove_dir_all(&mvp_dir)?;
-    let bg_wasm = out.join(format!("{CRATE}_bg.wasm"));
+    let bg_wasm = out.join(format!("{name}_bg.wasm"));
     let lowered = out.join("lowered.wasm");
     run_tool(
         &binaryen.wasm_opt,
@@ -345,7 +401,7 @@ fn wasm2js_fallback(wasm: &Path, out: &Path, binaryen: &Binaryen) -> Result<()> 
             lowered.as_os_str(),
         ],
     )?;
-    let js = out.join(format!("{CRATE}_bg.wasm.js"));
+    let js = out.join(format!("{name}_bg.wasm.js"));
     run_tool(
         &binaryen.wasm2js,
         &[
@@ -358,19 +414,19 @@ fn wasm2js_fallback(wasm: &Path, out: &Path, binaryen: &Binaryen) -> Result<()> 
     std::fs::remove_file(&lowered)?;
     std::fs::remove_file(&bg_wasm)?;
     // The glue imports the .wasm file directly (a bundler would resolve it); point it at the JS module.
-    let entry = out.join(format!("{CRATE}.js"));
+    let entry = out.join(format!("{name}.js"));
     let glue = std::fs::read_to_string(&entry)?;
-    let wasm_import = format!("\"./{CRATE}_bg.wasm\"");
+    let wasm_import = format!("\"./{name}_bg.wasm\"");
     if !glue.contains(&wasm_import) {
         bail!("wasm-bindgen's bundler glue no longer imports {wasm_import}; update build.rs");
     }
     std::fs::write(
         &entry,
-        glue.replace(&wasm_import, &format!("\"./{CRATE}_bg.wasm.js\"")),
+        glue.replace(&wasm_import, &format!("\"./{name}_bg.wasm.js\"")),
     )?;
     // wasm2js memory is a plain ArrayBuffer that is replaced, not detached, when it grows:
     // the glue's "byteLength === 0" staleness check never fires, so compare buffers instead.
-    let bg_js = out.join(format!("{CRATE}_bg.js"));
+    let bg_js = out.join(format!("{name}_bg.js"));
     let text = std::fs::read_to_string(&bg_js)?;
     // The DataView check trusts `buffer.detached`, which a replaced (not detached) buffer never sets.
     let patched = patch_memory_views(&text).replace(

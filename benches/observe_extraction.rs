@@ -125,16 +125,16 @@ async fn js_run(page: &Page) -> Result<JsRun> {
     page.run_js(&format!("{COUNT_INDEXED}{JS_RUN}")).await
 }
 
-/// Loads the extension's own module (`pkg/`, web-accessible) into the page's main world, where
+/// Loads the content script's own module (`pkg/content/`, web-accessible) into the page's main world, where
 /// the walk is then asked for with no messaging (`observe_page`): the same Rust/WASM walk with
 /// the main world's DOM bindings, beside the reference there. Only the bench does this; the
 /// content script cannot leave its isolated world (see ARCHITECTURE.md).
 async fn load_wasm_in_main_world(page: &Page) -> Result<()> {
-    let base = format!("chrome-extension://{EXTENSION_ID}/pkg/");
+    let base = format!("chrome-extension://{EXTENSION_ID}/pkg/content/");
     let loaded: bool = page
         .run_js(&format!(
-            r#"const m = await import('{base}itinero_extension.js');
-            await m.default({{ module_or_path: '{base}itinero_extension_bg.wasm' }});
+            r#"const m = await import('{base}itinero_content.js');
+            await m.default({{ module_or_path: '{base}itinero_content_bg.wasm' }});
             window.__itineroWasmObserve = () => JSON.parse(m.observe_page());
             return typeof m.observe_page === 'function';"#
         ))

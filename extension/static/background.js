@@ -1,9 +1,9 @@
 // Loads the Rust/WASM background. MV3 module workers allow no top-level await and
 // no dynamic import, and listeners must be registered synchronously at start-up,
 // so events are registered here and handed to the wasm once it has loaded.
-import init, * as itinero from './pkg/itinero_extension.js';
+import init, * as itinero from './pkg/ui/itinero_ui.js';
 
-const ready = init({ module_or_path: './pkg/itinero_extension_bg.wasm' })
+const ready = init({ module_or_path: './pkg/ui/itinero_ui_bg.wasm' })
   .then(() => itinero.start_background())
   .catch((e) => console.error('itinero: background failed to start', e));
 

@@ -16,6 +16,11 @@
 //! hide are hit-tested (see `overlap`). Open and closed shadow roots are walked
 //! through their slots as rendered, and same-origin iframes in place, offset by
 //! the iframe's position.
+//!
+//! The walk stays in the content script's isolated world although DOM results cost 5–15 %
+//! more there: in the page's main world the page's CSP would govern its wasm, it would have no
+//! `chrome.dom` for closed shadow roots, and the page could patch the DOM methods it calls or
+//! read what it hands over.
 
 use std::borrow::Cow;
 use std::cell::{Cell, OnceCell, RefCell};
