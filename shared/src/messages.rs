@@ -264,6 +264,19 @@ impl Outcome {
                 | Outcome::NeverSettled { .. }
         )
     }
+
+    /// Its one text, if it has one: what a page may have put there (an address, a reason, what
+    /// covers the target), for the host to scrub before anything reads it. Every variant is
+    /// named, so a new one with a text cannot be missed.
+    pub fn text_mut(&mut self) -> Option<&mut String> {
+        match self {
+            Outcome::Navigated { url } | Outcome::OpenedTab { url, .. } => Some(url),
+            Outcome::TargetOccluded { by } => Some(by),
+            Outcome::ValueRejected { reason } | Outcome::Failed { reason } => Some(reason),
+            Outcome::NotScrolled { why } => Some(why),
+            Outcome::Done | Outcome::TargetDetached | Outcome::NeverSettled { .. } => None,
+        }
+    }
 }
 
 /// One line a person (or the model) reads: the panel's log, the CLI, the model's history.
