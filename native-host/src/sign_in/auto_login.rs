@@ -11,7 +11,7 @@
 //! result goes to the vault's audit list.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use itinero_shared::messages::{Outcome, SecretField};
 use itinero_shared::observation::{DomNode, Observation};
@@ -56,6 +56,8 @@ struct State {
     told: HashSet<String>,
     /// Secrets typed this task: should a page show one back, the model sees the placeholder.
     typed: Vec<(SecretKind, Zeroizing<String>)>,
+    /// What finds `typed` in a text; `None` until needed after a secret is added.
+    scrubber: Option<Arc<Scrubber>>,
 }
 
 /// Secrets shorter than this are not scrubbed from pages (too likely to be ordinary text).
@@ -390,9 +392,7 @@ impl AutoLogin {
                 origin: origin.clone(),
                 kind: *kind,
             };
-            if *kind != SecretKind::Username {
-                self.state().typed.push((*kind, value.clone()));
-            }
+            self.remember_typed(*kind, value.clone());
             let outcome = ctx
                 .browser
                 .perform_secret(ctx.tab, form.frame_id, &action, &field)
@@ -670,11 +670,7 @@ impl SignIn for AutoLogin {
                 None => return refused(&origin, "the saved sign-in has no TOTP seed".into()).await,
             },
         };
-        if kind != SecretKind::Username {
-            self.state()
-                .typed
-                .push((kind, Zeroizing::new(value.clone())));
-        }
+        self.remember_typed(kind, Zeroizing::new(value.clone()));
         self.audit(
             &origin,
             &c.username,
@@ -737,13 +733,31 @@ impl SignIn for AutoLogin {
 }
 
 impl AutoLogin {
-    /// What finds the secrets typed so far this task.
-    fn scrubber(&self) -> Scrubber {
-        let st = self.state();
-        Scrubber::new(
-            st.typed.iter().map(|(k, v)| (v.as_str(), k.placeholder())),
-            SCRUB_MIN,
-        )
+    /// Keeps a secret typed this task for the scrub; a username is no secret from the model.
+    fn remember_typed(&self, kind: SecretKind, value: Zeroizing<String>) {
+        if kind == SecretKind::Username {
+            return;
+        }
+        let mut st = self.state();
+        st.typed.push((kind, value));
+        st.scrubber = None;
+    }
+
+    /// What finds the secrets typed so far this task: built once after each new secret, since
+    /// every observation and every outcome of the task's steps is scrubbed with it.
+    fn scrubber(&self) -> Arc<Scrubber> {
+        let mut st = self.state();
+        let State {
+            typed, scrubber, ..
+        } = &mut *st;
+        scrubber
+            .get_or_insert_with(|| {
+                Arc::new(Scrubber::new(
+                    typed.iter().map(|(k, v)| (v.as_str(), k.placeholder())),
+                    SCRUB_MIN,
+                ))
+            })
+            .clone()
     }
 }
 
