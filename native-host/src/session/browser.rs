@@ -42,11 +42,7 @@ impl Browser for SessionBrowser {
         frame: i64,
         action: &Action,
     ) -> Result<(Outcome, u64), String> {
-        self.link
-            .perform(self.task_id, tab, frame, action.clone(), None)
-            .await
-            .map(|r| (r.value.outcome, r.value.elapsed_ms))
-            .map_err(|e| task_error(tab, e))
+        self.send(tab, frame, action, None).await
     }
 
     async fn perform_secret(
@@ -56,14 +52,21 @@ impl Browser for SessionBrowser {
         action: &Action,
         field: &SecretField,
     ) -> Result<(Outcome, u64), String> {
+        self.send(tab, frame, action, Some(field.clone())).await
+    }
+}
+
+impl SessionBrowser {
+    /// `action` through the link, with the field the page must check when it carries a secret.
+    async fn send(
+        &self,
+        tab: i64,
+        frame: i64,
+        action: &Action,
+        field: Option<SecretField>,
+    ) -> Result<(Outcome, u64), String> {
         self.link
-            .perform(
-                self.task_id,
-                tab,
-                frame,
-                action.clone(),
-                Some(field.clone()),
-            )
+            .perform(self.task_id, tab, frame, action.clone(), field)
             .await
             .map(|r| (r.value.outcome, r.value.elapsed_ms))
             .map_err(|e| task_error(tab, e))
