@@ -106,6 +106,15 @@ fn sends_in_address(form: &HtmlFormElement) -> Option<bool> {
     }
 }
 
+thread_local! {
+    /// Cancels a form's sending if nothing else did; it lives as long as the page.
+    static HOLD_BACK: Closure<dyn FnMut(Event)> = Closure::new(|e: Event| {
+        if !e.default_prevented() {
+            e.prevent_default();
+        }
+    });
+}
+
 /// For a secret about to be typed into `el`: when its form says nothing of how it is sent,
 /// cancels the browser's own GET sending of it from now on. The listener is added to the form
 /// after the page's own, so a page that sends the form by script (and cancels the native
@@ -117,16 +126,12 @@ pub fn hold_back_get(el: &Element, kind: SecretKind) {
     let Some(form) = el.dyn_ref::<HtmlInputElement>().and_then(|i| i.form()) else {
         return;
     };
-    if sends_in_address(&form).is_some() || form.has_attribute("data-itinero-no-get") {
+    if sends_in_address(&form).is_some() {
         return;
     }
-    let _ = form.set_attribute("data-itinero-no-get", "");
-    let stop = Closure::<dyn FnMut(Event)>::new(|e: Event| {
-        if !e.default_prevented() {
-            e.prevent_default();
-        }
+    // One listener for every form: the DOM adds the same function to a target only once, so a
+    // form that takes several secrets is not given several.
+    HOLD_BACK.with(|stop| {
+        let _ = form.add_event_listener_with_callback("submit", stop.as_ref().unchecked_ref());
     });
-    let _ = form.add_event_listener_with_callback("submit", stop.as_ref().unchecked_ref());
-    // It lives as long as the page: one per form that ever took a secret.
-    stop.forget();
 }
