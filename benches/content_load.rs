@@ -18,15 +18,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use chromiumoxide::cdp::js_protocol::runtime::{
-    EvaluateParams, EventExecutionContextCreated, ExecutionContextId,
-};
+use chromiumoxide::cdp::js_protocol::runtime::{EventExecutionContextCreated, ExecutionContextId};
 use chromiumoxide::Page;
 use futures::StreamExt;
 use itinero::harness::stats::{percentile, sorted};
-use itinero::harness::{dist_dir, Harness, WAIT};
+use itinero::harness::{content_script_frame, dist_dir, Harness, PageExt, WAIT};
 use serde::Deserialize;
-use serde_json::Value;
 
 /// The fixture's frames: the top one and its eight iframes.
 const FRAMES: usize = 9;
@@ -58,18 +55,6 @@ const CASES: &[Case] = &[
     },
 ];
 
-/// Evaluates `expression` in the execution context `world`, returning its value.
-async fn eval_in(page: &Page, world: ExecutionContextId, expression: &str) -> Result<Value> {
-    let params = EvaluateParams::builder()
-        .expression(expression)
-        .context_id(world)
-        .return_by_value(true)
-        .build()
-        .map_err(anyhow::Error::msg)?;
-    let result = page.evaluate_expression(params).await?;
-    Ok(result.value().cloned().unwrap_or(Value::Null))
-}
-
 /// Loads `url` in `page` and returns what the content script recorded in each of its frames.
 async fn load_once(page: &Page, url: &str) -> Result<Vec<Load>> {
     let mut created = page
@@ -86,14 +71,8 @@ async fn load_once(page: &Page, url: &str) -> Result<Vec<Load>> {
             let Some(event) = created.next().await else {
                 break;
             };
-            let c = &event.context;
-            let aux = c.aux_data.as_ref();
-            let isolated = aux.and_then(|a| a["type"].as_str()) == Some("isolated");
-            let frame = aux.and_then(|a| a["frameId"].as_str());
-            if let (true, Some(frame)) = (isolated, frame) {
-                if c.origin.starts_with("chrome-extension://") {
-                    worlds.insert(frame.to_owned(), c.id);
-                }
+            if let Some(frame) = content_script_frame(&event.context) {
+                worlds.insert(frame.to_owned(), event.context.id);
             }
         }
     })
@@ -108,7 +87,8 @@ async fn load_once(page: &Page, url: &str) -> Result<Vec<Load>> {
     for (frame, world) in worlds {
         let deadline = tokio::time::Instant::now() + WAIT;
         loop {
-            let v = eval_in(page, world, "globalThis.__itineroContentLoad ?? null")
+            let v = page
+                .eval_in_world(world, "globalThis.__itineroContentLoad ?? null")
                 .await
                 .with_context(|| {
                     format!("reading the content script's timings in frame {frame}")

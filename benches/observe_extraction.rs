@@ -34,7 +34,9 @@ use chromiumoxide::Page;
 use futures::StreamExt;
 use itinero::harness::stats::{paired_ratio, percentile, sorted};
 use itinero::harness::tree::flatten;
-use itinero::harness::{workspace_root, Harness, PageExt, EXTENSION_ID, WAIT};
+use itinero::harness::{
+    content_script_frame, workspace_root, Harness, PageExt, EXTENSION_ID, WAIT,
+};
 use itinero_shared::observation::{DomNode, Observation};
 use serde::Deserialize;
 use serde_json::Value;
@@ -159,25 +161,10 @@ async fn rust_run_main_world(page: &Page) -> Result<JsRun> {
 
 /// The reference timed in `world`, the content script's isolated world (see [`content_script_world`]).
 async fn js_run_isolated(page: &Page, world: ExecutionContextId) -> Result<JsRun> {
-    let v = eval_in(
-        page,
-        world,
-        &format!("(() => {{ {COUNT_INDEXED}{JS_RUN} }})()"),
-    )
-    .await?;
+    let v = page
+        .eval_in_world(world, &format!("(() => {{ {COUNT_INDEXED}{JS_RUN} }})()"))
+        .await?;
     Ok(serde_json::from_value(v)?)
-}
-
-/// Evaluates `expression` in the execution context `world`, returning its value.
-async fn eval_in(page: &Page, world: ExecutionContextId, expression: &str) -> Result<Value> {
-    let params = EvaluateParams::builder()
-        .expression(expression)
-        .context_id(world)
-        .return_by_value(true)
-        .build()
-        .map_err(anyhow::Error::msg)?;
-    let result = page.evaluate_expression(params).await?;
-    Ok(result.value().cloned().unwrap_or(Value::Null))
 }
 
 /// The content script's own isolated world in the page's top frame, with the reference put
@@ -197,12 +184,8 @@ async fn content_script_world(page: &Page) -> Result<ExecutionContextId> {
     page.execute(runtime::EnableParams::default()).await?;
     let world = tokio::time::timeout(WAIT, async {
         while let Some(event) = created.next().await {
-            let c = &event.context;
-            let aux = c.aux_data.as_ref();
-            let in_frame = aux.and_then(|a| a["frameId"].as_str()) == Some(frame.inner().as_str());
-            let isolated = aux.and_then(|a| a["type"].as_str()) == Some("isolated");
-            if in_frame && isolated && c.origin.starts_with("chrome-extension://") {
-                return Some(c.id);
+            if content_script_frame(&event.context) == Some(frame.inner().as_str()) {
+                return Some(event.context.id);
             }
         }
         None
@@ -211,15 +194,15 @@ async fn content_script_world(page: &Page) -> Result<ExecutionContextId> {
     .ok()
     .flatten()
     .context("the content script's world was not reported for the page's top frame")?;
-    eval_in(page, world, REFERENCE_JS)
+    page.eval_in_world(world, REFERENCE_JS)
         .await
         .context("injecting benches/reference/observe.js into the content script's world")?;
-    if eval_in(
-        page,
-        world,
-        "typeof window.__itineroReferenceObserve === 'function'",
-    )
-    .await?
+    if page
+        .eval_in_world(
+            world,
+            "typeof window.__itineroReferenceObserve === 'function'",
+        )
+        .await?
         != Value::Bool(true)
     {
         bail!(
@@ -925,7 +908,9 @@ async fn main() -> Result<()> {
             // The same calls from an isolated world, where every content script runs: its
             // bindings are its own, and what they cost more is a tax on any content script.
             let main: Value = page.run_js(CALL_COSTS).await?;
-            let isolated = eval_in(&page, world, &format!("(() => {{ {CALL_COSTS} }})()")).await?;
+            let isolated = page
+                .eval_in_world(world, &format!("(() => {{ {CALL_COSTS} }})()"))
+                .await?;
             let mut line = String::from(
                 "  cost per call, µs, main world / isolated world (median of 5 passes over every element):",
             );

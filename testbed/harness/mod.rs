@@ -21,7 +21,7 @@ pub mod tree;
 pub use chromium::{Chromium, LaunchOptions};
 pub use fixtures::FixtureServer;
 pub use locate::{dist_dir, host_binary, workspace_root};
-pub use page::PageExt;
+pub use page::{content_script_frame, PageExt};
 
 use std::path::PathBuf;
 use std::time::Duration;

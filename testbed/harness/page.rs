@@ -3,7 +3,9 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
-use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::cdp::js_protocol::runtime::{
+    EvaluateParams, ExecutionContextDescription, ExecutionContextId,
+};
 use chromiumoxide::Page;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -17,6 +19,10 @@ pub trait PageExt {
     /// with the last value seen, so a failing test says what the page showed instead.
     async fn wait_for(&self, expression: &str, timeout: Duration) -> Result<Value>;
 
+    /// Evaluates `expression` in the execution context `world` (e.g. a content script's
+    /// isolated world, see [`content_script_frame`]) and returns its value.
+    async fn eval_in_world(&self, world: ExecutionContextId, expression: &str) -> Result<Value>;
+
     /// Text content of the first element matching `selector` ("" if none).
     async fn text_of(&self, selector: &str) -> Result<String>;
 
@@ -27,6 +33,17 @@ pub trait PageExt {
     /// Like [`PageExt::tab_message`], retried until the content script answers (it loads at
     /// `document_idle`). Only for messages that are safe to repeat (`probe`, `observe`).
     async fn tab_message_when_ready(&self, url: &str, msg: &Value) -> Result<Value>;
+}
+
+/// The frame whose extension content script runs in `context`, when `context` is such a
+/// world (an isolated world of a `chrome-extension://` origin); `None` for any other.
+pub fn content_script_frame(context: &ExecutionContextDescription) -> Option<&str> {
+    let aux = context.aux_data.as_ref()?;
+    let isolated = aux["type"].as_str() == Some("isolated");
+    let extension = context.origin.starts_with("chrome-extension://");
+    (isolated && extension)
+        .then(|| aux["frameId"].as_str())
+        .flatten()
 }
 
 /// A script asking the tab showing `url` (top frame) with `msg`; `null` while there is no such tab.
@@ -71,6 +88,17 @@ impl PageExt for Page {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    async fn eval_in_world(&self, world: ExecutionContextId, expression: &str) -> Result<Value> {
+        let params = EvaluateParams::builder()
+            .expression(expression)
+            .context_id(world)
+            .return_by_value(true)
+            .build()
+            .map_err(|e| anyhow!(e))?;
+        let result = self.evaluate_expression(params).await?;
+        Ok(result.value().cloned().unwrap_or(Value::Null))
     }
 
     async fn tab_message(&self, url: &str, msg: &Value) -> Result<Value> {
