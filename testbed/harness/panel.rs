@@ -42,6 +42,62 @@ pub async fn result(panel: &Page, timeout: Duration) -> Result<(String, String)>
     Ok((heading.as_str().unwrap_or_default().to_owned(), text))
 }
 
+/// What the panel shows when a task ends or needs the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shown {
+    /// The result's heading (`Done`, `Failed`, …) and text.
+    Result(String, String),
+    /// A question (`question`) or a request for approval, and its words.
+    Asks { text: String, question: bool },
+}
+
+/// What changed in the panel since the activity log had `seen` lines: the new lines, and the
+/// result or a question when one is on screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    pub lines: Vec<String>,
+    pub shown: Option<Shown>,
+}
+
+/// Waits up to `timeout` for the activity log to grow past `seen` lines, the task's result, or a
+/// question from the agent, whichever comes first.
+pub async fn progress(panel: &Page, seen: usize, timeout: Duration) -> Result<Progress> {
+    panel
+        .wait_for(
+            &format!(
+                "document.querySelectorAll('#log li').length > {seen} \
+                 || (!document.querySelector('#answer').hidden && !!document.querySelector('#answer-status').textContent) \
+                 || (!document.querySelector('#ask').hidden && !!document.querySelector('#ask-text').textContent)"
+            ),
+            timeout,
+        )
+        .await?;
+    let lines = log(panel).await?.into_iter().skip(seen).collect();
+    let state: serde_json::Value = panel
+        .run_js(
+            "const shown = id => !document.querySelector(id).hidden; \
+             return {result: shown('#answer') && document.querySelector('#answer-status').textContent, \
+                     ask: shown('#ask') && document.querySelector('#ask-text').textContent, \
+                     question: !document.querySelector('#ask-question').hidden};",
+        )
+        .await?;
+    let text = |key: &str| {
+        state[key]
+            .as_str()
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
+    };
+    let shown = match (text("result"), text("ask")) {
+        (Some(heading), _) => Some(Shown::Result(heading, panel.text_of("#answer-text").await?)),
+        (None, Some(ask)) => Some(Shown::Asks {
+            text: ask,
+            question: state["question"].as_bool().unwrap_or(false),
+        }),
+        _ => None,
+    };
+    Ok(Progress { lines, shown })
+}
+
 /// Sets a field of the panel as typing would: the value, then an `input` event. (The panel is
 /// a tab behind the page's in the tests, so keystrokes would go to the page.)
 pub async fn fill(panel: &Page, selector: &str, value: &str) -> Result<()> {

@@ -665,7 +665,12 @@ fn on_task_message(p: &mut Panel, msg: ToBrowser) {
             }
             let step = e.step;
             match e.kind {
-                TaskEventKind::Started { goal } => p.view.log("step", &format!("Started: {goal}")),
+                TaskEventKind::Started { goal, model } => {
+                    p.view.log("step", &format!("Started: {goal}"));
+                    if let Some(model) = model {
+                        p.view.log("note", &format!("Model: {model}"));
+                    }
+                }
                 TaskEventKind::Observed { summary } => {
                     p.view.log("step", &format!("{step}. Saw {summary}"))
                 }

@@ -19,6 +19,7 @@ pub struct SettingsView {
     model: HtmlInputElement,
     openai: Element,
     openai_url: HtmlInputElement,
+    device: HtmlSelectElement,
     max_steps: HtmlInputElement,
     pub approval: HtmlSelectElement,
     approval_help: Element,
@@ -48,6 +49,7 @@ impl SettingsView {
             model: by_id(document, "settings-model")?.dyn_into()?,
             openai: by_id(document, "settings-openai")?,
             openai_url: by_id(document, "settings-openai-url")?.dyn_into()?,
+            device: by_id(document, "settings-device")?.dyn_into()?,
             max_steps: by_id(document, "settings-max-steps")?.dyn_into()?,
             approval: by_id(document, "settings-approval")?.dyn_into()?,
             approval_help: by_id(document, "settings-approval-help")?,
@@ -81,6 +83,7 @@ impl SettingsView {
         self.model.set_value(s.model.as_deref().unwrap_or_default());
         self.openai_url
             .set_value(s.openai_url.as_deref().unwrap_or_default());
+        self.device.set_value(&format::wire(s.device));
         self.max_steps.set_value(&s.max_steps.to_string());
         self.approval.set_value(format::approval_value(s.approval));
         self.plan.set_value(&format::wire(s.plan));
@@ -154,6 +157,7 @@ impl SettingsView {
             backend: format::backend_from(&self.backend.value()).unwrap_or_default(),
             model: format::optional(&self.model.value()),
             openai_url: format::optional(&self.openai_url.value()),
+            device: format::from_wire(&self.device.value()).unwrap_or(loaded.device),
             max_steps: format::max_steps(&self.max_steps.value())?,
             approval: format::approval_from(&self.approval.value()).unwrap_or_default(),
             plan: format::from_wire(&self.plan.value()).unwrap_or(loaded.plan),

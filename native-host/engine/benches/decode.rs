@@ -3,30 +3,32 @@
 //! memory — `itinero_engine::bench`, as `itinero-host models bench` runs it, without the llama.cpp
 //! reference (which that command adds).
 //!
-//! `cargo bench -p itinero-engine --bench decode`; `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` choose the
-//! device, `BENCH_MODELS=smollm2` (or `gemma3`) one model.
+//! `cargo bench -p itinero-engine --bench decode`; `ITINERO_DEVICE` (`auto`, `cpu`, `gpu`) chooses
+//! the backend, `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` the GPU, `BENCH_MODELS=smollm2` (or
+//! `gemma3`) one model.
 
 use itinero_engine::bench::{self, BenchOptions};
-use itinero_engine::gpu::Gpu;
+use itinero_engine::device::Device;
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 
 fn main() {
-    let gpu = Gpu::new().unwrap_or_else(|e| panic!("{e}"));
-    println!("device: {}", gpu.describe());
+    let device = Device::from_env().unwrap_or_else(|e| panic!("{e}"));
     let only = std::env::var("BENCH_MODELS").unwrap_or_default();
     for model in [SMOLLM2_135M, GEMMA3_270M] {
         if !only.is_empty() && !model.id.starts_with(only.as_str()) {
             continue;
         }
         let path = model.locate().unwrap_or_else(|e| panic!("{e}"));
-        let opts = BenchOptions::default();
-        let r = bench::run(&gpu, &path, opts, &mut |what| {
-            eprintln!("{}: {what}", model.id)
-        })
-        .unwrap_or_else(|e| panic!("{}: {e}", model.id));
+        let opts = BenchOptions {
+            device,
+            ..BenchOptions::default()
+        };
+        let r = bench::run(&path, opts, &mut |what| eprintln!("{}: {what}", model.id))
+            .unwrap_or_else(|e| panic!("{}: {e}", model.id));
         println!(
-            "{}: prefill ({} tokens) {:.1} tokens/s, decode {:.2} tokens/s; first token of a {}-token prompt {:.1} s, with {} cached {:.1} s; weights {} MB, KV cache {} MB, peak resident {} MB",
+            "{} on {}: prefill ({} tokens) {:.1} tokens/s, decode {:.2} tokens/s; first token of a {}-token prompt {:.1} s, with {} cached {:.1} s; weights {} MB, KV cache {} MB, peak resident {} MB",
             model.id,
+            r.device,
             opts.prompt,
             r.prefill_tokens_per_s,
             r.decode_tokens_per_s,

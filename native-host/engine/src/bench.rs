@@ -8,9 +8,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::device::{Device, GpuTuning, LoadedModel};
+use crate::generate::Decoder;
 use crate::gguf::Gguf;
-use crate::gpu::{Gpu, KernelTime};
-use crate::model::{Fusion, ModelError, PrefillTile, Transformer, PREFILL_BATCH};
+use crate::gpu::KernelTime;
+use crate::model::{Fusion, ModelError, PrefillTile, PREFILL_BATCH};
 
 /// What to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,8 +27,10 @@ pub struct BenchOptions {
     /// to first token (a later step of a task, whose prompt shares its start with the last).
     pub agent_prompt: u32,
     pub agent_cached: u32,
-    /// Also time each kernel of a decode step and of a prefill batch on the device.
+    /// Also time each kernel of a decode step and of a prefill batch on the device (GPU only).
     pub profile: bool,
+    /// Where the model runs.
+    pub device: Device,
     /// How decode is bound.
     pub fusion: Fusion,
     /// Prefill's tile of tokens.
@@ -42,6 +46,7 @@ impl Default for BenchOptions {
             agent_prompt: 1500,
             agent_cached: 1200,
             profile: false,
+            device: Device::Auto,
             fusion: Fusion::Auto,
             tile: PrefillTile::Auto,
         }
@@ -57,15 +62,10 @@ pub struct BenchReport {
     pub weights_bytes: u64,
     pub kv_cache_bytes: u64,
     pub kv_positions: u32,
-    /// Dispatches recorded for one decode step, the logits' included, and the copies between
-    /// its passes.
-    pub decode_dispatches: usize,
-    pub decode_copies: usize,
-    /// The same for one prefill batch.
-    pub prefill_dispatches: usize,
-    pub prefill_copies: usize,
-    /// Prefill's tile of tokens, and each candidate's time where it was timed.
-    pub prefill_tile: String,
+    /// The KV cache's element type.
+    pub kv_cache_type: &'static str,
+    /// On a GPU, what a step records.
+    pub gpu: Option<GpuWork>,
     /// Median prompt tokens per second over the runs.
     pub prefill_tokens_per_s: f64,
     /// One over the median decode step (logits read back each step).
@@ -82,6 +82,20 @@ pub struct BenchReport {
     pub prefill_profile: Option<Vec<KernelTime>>,
 }
 
+/// What a step records on a GPU.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GpuWork {
+    /// Dispatches recorded for one decode step, the logits' included, and the copies between
+    /// its passes.
+    pub decode_dispatches: usize,
+    pub decode_copies: usize,
+    /// The same for one prefill batch.
+    pub prefill_dispatches: usize,
+    pub prefill_copies: usize,
+    /// Prefill's tile of tokens, and each candidate's time where it was timed.
+    pub prefill_tile: String,
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -91,9 +105,9 @@ fn ids(n: u32, from: u32) -> Vec<u32> {
     (0..n).map(|i| 1000 + (from + i) % 5000).collect()
 }
 
-/// Measures the model at `path` on `gpu`; `progress` hears what is being measured.
+/// Measures the model at `path` on the device `opts` names; `progress` hears what is being
+/// measured.
 pub fn run(
-    gpu: &Gpu,
     path: &Path,
     opts: BenchOptions,
     progress: &mut dyn FnMut(&str),
@@ -102,7 +116,11 @@ pub fn run(
     let capacity = (opts.prompt + opts.decode + 1).max(opts.agent_prompt + 1);
     progress("loading the model");
     let start = Instant::now();
-    let model = Transformer::load_tuned(gpu, gguf, capacity, opts.fusion, opts.tile)?;
+    let tuning = GpuTuning {
+        fusion: opts.fusion,
+        tile: opts.tile,
+    };
+    let mut model = LoadedModel::load_tuned(opts.device, gguf, capacity, tuning)?;
     let load = start.elapsed();
     let positions = model.capacity();
     if positions < capacity {
@@ -112,8 +130,8 @@ pub fn run(
     }
     // The first use of each kernel compiles it on some drivers: not part of any figure.
     progress("warming up");
-    model.feed(gpu, &ids(16, 0), 0)?;
-    model.step(gpu, 1000, 16)?;
+    model.feed(&ids(16, 0), 0)?;
+    model.step(1000, 16)?;
 
     progress(&format!(
         "prefill: {} runs of a {}-token prompt",
@@ -123,24 +141,25 @@ pub fn run(
     let mut prefill = Vec::new();
     for _ in 0..opts.runs.max(1) {
         let t = Instant::now();
-        model.feed(gpu, &prompt, 0)?;
+        model.feed(&prompt, 0)?;
         prefill.push(t.elapsed());
     }
     progress(&format!("decode: {} steps", opts.decode));
     let mut steps = Vec::new();
     for (pos, token) in (opts.prompt..).zip(ids(opts.decode.max(1), opts.prompt)) {
         let t = Instant::now();
-        model.step(gpu, token, pos)?;
+        model.step(token, pos)?;
         steps.push(t.elapsed());
     }
-    let (decode_profile, prefill_profile) = if opts.profile {
-        progress("profile: each kernel of a decode step and of a prefill batch");
-        let decode = model.profile(gpu, &ids(1, 0), opts.prompt)?;
-        let batch = opts.prompt.min(PREFILL_BATCH);
-        let prefill = model.profile(gpu, &ids(batch, 0), 0)?;
-        (Some(decode), Some(prefill))
-    } else {
-        (None, None)
+    let (decode_profile, prefill_profile) = match model.on_gpu() {
+        Some((gpu, m)) if opts.profile => {
+            progress("profile: each kernel of a decode step and of a prefill batch");
+            let decode = m.profile(gpu, &ids(1, 0), opts.prompt)?;
+            let batch = opts.prompt.min(PREFILL_BATCH);
+            let prefill = m.profile(gpu, &ids(batch, 0), 0)?;
+            (Some(decode), Some(prefill))
+        }
+        _ => (None, None),
     };
     progress(&format!(
         "time to first token: a {}-token prompt, then with {} of it cached",
@@ -151,27 +170,34 @@ pub fn run(
         .split_last()
         .expect("agent prompt of at least one token");
     let t = Instant::now();
-    model.feed(gpu, head, 0)?;
-    model.step(gpu, last, head.len() as u32)?;
+    model.feed(head, 0)?;
+    model.step(last, head.len() as u32)?;
     let fresh = t.elapsed();
     let cached = (opts.agent_cached as usize).min(head.len());
     let t = Instant::now();
-    model.feed(gpu, &head[cached..], cached as u32)?;
-    model.step(gpu, last, head.len() as u32)?;
+    model.feed(&head[cached..], cached as u32)?;
+    model.step(last, head.len() as u32)?;
     let warm = t.elapsed();
 
     let per_s = |d: Duration, n: u32| f64::from(n) / d.as_secs_f64();
+    let gpu = model.on_gpu().map(|(_, m)| GpuWork {
+        decode_dispatches: m.decode_dispatches().0,
+        decode_copies: m.decode_dispatches().1,
+        prefill_dispatches: m.prefill_dispatches().0,
+        prefill_copies: m.prefill_dispatches().1,
+        prefill_tile: m.prefill_tile().describe(),
+    });
     Ok(BenchReport {
-        device: gpu.describe(),
+        device: model.describe(),
         load_ms: load.as_secs_f64() * 1e3,
         weights_bytes: model.weights_bytes(),
         kv_cache_bytes: model.kv_cache_bytes(),
         kv_positions: positions,
-        decode_dispatches: model.decode_dispatches().0,
-        decode_copies: model.decode_dispatches().1,
-        prefill_dispatches: model.prefill_dispatches().0,
-        prefill_copies: model.prefill_dispatches().1,
-        prefill_tile: model.prefill_tile().describe(),
+        kv_cache_type: match model.device() {
+            Device::Cpu => "f16",
+            _ => "f32",
+        },
+        gpu,
         prefill_tokens_per_s: per_s(median(prefill), opts.prompt),
         decode_tokens_per_s: per_s(median(steps), 1),
         agent_first_token_ms: fresh.as_secs_f64() * 1e3,

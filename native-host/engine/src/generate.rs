@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::constrain::{ConstrainError, Constrained, Next};
 use crate::gpu::Gpu;
-use crate::model::{ModelError, Transformer, PREFILL_BATCH};
+use crate::model::{CpuTransformer, ModelError, Transformer, PREFILL_BATCH};
 use crate::sample::{SampleError, Sampler, Sampling, Stops};
 use crate::tokenizer::{TokenId, Tokenizer};
 
@@ -43,8 +43,21 @@ impl<G: std::ops::Deref<Target = Gpu>> Decoder for GpuModel<G> {
     }
 }
 
-/// Prompt tokens fed between checks for cancellation.
-const FEED_CHUNK: usize = 4 * PREFILL_BATCH as usize;
+impl Decoder for CpuTransformer {
+    fn capacity(&self) -> u32 {
+        CpuTransformer::capacity(self)
+    }
+    fn feed(&mut self, tokens: &[TokenId], pos: u32) -> Result<(), ModelError> {
+        CpuTransformer::feed(self, tokens, pos)
+    }
+    fn step(&mut self, token: TokenId, pos: u32) -> Result<Vec<f32>, ModelError> {
+        CpuTransformer::step(self, token, pos)
+    }
+}
+
+/// Prompt tokens fed between checks for cancellation: one batch, so a stopped task stops within
+/// a batch's time (about a second on two CPU cores).
+const FEED_CHUNK: usize = PREFILL_BATCH as usize;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GenerateError {

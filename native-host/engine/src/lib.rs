@@ -20,6 +20,10 @@
 //!   device's storage bindings), the dequantising matrix-vector (decode) and matrix-matrix
 //!   (prefill) kernels (`src/kernels/*.wgsl`), tested against [`quant`], and the other kernels of a
 //!   transformer block.
+//! - [`cpu`]: the same kernels on the CPU — per-block quantised dot products vectorised for the
+//!   CPU's instruction set, split over threads, attention over an f16 KV cache.
+//! - [`rope`]: rotary position embedding's settings and rotation, for both backends.
+//! - [`device`]: which backend runs a model (a real GPU where there is one, else the CPU).
 //! - [`model`]: the forward pass of the llama family, Qwen 2 and Gemma 3 on those kernels over a
 //!   KV cache, prompts in batches and then one token per step, checked against an f64 CPU pass and
 //!   llama.cpp's logits.
@@ -33,6 +37,8 @@
 pub mod bench;
 pub mod chat;
 pub mod constrain;
+pub mod cpu;
+pub mod device;
 pub mod generate;
 pub mod gguf;
 pub mod gpu;
@@ -41,6 +47,7 @@ pub mod model_info;
 pub mod models;
 pub mod ollama_store;
 pub mod quant;
+pub mod rope;
 pub mod sample;
 pub mod tensor_type;
 pub mod tokenizer;

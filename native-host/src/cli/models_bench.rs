@@ -8,13 +8,14 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use itinero_engine::bench::{self, BenchOptions, BenchReport};
-use itinero_engine::gpu::{tile_tuning, Gpu, KernelTime};
+use itinero_engine::device::Device;
+use itinero_engine::gpu::{tile_tuning, KernelTime};
 use itinero_engine::model::{Fusion, PrefillTile};
 use itinero_engine::models;
 use itinero_engine::ollama_store::OllamaStore;
 use serde::Serialize;
 
-use crate::llm::wgpu::DEFAULT_MODEL;
+use crate::llm::builtin::DEFAULT_MODEL;
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -26,11 +27,17 @@ pub struct BenchArgs {
     /// Decode steps timed.
     #[arg(long, default_value_t = 64)]
     pub decode: u32,
+    /// Where the model runs: `auto` (a real GPU where there is one, else the CPU), `cpu` or
+    /// `gpu` (wgpu, a software adapter such as lavapipe included). Default: $ITINERO_DEVICE,
+    /// else auto.
+    #[arg(long)]
+    pub device: Option<Device>,
     /// Runs of the prefill; the median is reported.
     #[arg(long, default_value_t = 3)]
     pub runs: u32,
-    /// llama.cpp's `llama-bench` to compare with. Default: $ITINERO_LLAMA_BENCH, then the one
-    /// `scripts/llama-cpp` builds, then `llama-bench` on PATH. `none` skips the reference.
+    /// llama.cpp's `llama-bench` to compare with: a path, or `llama-bench` (the default) for
+    /// $ITINERO_LLAMA_BENCH, then the one `scripts/llama-cpp` builds, then `llama-bench` on
+    /// PATH. `none` skips the reference.
     #[arg(long)]
     pub reference: Option<String>,
     /// Also time each kernel of a decode step and of a prefill batch with GPU timestamps (on
@@ -97,6 +104,8 @@ fn find_reference(arg: Option<&str>) -> Result<Option<PathBuf>, String> {
     if arg == Some("none") {
         return Err("skipped (--reference none)".into());
     }
+    // `llama-bench` by name means the usual places, as no argument does.
+    let arg = arg.filter(|a| *a != "llama-bench");
     if let Some(p) = arg
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("ITINERO_LLAMA_BENCH").map(PathBuf::from))
@@ -176,8 +185,12 @@ fn mb(bytes: u64) -> String {
 pub fn run_bench(args: &BenchArgs) -> Result<bool> {
     let spec = args.model.as_deref().unwrap_or(DEFAULT_MODEL);
     let located = models::locate(spec, &OllamaStore::default_location())?;
-    let gpu = Gpu::new().context("the built-in engine needs a GPU adapter")?;
+    let device = match args.device {
+        Some(d) => d,
+        None => Device::from_env().map_err(anyhow::Error::msg)?,
+    };
     let opts = BenchOptions {
+        device,
         prompt: args.prompt.max(1),
         decode: args.decode.max(1),
         runs: args.runs.max(1),
@@ -190,8 +203,8 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         tile: args.prefill_tile,
         ..BenchOptions::default()
     };
-    eprintln!("benchmarking {spec} on {}", gpu.describe());
-    let report = bench::run(&gpu, &located.path, opts, &mut |what| {
+    eprintln!("benchmarking {spec} (device: {device})");
+    let report = bench::run(&located.path, opts, &mut |what| {
         eprintln!("  itinero: {what}…")
     })
     .with_context(|| format!("benchmarking {}", located.path.display()))?;
@@ -223,24 +236,27 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
     println!("model:   {spec} ({})", located.path.display());
     println!("device:  {}", report.device);
     println!(
-        "memory:  weights {}, KV cache {} ({} positions, f32){}; loaded in {:.0} ms",
+        "memory:  weights {}, KV cache {} ({} positions, {}){}; loaded in {:.0} ms",
         mb(report.weights_bytes),
         mb(report.kv_cache_bytes),
         report.kv_positions,
+        report.kv_cache_type,
         report
             .peak_rss_bytes
             .map(|b| format!(", peak resident {}", mb(b)))
             .unwrap_or_default(),
         report.load_ms
     );
-    println!(
-        "work:    a decode step {} dispatches and {} copies, a prefill batch {} and {}",
-        report.decode_dispatches,
-        report.decode_copies,
-        report.prefill_dispatches,
-        report.prefill_copies
-    );
-    println!("tile:    prefill's products take {}", report.prefill_tile);
+    if let Some(work) = &report.gpu {
+        println!(
+            "work:    a decode step {} dispatches and {} copies, a prefill batch {} and {}",
+            work.decode_dispatches,
+            work.decode_copies,
+            work.prefill_dispatches,
+            work.prefill_copies
+        );
+        println!("tile:    prefill's products take {}", work.prefill_tile);
+    }
     let llama = |f: fn(&Reference) -> f64| reference.as_ref().map(f);
     let rows = [
         (
@@ -260,7 +276,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
     };
     println!(
         "{:<28} {:>16} {:>28} {:>8}",
-        "median", "itinero (wgpu)", header, "ratio"
+        "median", "itinero", header, "ratio"
     );
     for (what, ours, theirs) in rows {
         match theirs {

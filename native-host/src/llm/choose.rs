@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use itinero_shared::messages::ModelList;
-use itinero_shared::records::{BackendChoice, Settings};
+use itinero_shared::records::{BackendChoice, EngineDevice, Settings};
 
 use super::ollama::{self, Ollama};
 use super::openai::OpenAi;
@@ -36,23 +36,51 @@ fn openai_backend(url: Option<&str>) -> Result<OpenAi, String> {
 }
 
 /// Picks the backend and model for a task from its options and the environment:
-/// `ITINERO_BACKEND` (`ollama`, the default; `openai`, with `ITINERO_OPENAI_URL` and
-/// `ITINERO_OPENAI_KEY`; `wgpu`, the built-in engine, with a GGUF path, a cache model or an Ollama
-/// name as the model; or `scripted:PATH`, for tests) and `ITINERO_MODEL`. With Ollama and no
-/// model named, the first model Ollama lists is used.
+/// `ITINERO_BACKEND` (`auto`, the default: Ollama when it answers and has a model, else the
+/// built-in engine; `ollama`; `openai`, with `ITINERO_OPENAI_URL` and `ITINERO_OPENAI_KEY`;
+/// `wgpu`, the built-in engine, with a GGUF path, a cache model or an Ollama name as the model;
+/// or `scripted:PATH`, for tests) and `ITINERO_MODEL`. With Ollama and no model named, the first
+/// model Ollama lists is used. The built-in engine runs on `device` (`ITINERO_DEVICE` where that
+/// is `Auto`).
 pub async fn choose_model(
     backend: Option<&str>,
     model: Option<&str>,
     openai_url: Option<&str>,
+    device: EngineDevice,
 ) -> Result<ModelChoice, String> {
     let env_backend = std::env::var("ITINERO_BACKEND").ok();
-    let backend = backend.or(env_backend.as_deref()).unwrap_or("ollama");
+    let backend = backend.or(env_backend.as_deref()).unwrap_or("auto");
     let env_model = std::env::var("ITINERO_MODEL").ok();
     let model = model.or(env_model.as_deref()).map(str::to_owned);
     if let Some(path) = backend.strip_prefix("scripted:") {
         return scripted(path, model);
     }
     match backend {
+        "auto" => {
+            // A user who has not chosen gets Ollama when it runs (their own models), and the
+            // built-in engine's small default model when it does not: a task never fails for
+            // want of a server.
+            let why = match ollama_backend() {
+                Ok(ollama) => match ollama.models().await {
+                    Ok(list) => match model
+                        .clone()
+                        .or_else(|| list.first().map(|m| m.name.clone()))
+                    {
+                        Some(model) => {
+                            return Ok(ModelChoice {
+                                backend: Arc::new(ollama),
+                                model,
+                            })
+                        }
+                        None => "Ollama has no models".to_owned(),
+                    },
+                    Err(e) => e.to_string(),
+                },
+                Err(e) => e,
+            };
+            tracing::info!("{why}: the task runs on the built-in engine");
+            Ok(builtin(model, device))
+        }
         "ollama" => {
             let ollama = ollama_backend()?;
             let model = match model {
@@ -79,17 +107,19 @@ pub async fn choose_model(
                 model,
             })
         }
-        "wgpu" => {
-            // The built-in engine: the model in process, shared by every task of the host.
-            let model = model.unwrap_or_else(|| super::wgpu::DEFAULT_MODEL.to_owned());
-            Ok(ModelChoice {
-                backend: super::wgpu::shared(&model),
-                model,
-            })
-        }
+        "wgpu" => Ok(builtin(model, device)),
         other => Err(format!(
-            "unknown backend {other:?}: use ollama, openai, wgpu or scripted:PATH"
+            "unknown backend {other:?}: use auto, ollama, openai, wgpu or scripted:PATH"
         )),
+    }
+}
+
+/// The built-in engine: the model in process, shared by every task of the host.
+fn builtin(model: Option<String>, device: EngineDevice) -> ModelChoice {
+    let model = model.unwrap_or_else(|| super::builtin::DEFAULT_MODEL.to_owned());
+    ModelChoice {
+        backend: super::builtin::shared(&model, device),
+        model,
     }
 }
 
@@ -111,28 +141,44 @@ fn scripted(_: &str, _: Option<String>) -> Result<ModelChoice, String> {
     Err("this build of itinero-host has no scripted backend (it is for tests: build with --features scripted)".into())
 }
 
-/// The models `backend` offers (the settings' backend when `None`; Ollama for `auto`), by name,
-/// with the backend's own name; or what is wrong, worded for the user (how to start Ollama…).
+/// The models `backend` offers (the settings' backend when `None`; for `auto`, Ollama's when it
+/// answers with some, else the built-in engine's, as a task would choose), by name, with the
+/// backend's own name; or what is wrong, worded for the user (how to start Ollama…).
 pub async fn list_models(
     backend: Option<BackendChoice>,
     openai_url: Option<&str>,
     settings: &Settings,
 ) -> Result<ModelList, String> {
     let backend = backend.unwrap_or(settings.backend);
+    let builtin = || async {
+        let models = tokio::task::spawn_blocking(super::builtin::runnable_models)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(ModelList {
+            backend: "wgpu".to_owned(),
+            models: models.into_iter().map(|m| m.name).collect(),
+        })
+    };
     let api: Box<dyn Backend> = match backend {
-        BackendChoice::Auto | BackendChoice::Ollama => Box::new(ollama_backend()?),
+        BackendChoice::Auto => {
+            if let Ok(ollama) = ollama_backend() {
+                match ollama.models().await {
+                    Ok(models) if !models.is_empty() => {
+                        return Ok(ModelList {
+                            backend: ollama.name().to_owned(),
+                            models: models.into_iter().map(|m| m.name).collect(),
+                        })
+                    }
+                    _ => {}
+                }
+            }
+            return builtin().await;
+        }
+        BackendChoice::Ollama => Box::new(ollama_backend()?),
         BackendChoice::OpenAi => Box::new(openai_backend(
             openai_url.or(settings.openai_url.as_deref()),
         )?),
-        BackendChoice::Wgpu => {
-            let models = tokio::task::spawn_blocking(super::wgpu::runnable_models)
-                .await
-                .map_err(|e| e.to_string())?;
-            return Ok(ModelList {
-                backend: "wgpu".to_owned(),
-                models: models.into_iter().map(|m| m.name).collect(),
-            });
-        }
+        BackendChoice::Wgpu => return builtin().await,
     };
     let models = api.models().await.map_err(|e| e.to_string())?;
     Ok(ModelList {

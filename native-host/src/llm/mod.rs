@@ -4,11 +4,12 @@
 //! OpenAI chat-completions API (LM Studio, llama.cpp's server, vLLM, hosted APIs), and
 //! [`scripted`] replays replies from a script for tests (only in builds with the `scripted`
 //! feature, which the tests and benchmarks turn on: whoever starts a host that has it can choose
-//! the model's replies). The built-in wgpu engine
-//! (`native-host/engine`) joins them as a fourth backend.
+//! the model's replies). [`builtin`] runs the model in the host with the built-in engine
+//! (`native-host/engine`), on the GPU or the CPU: the backend when nothing else is set up.
 //!
 //! A request is cancelled by dropping its future: the HTTP connection closes with it.
 
+pub mod builtin;
 pub mod choose;
 pub mod http;
 pub mod lines;
@@ -16,7 +17,6 @@ pub mod ollama;
 pub mod openai;
 #[cfg(any(test, feature = "scripted"))]
 pub mod scripted;
-pub mod wgpu;
 
 use std::time::Duration;
 

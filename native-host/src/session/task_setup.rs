@@ -58,12 +58,13 @@ pub async fn prepare(
 ) -> Prepared {
     let settings = settings(store.as_ref()).await;
     let options = completed(&start.options, &settings);
-    let task = Task {
+    let mut task = Task {
         goal: start.goal.clone(),
         tab: start.tab_id,
         max_steps: options.max_steps.unwrap_or(settings.max_steps).max(1),
         plan: options.plan.unwrap_or_default(),
         approval: settings.approval,
+        model: None,
     };
     let chosen = choose_model(
         options
@@ -72,8 +73,13 @@ pub async fn prepare(
             .or(settings.backend.task_backend()),
         options.model.as_deref().or(settings.model.as_deref()),
         settings.openai_url.as_deref(),
+        settings.device,
     )
     .await;
+    task.model = chosen
+        .as_ref()
+        .ok()
+        .map(|c| format!("{}, {}", c.model, backend_label(c.backend.name())));
     let skill = skill_run::choose(store.as_ref(), options.skill.as_ref(), &start.goal, panel).await;
     let overrides = site_overrides(store.as_ref(), panel).await;
     let memory = Arc::new(StoreMemory::new(
@@ -166,5 +172,15 @@ async fn site_overrides(store: Option<&Store>, panel: &SessionPanel) -> Override
             tracing::warn!(error = %e, "reading the sign-in overrides failed");
             Overrides::default()
         }
+    }
+}
+
+/// A backend as the panel names it.
+fn backend_label(name: &str) -> &str {
+    match name {
+        "wgpu" => "built-in engine",
+        "ollama" => "Ollama",
+        "openai" => "OpenAI-compatible server",
+        other => other,
     }
 }

@@ -138,13 +138,14 @@ fn checked(settings: &Settings) -> Result<Settings> {
 mod tests {
     use super::*;
     use itinero_shared::messages::{PlanMode, VoteMode};
-    use itinero_shared::records::{ApprovalPolicy, BackendChoice};
+    use itinero_shared::records::{ApprovalPolicy, BackendChoice, EngineDevice};
 
     fn custom() -> Settings {
         Settings {
             backend: BackendChoice::OpenAi,
             model: Some("llama3.2:3b".into()),
             openai_url: Some("http://127.0.0.1:8080/v1".into()),
+            device: EngineDevice::Cpu,
             max_steps: 12,
             approval: ApprovalPolicy::AlwaysAskRisky,
             plan: PlanMode::Always,

@@ -333,6 +333,11 @@ impl Gguf {
         self.data_start
     }
 
+    /// The whole file, as mapped: tensors are read in place by their offset in it.
+    pub fn file_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     /// The tensor table in file order.
     pub fn tensor_infos(&self) -> &[TensorInfo] {
         &self.tensors

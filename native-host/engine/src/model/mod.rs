@@ -14,6 +14,8 @@
 //! - `bind`, `plan`, `scratch`: the layers' dispatches bound once over their activations.
 
 mod bind;
+pub mod cpu_pass;
+mod cpu_weights;
 mod gemma3;
 pub mod hparams;
 mod llama;
@@ -24,13 +26,14 @@ mod tuning;
 mod variant;
 mod weights;
 
+pub use cpu_pass::CpuTransformer;
 pub use hparams::HParams;
 pub use transformer::Transformer;
 pub use tuning::{Fusion, PrefillTile, PREFILL_BATCH};
 
 use crate::gguf::GgufError;
-use crate::gpu::rope::RopeError;
 use crate::gpu::GpuError;
+use crate::rope::RopeError;
 
 /// Why a model could not be loaded or run.
 #[derive(Debug, thiserror::Error)]

@@ -1,8 +1,9 @@
-//! The built-in engine as a backend: the model runs in the host on the GPU through wgpu, with no
-//! model server. The engine is synchronous and owns GPU state, so it lives on a thread of its
-//! own; requests reach it over a channel, and tokens stream back. The model is loaded on the
-//! first request and kept (with its KV cache, whose shared prompt start is reused) for the
-//! host's lifetime: [`shared`] hands every task the same backend for the same model.
+//! The built-in engine as a backend: the model runs in the host, on the GPU through wgpu or on
+//! the CPU (`itinero_engine::device` chooses), with no model server. The engine is synchronous
+//! and owns its device's state, so it lives on a thread of its own; requests reach it over a
+//! channel, and tokens stream back. The model is loaded on the first request and kept (with its
+//! KV cache, whose shared prompt start is reused) for the host's lifetime: [`shared`] hands every
+//! task the same backend for the same model and device.
 //!
 //! A reply with a schema is decoded under the constraint (`itinero_engine::constrain`), so it
 //! is valid JSON of the schema. Text from the conversation can never forge a turn: control
@@ -15,15 +16,15 @@ use std::sync::{Arc, Mutex, OnceLock};
 use async_trait::async_trait;
 use itinero_engine::chat::{ChatTemplate, Message as ChatMessage};
 use itinero_engine::constrain::Constrainer;
-use itinero_engine::generate::{Finish as GenFinish, Generator, GpuModel, Request};
+use itinero_engine::device::{Device, LoadedModel};
+use itinero_engine::generate::{Finish as GenFinish, Generator, Request};
 use itinero_engine::gguf::Gguf;
-use itinero_engine::gpu::Gpu;
-use itinero_engine::model::Transformer;
 use itinero_engine::model_info::ModelInfo as EngineInfo;
 use itinero_engine::models::{self, SMOLLM2_135M};
 use itinero_engine::ollama_store::OllamaStore;
 use itinero_engine::sample::{Sampling, Stops};
 use itinero_engine::tokenizer::{TokenAttr, Tokenizer};
+use itinero_shared::records::EngineDevice;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Backend, ChatReply, ChatRequest, Finish, LlmError, ModelInfo, Role, TokenSink};
@@ -43,33 +44,47 @@ struct Job {
 }
 
 /// The built-in engine running one model.
-pub struct Wgpu {
+pub struct BuiltIn {
     spec: String,
     jobs: std::sync::mpsc::Sender<Job>,
 }
 
-/// The backend for `spec` (a GGUF path, a cache model's id, or an Ollama name), shared by every
-/// task of the host so the model loads once.
-pub fn shared(spec: &str) -> Arc<Wgpu> {
-    static ALL: OnceLock<Mutex<HashMap<String, Arc<Wgpu>>>> = OnceLock::new();
+/// The engine's device for a setting: `Auto` defers to `ITINERO_DEVICE`, then detection.
+fn device_for(setting: EngineDevice) -> Device {
+    match setting {
+        EngineDevice::Cpu => Device::Cpu,
+        EngineDevice::Gpu => Device::Gpu,
+        EngineDevice::Auto => Device::from_env().unwrap_or_else(|e| {
+            tracing::warn!("{e} (ITINERO_DEVICE); choosing the device automatically");
+            Device::Auto
+        }),
+    }
+}
+
+/// The backend for `spec` (a GGUF path, a cache model's id, or an Ollama name) on `device`,
+/// shared by every task of the host so the model loads once.
+pub fn shared(spec: &str, device: EngineDevice) -> Arc<BuiltIn> {
+    type Running = HashMap<(String, Device), Arc<BuiltIn>>;
+    static ALL: OnceLock<Mutex<Running>> = OnceLock::new();
+    let device = device_for(device);
     // A map insert cannot be left half done: a task that panicked holding it broke nothing.
     let mut all = ALL
         .get_or_init(Mutex::default)
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    all.entry(spec.to_owned())
-        .or_insert_with(|| Arc::new(Wgpu::start(spec)))
+    all.entry((spec.to_owned(), device))
+        .or_insert_with(|| Arc::new(BuiltIn::start(spec, device)))
         .clone()
 }
 
-impl Wgpu {
+impl BuiltIn {
     /// Starts the engine's thread; the model loads on the first request.
-    pub fn start(spec: &str) -> Self {
+    pub fn start(spec: &str, device: Device) -> Self {
         let (jobs, inbox) = std::sync::mpsc::channel::<Job>();
         let owned = spec.to_owned();
         std::thread::Builder::new()
             .name("itinero-engine".into())
-            .spawn(move || serve(&owned, inbox))
+            .spawn(move || serve(&owned, device, inbox))
             .expect("spawning the engine thread");
         Self {
             spec: spec.to_owned(),
@@ -88,7 +103,7 @@ impl Drop for CancelOnDrop {
 }
 
 #[async_trait]
-impl Backend for Wgpu {
+impl Backend for BuiltIn {
     fn name(&self) -> &'static str {
         "wgpu"
     }
@@ -125,7 +140,7 @@ impl Backend for Wgpu {
     }
 }
 
-/// An engine failure (GPU, template, tokenizer, constraint), as the backend reports it.
+/// An engine failure (device, template, tokenizer, constraint), as the backend reports it.
 fn engine_error(e: impl std::fmt::Display) -> LlmError {
     LlmError::Protocol {
         backend: "wgpu",
@@ -155,7 +170,7 @@ pub fn runnable_models() -> Vec<ModelInfo> {
 struct Loaded {
     /// Positions the KV cache holds.
     capacity: u32,
-    generator: Generator<GpuModel<Arc<Gpu>>>,
+    generator: Generator<LoadedModel>,
     template: ChatTemplate,
     tokenizer: Arc<Tokenizer>,
     /// Built on the first request with a schema (the vocabulary's trie takes a moment).
@@ -170,12 +185,12 @@ fn not_found(spec: &str, detail: String) -> LlmError {
         model: spec.to_owned(),
         detail,
         hint: format!(
-            "`itinero-host models list` shows the models the built-in engine can run; `scripts/models` fetches {DEFAULT_MODEL}"
+            "`itinero-host models list` shows the models the built-in engine can run; `itinero-host models pull {DEFAULT_MODEL}` fetches the default one"
         ),
     }
 }
 
-fn load(spec: &str) -> Result<Loaded, LlmError> {
+fn load(spec: &str, device: Device) -> Result<Loaded, LlmError> {
     let located = models::locate(spec, &OllamaStore::default_location())
         .map_err(|e| not_found(spec, e.to_string()))?;
     let gguf = Gguf::open(&located.path).map_err(|e| not_found(spec, e.to_string()))?;
@@ -183,11 +198,12 @@ fn load(spec: &str) -> Result<Loaded, LlmError> {
         Arc::new(Tokenizer::from_gguf(&gguf).map_err(|e| not_found(spec, e.to_string()))?);
     let template =
         ChatTemplate::from_gguf(&gguf, &tokenizer).map_err(|e| not_found(spec, e.to_string()))?;
-    let gpu = Arc::new(Gpu::new().map_err(engine_error)?);
-    let model =
-        Transformer::load(&gpu, gguf, MAX_CONTEXT).map_err(|e| not_found(spec, e.to_string()))?;
-    let capacity = model.capacity();
-    tracing::info!(model = spec, path = %located.path.display(), adapter = %gpu.info().name, "built-in engine loaded");
+    let model = LoadedModel::load(device, gguf, MAX_CONTEXT).map_err(|e| match e {
+        itinero_engine::model::ModelError::Gpu(e) => engine_error(e),
+        e => not_found(spec, e.to_string()),
+    })?;
+    let capacity = itinero_engine::generate::Decoder::capacity(&model);
+    tracing::info!(model = spec, path = %located.path.display(), on = %model.describe(), "built-in engine loaded");
     let vocab = tokenizer.vocab();
     let controls = (0..vocab.len() as u32)
         .filter_map(|id| vocab.token(id))
@@ -200,7 +216,7 @@ fn load(spec: &str) -> Result<Loaded, LlmError> {
         .map(|t| t.text.clone());
     Ok(Loaded {
         capacity,
-        generator: Generator::new(GpuModel { gpu, model }, tokenizer.clone()),
+        generator: Generator::new(model, tokenizer.clone()),
         template,
         tokenizer,
         constrainer: None,
@@ -223,10 +239,10 @@ fn defused(content: &str, controls: &[String]) -> String {
     out
 }
 
-fn serve(spec: &str, inbox: std::sync::mpsc::Receiver<Job>) {
+fn serve(spec: &str, device: Device, inbox: std::sync::mpsc::Receiver<Job>) {
     let mut loaded: Option<Result<Loaded, String>> = None;
     while let Ok(job) = inbox.recv() {
-        let state = loaded.get_or_insert_with(|| load(spec).map_err(|e| e.to_string()));
+        let state = loaded.get_or_insert_with(|| load(spec, device).map_err(|e| e.to_string()));
         let result = match state {
             Ok(l) => answer(spec, l, &job),
             Err(e) => Err(not_found(spec, e.clone())),
@@ -294,7 +310,7 @@ fn answer(spec: &str, l: &mut Loaded, job: &Job) -> Result<ChatReply, LlmError> 
             let _ = job.text.send(piece.to_owned());
         })
         .map_err(engine_error)?;
-    // On a CPU adapter a step takes minutes: the log says where the time went.
+    // The log says where a step's time went (prompt fed, reply decoded).
     tracing::info!(
         model = spec,
         prompt_tokens,
@@ -330,11 +346,11 @@ mod tests {
         assert_eq!(safe.replace('\u{200b}', ""), page);
     }
 
-    /// SmolLM2 on the GPU (lavapipe in CI), asked for an action: the reply is the schema's JSON,
-    /// streamed, and an unknown model is a clear error.
+    /// SmolLM2 on the device the machine has (the CPU in CI), asked for an action: the reply is
+    /// the schema's JSON, streamed, and an unknown model is a clear error.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_engine_answers_with_json_of_the_schema() {
-        let backend = Wgpu::start(DEFAULT_MODEL);
+        let backend = BuiltIn::start(DEFAULT_MODEL, Device::Auto);
         let mut request = ChatRequest::new(
             DEFAULT_MODEL,
             vec![Message::user(
@@ -356,7 +372,7 @@ mod tests {
         if let Some(i) = action.get("index") {
             assert!([3, 8].contains(&i.as_u64().unwrap()), "{action}");
         }
-        let missing = Wgpu::start("no-such-model:1b")
+        let missing = BuiltIn::start("no-such-model:1b", Device::Auto)
             .chat(&request, &mut |_: &str| {})
             .await
             .unwrap_err()
