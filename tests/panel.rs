@@ -103,7 +103,15 @@ async fn settings_are_saved_by_the_host_and_its_errors_are_shown() -> Result<()>
         value_of(&panel, "#settings-vote-models").await?,
         "llama3.2:3b, gemma3:4b"
     );
-    // No Ollama here: the model field says why its suggestions are missing.
+    // No Ollama here: "automatic" offers the built-in engine's models, as a task would use it…
+    panel
+        .wait_for(
+            "document.getElementById('settings-model-help').textContent.includes('smollm2-135m-instruct-q4_1')",
+            WAIT,
+        )
+        .await?;
+    // …and Ollama named outright says why its suggestions are missing.
+    choose(&panel, "#settings-backend", "ollama").await?;
     panel
         .wait_for(
             "document.getElementById('settings-model-help').textContent.includes('Could not list the backend')",

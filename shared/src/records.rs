@@ -369,7 +369,7 @@ mod tests {
         assert_eq!(
             json,
             serde_json::json!({"backend": "auto", "model": null, "openai_url": null,
-                "max_steps": 30, "approval": "ask_risky", "plan": "auto", "vote": "off",
+                "device": "auto", "max_steps": 30, "approval": "ask_risky", "plan": "auto", "vote": "off",
                 "vote_samples": 3, "vote_models": [], "sign_in_names_user": false})
         );
     }
