@@ -47,7 +47,7 @@ async fn main() -> Result<()> {
     open_settings(&panel).await?;
     fill(&panel, "#settings-max-steps", MAX_STEPS).await?;
     save(&panel).await?;
-    open(&panel, "task").await?;
+    open(&panel, "run").await?;
     let mut models = Vec::new();
     for (page, goal) in GOALS {
         let tab = h.chromium.open(&h.fixture_url(page)).await?;
