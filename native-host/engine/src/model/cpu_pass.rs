@@ -9,13 +9,13 @@ use std::sync::Arc;
 
 use crate::cpu::ops::{self, AttentionScratch, AttentionShape, KvCache};
 use crate::cpu::{product, products, Acts, Isa};
-use crate::gguf::{Architecture, Gguf, GgufError};
+use crate::gguf::{Gguf, GgufError};
 use crate::quant;
 use crate::rope::RopeParams;
 
 use super::cpu_weights::{CpuLayer, CpuWeights, MatrixAt};
 use super::variant::Variant;
-use super::{gemma3, llama, HParams, ModelError, PREFILL_BATCH};
+use super::{HParams, ModelError, PREFILL_BATCH};
 
 /// Sets the CPU pass's threads (default: one per core the OS gives the process).
 pub const THREADS_ENV: &str = "ITINERO_THREADS";
@@ -79,10 +79,7 @@ impl CpuTransformer {
     /// it would not fit in the memory the system has free.
     pub fn load(gguf: Gguf, capacity: u32, threads: usize) -> Result<Self, ModelError> {
         let hp = HParams::from_gguf(&gguf)?;
-        let variant = match hp.arch {
-            Architecture::Llama | Architecture::Qwen2 => llama::variant(&hp),
-            Architecture::Gemma3 => gemma3::variant(&gguf, &hp)?,
-        };
+        let variant = super::variant::of(&gguf, &hp)?;
         let rope = RopeParams::from_gguf(&gguf)?;
         let rope_local = rope.gemma3_sliding_window();
         let capacity = capacity.min(hp.context).max(1);
@@ -176,13 +173,7 @@ impl CpuTransformer {
     }
 
     fn check_room(&self, pos: u32, tokens: usize) -> Result<(), ModelError> {
-        if pos as usize + tokens > self.capacity as usize {
-            return Err(ModelError::ContextFull {
-                pos: pos + tokens.saturating_sub(1) as u32,
-                capacity: self.capacity,
-            });
-        }
-        Ok(())
+        super::check_room(pos, tokens, self.capacity)
     }
 
     /// `tokens` at `pos..` through every layer; the logits of the last when `logits`.

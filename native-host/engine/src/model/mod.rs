@@ -51,3 +51,15 @@ pub enum ModelError {
     #[error("token id {token} is outside the vocabulary of {vocab}")]
     BadToken { token: u32, vocab: u32 },
 }
+
+/// Whether `tokens` more positions from `pos` fit a KV cache of `capacity` (both passes check
+/// before they write).
+fn check_room(pos: u32, tokens: usize, capacity: u32) -> Result<(), ModelError> {
+    if pos as usize + tokens > capacity as usize {
+        return Err(ModelError::ContextFull {
+            pos: pos + tokens.saturating_sub(1) as u32,
+            capacity,
+        });
+    }
+    Ok(())
+}

@@ -17,7 +17,7 @@
 //! keys written into the cache at the batch's positions, so no copies there either (a v whose
 //! type kept it out of the joined upload is its own product into the cache).
 
-use crate::gguf::{Architecture, Gguf, GgufError};
+use crate::gguf::{Gguf, GgufError};
 use crate::gpu::{
     record_pass, Bound, Gpu, KernelTime, Profiler, RopeParams, StepUniform, TileChoice,
 };
@@ -29,7 +29,7 @@ use super::plan::Plan;
 use super::tuning::{Fusion, PrefillTile, Products, PREFILL_BATCH};
 use super::variant::Variant;
 use super::weights::{Layer, Weights};
-use super::{gemma3, llama, HParams, ModelError};
+use super::{HParams, ModelError};
 
 /// A loaded model with its KV cache.
 pub struct Transformer {
@@ -83,7 +83,7 @@ impl Transformer {
         tile: PrefillTile,
     ) -> Result<Self, ModelError> {
         let hp = HParams::from_gguf(&gguf)?;
-        let variant = variant(&gguf, &hp)?;
+        let variant = super::variant::of(&gguf, &hp)?;
         let capacity = capacity.min(hp.context).max(1);
         let weights = Weights::load(gpu, &gguf, &hp, &variant, capacity)?;
         let types = weights.matrix_types();
@@ -181,13 +181,7 @@ impl Transformer {
     }
 
     fn check_room(&self, pos: u32, tokens: usize) -> Result<(), ModelError> {
-        if pos as usize + tokens > self.capacity as usize {
-            return Err(ModelError::ContextFull {
-                pos: pos + tokens.saturating_sub(1) as u32,
-                capacity: self.capacity,
-            });
-        }
-        Ok(())
+        super::check_room(pos, tokens, self.capacity)
     }
 
     /// Runs one token as [`Self::step`] does (with its logits), or up to [`PREFILL_BATCH`] as
@@ -311,13 +305,5 @@ impl Transformer {
                 .for_each(|v| *v *= self.variant.embedding_scale);
         }
         Ok(row)
-    }
-}
-
-/// What sets the model's architecture apart, from the file of that architecture.
-fn variant(gguf: &Gguf, hp: &HParams) -> Result<Variant, ModelError> {
-    match hp.arch {
-        Architecture::Llama | Architecture::Qwen2 => Ok(llama::variant(hp)),
-        Architecture::Gemma3 => gemma3::variant(gguf, hp),
     }
 }

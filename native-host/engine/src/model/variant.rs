@@ -3,6 +3,8 @@
 //! Each architecture's file (`llama`, `gemma3`) says what its values are, so the graph asks its
 //! questions of a `Variant` rather than of the architecture.
 
+use super::{gemma3, llama, HParams, ModelError};
+use crate::gguf::{Architecture, Gguf};
 use crate::gpu::Gate;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -42,5 +44,14 @@ impl Variant {
         } else {
             None
         }
+    }
+}
+
+/// What sets the model's architecture apart, from the file of that architecture: both passes
+/// (GPU and CPU) read it from here.
+pub(super) fn of(gguf: &Gguf, hp: &HParams) -> Result<Variant, ModelError> {
+    match hp.arch {
+        Architecture::Llama | Architecture::Qwen2 => Ok(llama::variant(hp)),
+        Architecture::Gemma3 => gemma3::variant(gguf, hp),
     }
 }
