@@ -112,6 +112,9 @@ fn run_host(caller: origin::Caller) -> ExitCode {
     // a store that cannot be opened is logged and the host goes on without it.
     let store = StoreSlot::open_default();
     let end = runtime.block_on(async {
+        // Watched before the socket exists: a signal that came between the two would otherwise
+        // end the process with the socket file left behind.
+        let termination = termination();
         let mut control = None;
         let serving = session::serve_with(
             tokio::io::stdin(),
@@ -124,7 +127,7 @@ fn run_host(caller: origin::Caller) -> ExitCode {
         );
         let end = tokio::select! {
             end = serving => end,
-            signal = termination() => {
+            signal = termination => {
                 tracing::info!("{signal}; exiting");
                 Ok(session::SessionEnd::Closed)
             }
@@ -159,36 +162,48 @@ fn run_host(caller: origin::Caller) -> ExitCode {
 }
 
 /// Resolves when the process is asked to stop, so the control socket is removed on the way out.
-/// Where a signal cannot be watched, it never resolves: the session then ends only with the browser.
-async fn termination() -> &'static str {
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
+/// The handlers are installed when this is called, not when the future is first polled. Where a
+/// signal cannot be watched, it never resolves: the session then ends only with the browser.
+fn termination() -> impl std::future::Future<Output = &'static str> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        let terminate = async {
-            match signal(SignalKind::terminate()) {
-                Ok(mut term) => {
-                    term.recv().await;
-                }
-                Err(e) => {
-                    tracing::warn!("cannot watch for SIGTERM: {e}");
-                    std::future::pending::<()>().await;
-                }
+        let watch = |kind: SignalKind, name: &'static str| match signal(kind) {
+            Ok(stream) => Some(stream),
+            Err(e) => {
+                tracing::warn!("cannot watch for {name}: {e}");
+                None
             }
         };
-        tokio::select! {
-            _ = terminate => "SIGTERM",
-            _ = interrupt => "SIGINT",
+        let mut terminate = watch(SignalKind::terminate(), "SIGTERM");
+        let mut interrupt = watch(SignalKind::interrupt(), "SIGINT");
+        async move {
+            let term = async {
+                match terminate.as_mut() {
+                    Some(s) => s.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let int = async {
+                match interrupt.as_mut() {
+                    Some(s) => s.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = term => "SIGTERM",
+                _ = int => "SIGINT",
+            }
         }
     }
     #[cfg(not(unix))]
     {
-        interrupt.await;
-        "Ctrl-C"
+        async {
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            "Ctrl-C"
+        }
     }
 }
 
