@@ -7,4 +7,5 @@
 //! fixture sites on loopback.
 
 pub mod demo_shop;
+pub mod gym;
 pub mod harness;

@@ -39,7 +39,7 @@ fn openai_backend(url: Option<&str>) -> Result<OpenAi, String> {
 /// `ITINERO_BACKEND` (`auto`, the default: Ollama when it answers and has a model, else the
 /// built-in engine; `ollama`; `openai`, with `ITINERO_OPENAI_URL` and `ITINERO_OPENAI_KEY`;
 /// `wgpu`, the built-in engine, with a GGUF path, a cache model or an Ollama name as the model;
-/// or `scripted:PATH`, for tests) and `ITINERO_MODEL`. With Ollama and no model named, the first
+/// `none`, the grounding alone; or `scripted:PATH`, for tests) and `ITINERO_MODEL`. With Ollama and no model named, the first
 /// model Ollama lists is used. The built-in engine runs on `device` (`ITINERO_DEVICE` where that
 /// is `Auto`).
 pub async fn choose_model(
@@ -108,8 +108,10 @@ pub async fn choose_model(
             })
         }
         "wgpu" => Ok(builtin(model, device)),
+        // The agent's own strategies only: what it does with no model at all.
+        "none" => Err("no model is used (backend `none`)".into()),
         other => Err(format!(
-            "unknown backend {other:?}: use auto, ollama, openai, wgpu or scripted:PATH"
+            "unknown backend {other:?}: use auto, ollama, openai, wgpu, none or scripted:PATH"
         )),
     }
 }

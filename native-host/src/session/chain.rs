@@ -1,7 +1,8 @@
 //! The strategy chain a task decides with: the action cache outermost (a remembered step needs
-//! no model), recovery next (no model call when the page only moved the target), then the model
-//! with retries, voted on when the options ask for it; and the planner for long goals. A new
-//! strategy joins the chain here.
+//! no model), recovery next (no model call when the page only moved the target), then the
+//! grounding (what the goal names, found on the page), then the model with retries, voted on
+//! when the options ask for it; and the planner for long goals. A new strategy joins the chain
+//! here.
 
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use async_trait::async_trait;
 use itinero_shared::messages::{TaskOptions, VoteMode};
 
 use crate::agent::cache::{ActionCache, Cached};
+use crate::agent::grounded::Grounded;
 use crate::agent::planner::LlmPlanner;
 use crate::agent::prompt;
 use crate::agent::recovery::Recovery;
@@ -73,9 +75,38 @@ pub fn deciders(
         }
     };
     let recovery = Recovery {
-        inner: model,
+        inner: Grounded::new(model),
         attempts: RECOVERY_ATTEMPTS,
     };
+    with_cache(recovery, cache, choice)
+}
+
+/// The chain with no model: the grounding alone, and `why` there is no model when it cannot
+/// decide a step.
+pub fn without_model(why: String, cache: Option<Arc<dyn ActionCache>>) -> Deciders {
+    let recovery = Recovery {
+        inner: Grounded::new(NoModel(why)),
+        attempts: RECOVERY_ATTEMPTS,
+    };
+    let strategy: Box<dyn Strategy> = match cache {
+        Some(cache) => Box::new(Cached {
+            inner: recovery,
+            cache,
+        }),
+        None => Box::new(recovery),
+    };
+    Deciders {
+        strategy,
+        planner: None,
+        sign_in: None,
+    }
+}
+
+fn with_cache<S: Strategy + 'static>(
+    recovery: Recovery<S>,
+    cache: Option<Arc<dyn ActionCache>>,
+    choice: &ModelChoice,
+) -> Deciders {
     Deciders {
         strategy: match cache {
             Some(cache) => Box::new(Cached {
@@ -93,7 +124,8 @@ pub fn deciders(
     }
 }
 
-/// Stands in for the model when none could be reached: a skill that needs it stops, saying why.
+/// Stands in for the model when none could be reached: a step the grounding cannot decide (or a
+/// skill that diverges) stops the task, saying why.
 pub struct NoModel(pub String);
 
 #[async_trait]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use itinero_shared::messages::{StartTask, TaskEventKind, TaskOptions};
 use itinero_shared::records::Settings;
 
-use super::chain::{deciders, NoModel};
+use super::chain::{deciders, without_model};
 use super::panel::SessionPanel;
 use crate::agent::memory::StoreMemory;
 use crate::agent::replay::Replay;
@@ -97,7 +97,6 @@ pub async fn prepare(
     ));
     let deciders = match (chosen, skill) {
         (_, Err(why)) => Err(why),
-        (Err(e), Ok(None)) => Err(format!("no model to run the task: {e}")),
         (choice, Ok(skill)) => decide_with(choice, skill, &options, &memory).await,
     }
     .map(|mut d| {
@@ -127,12 +126,12 @@ async fn decide_with(
 ) -> Result<Deciders, String> {
     let mut chain = match &choice {
         Ok(choice) => deciders(choice, options, Some(memory.clone())),
-        // A skill replays without a model; one is needed only if it diverges.
-        Err(e) => Deciders {
-            strategy: Box::new(NoModel(format!("no model: {e}"))),
-            planner: None,
-            sign_in: None,
-        },
+        // The grounding and a skill's replay need no model; one is needed only for a step
+        // neither can decide.
+        Err(e) => without_model(
+            format!("no model to decide this step: {e}"),
+            Some(memory.clone()),
+        ),
     };
     let Some(chosen) = skill else {
         // A goal the cache knows needs no plan: its steps are remembered.

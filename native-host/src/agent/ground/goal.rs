@@ -1,0 +1,875 @@
+//! A goal read for what it asks, before any page is seen: the values to put in fields, the
+//! things to press, the boxes to tick, what to search for and the question to answer, in the
+//! order the goal gives them. Which element each names is the page's to say (`mod.rs`).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::words;
+
+/// A case-insensitive regex, compiled once.
+macro_rules! re {
+    ($s:expr) => {{
+        static R: LazyLock<Regex> = LazyLock::new(|| Regex::new(concat!("(?i)", $s)).unwrap());
+        &*R
+    }};
+}
+
+/// One thing the goal asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Want {
+    /// A value for a field: typed into a text field, or chosen in a list or among radio buttons.
+    /// Without a field, the page must show the one it belongs in.
+    Assign {
+        field: Option<String>,
+        value: String,
+    },
+    /// "username alice": a field's name and its value in one phrase, told apart by the names
+    /// of the fields on the page.
+    Pair {
+        text: String,
+    },
+    /// An option to choose, in whatever list or group offers it (or a control of that name).
+    Choose {
+        option: String,
+    },
+    /// Boxes to tick (or untick); with `only`, every other box is left unticked.
+    Tick {
+        items: Vec<String>,
+        on: bool,
+        only: bool,
+    },
+    /// A control to press or a link to follow; with `near`, the one beside that entity (a row's
+    /// button, a message's reply), with `ordinal` the n-th of its kind.
+    Click {
+        target: String,
+        ordinal: Option<usize>,
+        near: Option<String>,
+    },
+    /// The form being filled is sent, by its own button (named `label` where the goal names it).
+    Submit {
+        label: Option<String>,
+    },
+    Search {
+        query: String,
+    },
+    Answer(Question),
+    /// A part of the goal this reading does not understand: only a model can take it on.
+    Unknown {
+        text: String,
+    },
+}
+
+/// A value the goal wants read off the page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    /// What the value belongs to ("wool socks").
+    pub entity: String,
+    pub kind: AnswerKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerKind {
+    Price,
+    Count,
+    Date,
+    Time,
+    Name,
+    Any,
+}
+
+/// The goal's wants, in order.
+pub fn read(goal: &str) -> Vec<Want> {
+    let (text, quoted) = protect_quotes(goal);
+    let mut wants = Vec::new();
+    for (sentence, asks) in sentences(&text) {
+        if asks || is_question(&sentence) {
+            if let Some(q) = question(&sentence) {
+                wants.push(Want::Answer(restore_question(q, &quoted)));
+                continue;
+            }
+        }
+        let mut found_thing: Option<String> = None;
+        for clause in clauses(&sentence) {
+            // "In the help page, …": where the goal happens, not a step of it.
+            if re!(r"^(?:in|on|at|from)\s+(?:the\s+|my\s+)?[\w\s]+?(?:page|site|section|tab|screen|list|app|inbox|form)$").is_match(clause.trim()) {
+                continue;
+            }
+            // "Find X in the list and open it": X is what to open.
+            if let Some(m) =
+                re!(r"^(?:find|locate|look\s+for)\s+(.+?)(?:\s+(?:in|on)\s+the\s+\w+)?$")
+                    .captures(clause.trim())
+            {
+                found_thing = Some(m[1].to_owned());
+                continue;
+            }
+            if let Some(thing) = found_thing.take() {
+                if re!(r"^(?:open|click|select|follow)\s+(?:it|that|them)$").is_match(clause.trim())
+                {
+                    wants.push(restore(click_of(&thing), &quoted));
+                    continue;
+                }
+                wants.push(Want::Unknown {
+                    text: unquote(&thing, &quoted),
+                });
+            }
+            let read = clause_wants(&clause);
+            if read.is_empty() {
+                wants.push(Want::Unknown {
+                    text: unquote(&clause, &quoted),
+                });
+            }
+            for want in read {
+                wants.push(restore(want, &quoted));
+            }
+        }
+        if let Some(thing) = found_thing {
+            wants.push(Want::Unknown {
+                text: unquote(&thing, &quoted),
+            });
+        }
+    }
+    wants
+}
+
+/// Quoted values stand in the text as `⟦n⟧` while it is split, so their own commas and "and"s
+/// stay theirs.
+fn protect_quotes(goal: &str) -> (String, Vec<String>) {
+    static QUOTED: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#""([^"]+)"|“([^”]+)”|(?:^|\s)'([^']+)'"#).unwrap());
+    let mut quoted = Vec::new();
+    let text = QUOTED
+        .replace_all(goal, |c: &regex::Captures| {
+            let inner = c.get(1).or(c.get(2)).or(c.get(3)).unwrap().as_str();
+            let lead = if c.get(3).is_some() && c[0].starts_with(char::is_whitespace) {
+                " "
+            } else {
+                ""
+            };
+            quoted.push(inner.to_owned());
+            format!("{lead}⟦{}⟧", quoted.len() - 1)
+        })
+        .into_owned();
+    (text, quoted)
+}
+
+fn unquote(s: &str, quoted: &[String]) -> String {
+    static MARK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"⟦(\d+)⟧").unwrap());
+    MARK.replace_all(s, |c: &regex::Captures| {
+        c[1].parse::<usize>()
+            .ok()
+            .and_then(|i| quoted.get(i))
+            .cloned()
+            .unwrap_or_default()
+    })
+    .trim()
+    .to_owned()
+}
+
+fn restore(want: Want, quoted: &[String]) -> Want {
+    let u = |s: &str| unquote(s, quoted);
+    match want {
+        Want::Assign { field, value } => Want::Assign {
+            field: field.map(|f| u(&f)),
+            value: u(&value),
+        },
+        Want::Pair { text } => Want::Pair { text: u(&text) },
+        Want::Choose { option } => Want::Choose { option: u(&option) },
+        Want::Tick { items, on, only } => Want::Tick {
+            items: items.iter().map(|i| u(i)).collect(),
+            on,
+            only,
+        },
+        Want::Click {
+            target,
+            ordinal,
+            near,
+        } => Want::Click {
+            target: u(&target),
+            ordinal,
+            near: near.map(|n| u(&n)),
+        },
+        Want::Submit { label } => Want::Submit { label },
+        Want::Search { query } => Want::Search { query: u(&query) },
+        Want::Answer(q) => Want::Answer(restore_question(q, quoted)),
+        Want::Unknown { text } => Want::Unknown { text: u(&text) },
+    }
+}
+
+fn restore_question(q: Question, quoted: &[String]) -> Question {
+    Question {
+        entity: unquote(&q.entity, quoted),
+        kind: q.kind,
+    }
+}
+
+/// Sentences, each with whether it ended in a question mark. A full stop inside a value (an
+/// address, a price) is not an end: only one followed by a space or the end is.
+fn sentences(text: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let ends =
+            matches!(c, '.' | '!' | '?' | ';') && chars.peek().is_none_or(|n| n.is_whitespace());
+        if ends {
+            let s = current.trim().to_owned();
+            if !s.is_empty() {
+                out.push((s, c == '?'));
+            }
+            current.clear();
+        } else {
+            current.push(c);
+        }
+    }
+    let s = current.trim().to_owned();
+    if !s.is_empty() {
+        out.push((s, false));
+    }
+    out
+}
+
+/// Verbs that start a new clause after "and", "then" or a comma.
+const VERBS: &[&str] = &[
+    "type",
+    "enter",
+    "write",
+    "input",
+    "put",
+    "fill",
+    "set",
+    "change",
+    "choose",
+    "select",
+    "pick",
+    "tick",
+    "check",
+    "untick",
+    "uncheck",
+    "clear",
+    "click",
+    "press",
+    "tap",
+    "hit",
+    "open",
+    "follow",
+    "go",
+    "visit",
+    "view",
+    "show",
+    "expand",
+    "collapse",
+    "search",
+    "submit",
+    "send",
+    "save",
+    "confirm",
+    "sign",
+    "log",
+    "delete",
+    "remove",
+    "archive",
+    "reply",
+    "forward",
+    "add",
+    "dismiss",
+    "close",
+    "accept",
+    "decline",
+    "edit",
+    "scroll",
+    "use",
+    "tell",
+    "report",
+    "give",
+    "what",
+    "which",
+    "how",
+    "when",
+    "who",
+    "switch",
+    "mark",
+    "buy",
+    "download",
+    "apply",
+    "register",
+    "subscribe",
+    "book",
+    "approve",
+    "reject",
+    "find",
+    "read",
+    "proceed",
+    "continue",
+];
+
+fn clauses(sentence: &str) -> Vec<String> {
+    static JOIN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\s*,\s*(?:and\s+)?(?:then\s+)?|\s+and\s+(?:then\s+)?|\s+then\s+").unwrap()
+    });
+    let mut out: Vec<String> = Vec::new();
+    let mut last = 0;
+    let mut current = String::new();
+    for m in JOIN.find_iter(sentence) {
+        let next_word = sentence[m.end()..]
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_lowercase();
+        let piece = &sentence[last..m.start()];
+        current.push_str(piece);
+        let ends_list = m.as_str().contains("then")
+            || matches!(
+                next_word.as_str(),
+                "click" | "press" | "save" | "submit" | "hit" | "tap" | "send" | "apply"
+            );
+        if VERBS.contains(&next_word.as_str()) && (ends_list || !list_verb_open(&current)) {
+            out.push(std::mem::take(&mut current));
+        } else {
+            current.push_str(m.as_str());
+        }
+        last = m.end();
+    }
+    current.push_str(&sentence[last..]);
+    out.push(current);
+    out.into_iter()
+        .map(|c| c.trim().to_owned())
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+/// A clause whose list runs on: "tick A, B and C" must not be cut at "C" even when C is a verb.
+fn list_verb_open(clause: &str) -> bool {
+    let first = clause
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_lowercase();
+    matches!(first.as_str(), "tick" | "untick" | "uncheck")
+}
+
+/// Words that say what kind of control a phrase names, not which.
+const ROLE_WORDS: &[&str] = &[
+    "button",
+    "link",
+    "tab",
+    "icon",
+    "menu item",
+    "item",
+    "entry",
+    "option",
+    "checkbox",
+    "check box",
+    "section",
+    "heading",
+    "field",
+    "box",
+    "input",
+    "radio button",
+    "radio",
+    "toggle",
+    "switch",
+    "dropdown",
+    "drop down",
+    "list",
+    "menu",
+];
+
+/// "the Save button" → "Save".
+fn strip_role(phrase: &str) -> String {
+    let mut p = phrase.trim().trim_end_matches(['.', '!']).trim().to_owned();
+    for lead in ["the ", "a ", "an ", "on the ", "on "] {
+        if p.to_lowercase().starts_with(lead) && p.len() > lead.len() {
+            p = p[lead.len()..].to_owned();
+        }
+    }
+    for role in ROLE_WORDS {
+        let lower = p.to_lowercase();
+        let suffix = format!(" {role}");
+        if lower.ends_with(&suffix) && p.len() > suffix.len() {
+            p.truncate(p.len() - suffix.len());
+            break;
+        }
+    }
+    p.trim().to_owned()
+}
+
+/// The entity an object phrase is about: "the message from Bob Ray" → "Bob Ray".
+pub(super) fn entity_of(object: &str) -> String {
+    let r = re!(r"\b(?:from|by|for|of|about|titled|named|called|with the subject)\s+(.+)$");
+    let e = match r.captures(object) {
+        Some(c) => strip_role(&c[1]),
+        None => strip_role(object),
+    };
+    // "Bob's message" is Bob; "the Quarterly report message" is the Quarterly report.
+    let e = re!(r"(?:'s|’s)\s+\w+$").replace(&e, "").into_owned();
+    re!(r"\s+(?:message|email|mail|row|entry|item|record|post|comment|file|product|article|invoice)$")
+        .replace(&e, "")
+        .trim()
+        .to_owned()
+}
+
+/// A list of items: "A, B and C" → [A, B, C].
+fn items(list: &str) -> Vec<String> {
+    re!(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s+or\s+")
+        .split(list)
+        .map(strip_role)
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// "the name to Ana and the city to Lyon" → one value a field, by `pattern` (field and value
+/// in that order, or value first with `value_first`); a piece that is no pair continues the
+/// value before it ("Dark blue and green").
+fn assignments(list: &str, pattern: &str, value_first: bool) -> Vec<Want> {
+    let Ok(pair) = Regex::new(&format!("(?i){pattern}")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Want> = Vec::new();
+    for piece in re!(r"\s*,\s*(?:and\s+)?|\s+and\s+").split(list) {
+        let piece = re!(r"^(?:with|also|then)\s+").replace(piece.trim(), "");
+        match pair.captures(piece.trim()) {
+            Some(c) => {
+                let (field, value) = if value_first {
+                    (&c[2], &c[1])
+                } else {
+                    (&c[1], &c[2])
+                };
+                out.push(Want::Assign {
+                    field: Some(strip_role(field)),
+                    value: value.trim().to_owned(),
+                });
+            }
+            None => match out.last_mut() {
+                Some(Want::Assign { value, .. }) => {
+                    value.push_str(" and ");
+                    value.push_str(piece.trim());
+                }
+                _ => return Vec::new(),
+            },
+        }
+    }
+    out
+}
+
+/// "username alice and password ⟦0⟧" → pairs, each told apart on the page.
+fn pairs(list: &str) -> Vec<Want> {
+    items(list)
+        .into_iter()
+        .map(|text| {
+            if let Some(c) = re!(r"^(.+?)\s*(?::|=|\bis\b|\bas\b|\bof\b)\s*(.+)$").captures(&text) {
+                Want::Assign {
+                    field: Some(strip_role(&c[1])),
+                    value: c[2].trim().to_owned(),
+                }
+            } else {
+                Want::Pair { text }
+            }
+        })
+        .collect()
+}
+
+fn clause_wants(clause: &str) -> Vec<Want> {
+    let c = clause
+        .trim()
+        .trim_start_matches(|ch: char| !ch.is_alphanumeric() && ch != '⟦');
+    let c = re!(r"^(?:please\s+|now\s+|also\s+|first\s+|finally\s+|next\s+)+").replace(c, "");
+    let c = c.trim();
+    // Signing in: the credentials, then the form's button.
+    if let Some(m) = re!(r"^(?:sign|log)\s*(?:in|on)(?:\s+to\s+(?:the\s+)?\S+)?(.*)$").captures(c) {
+        let mut rest = m[1].trim().to_owned();
+        let mut out = Vec::new();
+        if let Some(a) = re!(r"^as\s+(\S+)\s*(.*)$").captures(&rest.clone()) {
+            out.push(Want::Assign {
+                field: Some("username".into()),
+                value: a[1].to_owned(),
+            });
+            rest = a[2].to_owned();
+        }
+        let rest = re!(r"^(?:with|using)\s+(?:the\s+)?(?:credentials\s+)?").replace(&rest, "");
+        if !rest.trim().is_empty() {
+            let rest = re!(r"\b(?:with|using)\s+").replace_all(&rest, "and ");
+            out.extend(pairs(&rest));
+        }
+        out.push(Want::Submit {
+            label: Some("sign in".into()),
+        });
+        return out;
+    }
+    if let Some(m) = re!(r"^(?:search|look)\s+(?:for\s+|up\s+)?(.+?)(?:\s+(?:in|on|using)\s+the\s+search(?:\s+\w+)?)?$").captures(c) {
+        return vec![Want::Search {
+            query: m[1].trim().to_owned(),
+        }];
+    }
+    if let Some(m) = re!(r"^(?:fill\s+(?:in|out)|fill|complete)\s+(.*?)\bwith\s+(.+)$").captures(c)
+    {
+        let what = strip_role(&m[1]);
+        let list = items(&m[2]);
+        if list.len() == 1 && !what.is_empty() && !words::contains("form details", &what) {
+            return vec![Want::Assign {
+                field: Some(what),
+                value: m[2].trim().to_owned(),
+            }];
+        }
+        return pairs(&m[2]);
+    }
+    if let Some(m) = re!(r"^(?:type|enter|write|input|put|insert|use)\s+(.+)$").captures(c) {
+        let assigns = assignments(
+            &m[1],
+            r"^(.+?)\s+(?:in|into|as|for|under|inside)\s+(?:the\s+|my\s+)?(.+?)$",
+            true,
+        );
+        if !assigns.is_empty() {
+            return assigns;
+        }
+    }
+    if let Some(m) = re!(r"^(?:type|enter|write|input|put|insert|give|use|fill\s+in|fill\s+out|provide)\s+(?:in\s+)?(.+)$").captures(c) {
+        return pairs(&m[1]);
+    }
+    if let Some(m) = re!(r"^(?:set|change|update|make)\s+(.+)$").captures(c) {
+        let assigns = assignments(
+            &m[1],
+            r"^(?:the\s+|my\s+|your\s+)?(.+?)\s+(?:to|as|=|:)\s+(.+)$",
+            false,
+        );
+        if !assigns.is_empty() {
+            return assigns;
+        }
+    }
+    if let Some(m) = re!(r"^check\s*out\b(?:\s+with\s+(.+))?$").captures(c) {
+        let mut out = vec![Want::Click {
+            target: "checkout".into(),
+            ordinal: None,
+            near: None,
+        }];
+        if let Some(list) = m.get(1) {
+            out.extend(pairs(list.as_str()));
+        }
+        return out;
+    }
+    if let Some(m) = re!(r"^confirm\s+(?:with|by\s+clicking|by\s+pressing)\s+(.+)$").captures(c) {
+        return vec![click_of(&m[1])];
+    }
+    if let Some(m) = re!(r"^(?:untick|uncheck|deselect|clear)\s+(?:the\s+)?(?:boxes\s+|checkboxes\s+)?(?:for\s+)?(.+)$").captures(c) {
+        return vec![Want::Tick {
+            items: items(&m[1]),
+            on: false,
+            only: false,
+        }];
+    }
+    if let Some(m) = re!(r"^(?:tick|check|mark)\s+(?:only\s+)?(?:the\s+)?(?:boxes\s+|checkboxes\s+)?(?:for\s+)?(.+?)(\s*,?\s*(?:and\s+|but\s+)?(?:nothing\s+else|no\s+others?|only|none\s+of\s+the\s+others))?$").captures(c) {
+        let only = m.get(2).is_some() || re!(r"^(?:tick|check|mark)\s+only\b").is_match(c);
+        return vec![Want::Tick {
+            items: items(&m[1]),
+            on: true,
+            only,
+        }];
+    }
+    if let Some(m) = re!(
+        r"^(?:choose|select|pick|opt\s+for)\s+(.+?)\s+(?:as|for|in|from|under)\s+(?:the\s+)?(.+)$"
+    )
+    .captures(c)
+    {
+        return vec![Want::Assign {
+            field: Some(strip_role(&m[2])),
+            value: strip_role(&m[1]),
+        }];
+    }
+    if let Some(m) = re!(r"^(?:choose|select|pick|opt\s+for)\s+(.+)$").captures(c) {
+        return vec![Want::Choose {
+            option: strip_role(&m[1]),
+        }];
+    }
+    if let Some(m) =
+        re!(r"^(submit|send|save|confirm|post|place)\b(?:\s+(?:it|them|this|(?:the|my)\s+(\w+)))?$")
+            .captures(c)
+    {
+        let verb = m[1].to_lowercase();
+        let label = match m.get(2) {
+            Some(object) => format!("{verb} {}", object.as_str()),
+            None => verb.clone(),
+        };
+        return vec![Want::Submit {
+            label: (verb != "submit").then_some(label),
+        }];
+    }
+    if let Some(m) = re!(r"^add\s+(?:the\s+|a\s+|an\s+|one\s+)?(.+?)\s+to\s+(?:the\s+|my\s+)?(cart|basket|bag|wishlist|favou?rites)$").captures(c) {
+        return vec![Want::Click {
+            target: format!("add to {}", &m[2]),
+            ordinal: None,
+            near: Some(strip_role(&m[1])),
+        }];
+    }
+    if let Some(m) = re!(r"^forward\s+(.+?)\s+to\s+(\S+@\S+)$").captures(c) {
+        return vec![
+            Want::Click {
+                target: "forward".into(),
+                ordinal: None,
+                near: Some(entity_of(&m[1])),
+            },
+            Want::Assign {
+                field: Some("to".into()),
+                value: m[2].to_owned(),
+            },
+            Want::Submit {
+                label: Some("send".into()),
+            },
+        ];
+    }
+    if let Some(m) =
+        re!(r"^reply\s+(?:to\s+)?(.+?)\s+(?:with|saying|and say|and write)\s+(.+)$").captures(c)
+    {
+        return vec![
+            Want::Click {
+                target: "reply".into(),
+                ordinal: None,
+                near: Some(entity_of(&m[1])),
+            },
+            Want::Assign {
+                field: None,
+                value: m[2].trim().to_owned(),
+            },
+            Want::Submit {
+                label: Some("send".into()),
+            },
+        ];
+    }
+    if let Some(m) = re!(r"^(delete|remove|archive|reply\s+to|reply|forward|edit|approve|reject|decline|cancel|download|star|restore|duplicate|rename|pin|unpin|mute|buy)\s+(.+)$").captures(c) {
+        let verb = re!(r"\s+to$").replace(&m[1].to_lowercase(), "").into_owned();
+        return vec![Want::Click {
+            target: verb,
+            ordinal: None,
+            near: Some(entity_of(&m[2])),
+        }];
+    }
+    if let Some(m) = re!(r"^(?:click|press|tap|hit|push|activate|open|follow|go\s+to|visit|view|show|expand|collapse|switch\s+to|navigate\s+to|dismiss|close|accept|proceed\s+to|continue\s+to|scroll\s+to)\s+(?:on\s+)?(.+)$").captures(c) {
+        let verb = c.split_whitespace().next().unwrap_or("").to_lowercase();
+        let phrase = m[1].trim();
+        let mut want = click_of(phrase);
+        if matches!(verb.as_str(), "dismiss" | "close" | "accept") {
+            if let Want::Click { target, near, .. } = &mut want {
+                if near.is_none() {
+                    *near = Some(target.clone());
+                    *target = verb;
+                }
+            }
+        }
+        return vec![want];
+    }
+    Vec::new()
+}
+
+/// "the third result" → ordinal 3 of "result"; "Edit in the row for Bob" → Edit near Bob.
+fn click_of(phrase: &str) -> Want {
+    let phrase = re!(r"\s+(?:in|on|from)\s+the\s+(?:dialog|popup|pop-up|window|modal|menu|toolbar|page|list)(?:\s+box)?$").replace(phrase.trim(), "");
+    let phrase = re!(r"\s+(?:there|inside it|inside|for them|for it)$").replace(&phrase, "");
+    let phrase = re!(r"^(?:me\s+)?(?:the\s+)?(?:link|page|button|tab)\s+(?:to|for)\s+(?:the\s+)?")
+        .replace(&phrase, "");
+    let phrase =
+        re!(r"^(?:me\s+)?(?:the\s+)?\w+\s+(?:titled|named|called)\s+").replace(&phrase, "");
+    let phrase = re!(r"^me\s+").replace(&phrase, "");
+    let mut target = phrase.trim().to_owned();
+    let mut near = None;
+    if let Some(c) = re!(r"^(.+?)\s+(?:in the row (?:for|of|with)|in the (?:line|entry|card|item) (?:for|of)|next to|beside|for|of|from|by)\s+(.+)$").captures(&target.clone()) {
+        target = c[1].to_owned();
+        near = Some(strip_role(&c[2]));
+    }
+    let mut ordinal = None;
+    let stripped = strip_role(&target);
+    let mut parts = stripped.splitn(2, ' ');
+    if let (Some(first), Some(rest)) = (parts.next(), parts.next()) {
+        if let Some(n) = words::ordinal(first) {
+            ordinal = Some(n);
+            target = rest.to_owned();
+        }
+    }
+    Want::Click {
+        target: strip_role(&target),
+        ordinal,
+        near,
+    }
+}
+
+fn is_question(sentence: &str) -> bool {
+    re!(r"^(?:what|which|how|when|who|whom|where|is|are|does|do|tell me|find out|report|give me|read|look up)\b").is_match(sentence.trim())
+}
+
+/// The value a question sentence asks for.
+fn question(sentence: &str) -> Option<Question> {
+    let s = sentence.trim().trim_end_matches('?').trim();
+    let kind_of = |k: &str| match k.to_lowercase().as_str() {
+        "price" | "cost" | "total" | "subtotal" | "amount" | "fee" | "balance" => AnswerKind::Price,
+        "count" | "number" | "quantity" | "stock" | "how many" => AnswerKind::Count,
+        "date" | "due date" | "deadline" | "day" => AnswerKind::Date,
+        "time" => AnswerKind::Time,
+        "name" | "author" | "sender" | "owner" | "assignee" | "contact" => AnswerKind::Name,
+        _ => AnswerKind::Any,
+    };
+    let q = |entity: &str, kind| {
+        Some(Question {
+            entity: entity_of(
+                &re!(r"^(?:one\s+|a\s+pair\s+of\s+|a\s+)").replace(entity.trim(), ""),
+            ),
+            kind,
+        })
+    };
+    if let Some(c) = re!(r"(?:what|how\s+much)\s+(?:does|do|did|is|are|will)\s+(?:a\s+|the\s+)?(.+?)\s+(?:cost|costs|sell\s+for|go\s+for)$").captures(s) {
+        return q(&c[1], AnswerKind::Price);
+    }
+    if let Some(c) =
+        re!(r"how\s+much\s+(?:is|are|does|do)\s+(?:a\s+|the\s+)?(.+?)(?:\s+cost)?$").captures(s)
+    {
+        return q(&c[1], AnswerKind::Price);
+    }
+    if let Some(c) = re!(r"\b(price|cost|total|subtotal|amount|fee|balance|count|number|quantity|stock|due date|deadline|date|time|name|author|sender|owner|assignee|status|rating|email|phone)\b[^?]*?\b(?:of|for|on|in)\s+(?:the\s+)?(.+)$").captures(s) {
+        return q(&c[2], kind_of(&c[1]));
+    }
+    if let Some(c) = re!(r"how\s+many\s+(.+?)\s+(?:are|is|does|do|did|have|has|were|was)\s+(?:there\s+)?(?:left\s+)?(?:in|at|for|on|of)?\s*(?:the\s+|stock\s+)?(.*?)(?:\s+have|\s+in\s+stock|\s+left)?$").captures(s) {
+        let place = c[2].trim().to_lowercase();
+        let generic = ["", "stock", "store", "total", "inventory", "warehouse", "all"];
+        let entity = if generic.contains(&place.as_str()) { &c[1] } else { &c[2] };
+        return q(entity, AnswerKind::Count);
+    }
+    if let Some(c) = re!(r"how\s+many\s+(.+)$").captures(s) {
+        return q(&c[1], AnswerKind::Count);
+    }
+    if let Some(c) = re!(r"^when\s+(?:is|was|does|did|will|do)\s+(?:the\s+)?(.+?)(?:\s+(?:due|start|end|happen|ship|open|close|expire|arrive|take place))?$").captures(s) {
+        return q(&c[1], AnswerKind::Date);
+    }
+    if let Some(c) =
+        re!(r"^who\s+(?:sent|wrote|owns|is|created|posted|made|assigned)\s+(?:the\s+)?(.+)$")
+            .captures(s)
+    {
+        return q(&c[1], AnswerKind::Name);
+    }
+    if let Some(c) = re!(r"^(?:what|which)\s+(?:is|are|was)\s+(?:the\s+)?(.+)$").captures(s) {
+        return q(&c[1], AnswerKind::Any);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assign(field: &str, value: &str) -> Want {
+        Want::Assign {
+            field: Some(field.into()),
+            value: value.into(),
+        }
+    }
+
+    #[test]
+    fn sign_in_reads_as_credentials_then_the_button() {
+        assert_eq!(
+            read("Sign in as alice with password \"pa ss, and more\""),
+            vec![
+                assign("username", "alice"),
+                Want::Pair {
+                    text: "password pa ss, and more".into()
+                },
+                Want::Submit {
+                    label: Some("sign in".into())
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn values_go_into_named_fields_and_clauses_split_at_verbs() {
+        assert_eq!(
+            read("Type 42 into the Quantity field, set Colour to Dark blue and press Save"),
+            vec![
+                assign("Quantity", "42"),
+                assign("Colour", "Dark blue"),
+                Want::Click {
+                    target: "Save".into(),
+                    ordinal: None,
+                    near: None
+                }
+            ]
+        );
+        assert_eq!(
+            read("Fill in the form with name: Ana Ruiz, email: ana@example.org and submit it."),
+            vec![
+                assign("name", "Ana Ruiz"),
+                assign("email", "ana@example.org"),
+                Want::Submit { label: None }
+            ]
+        );
+    }
+
+    #[test]
+    fn ticks_keep_their_list_and_know_when_nothing_else_is_wanted() {
+        assert_eq!(
+            read("Tick Red, Green and Blue and nothing else, then click Apply"),
+            vec![
+                Want::Tick {
+                    items: vec!["Red".into(), "Green".into(), "Blue".into()],
+                    on: true,
+                    only: true
+                },
+                Want::Click {
+                    target: "Apply".into(),
+                    ordinal: None,
+                    near: None
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn rows_ordinals_and_messages_name_what_they_are_near() {
+        assert_eq!(
+            read("Open the third result"),
+            vec![Want::Click {
+                target: "result".into(),
+                ordinal: Some(3),
+                near: None
+            }]
+        );
+        assert_eq!(
+            read("Delete the message from Bob Ray"),
+            vec![Want::Click {
+                target: "delete".into(),
+                ordinal: None,
+                near: Some("Bob Ray".into())
+            }]
+        );
+        assert_eq!(
+            read("Add the blue hat to the cart"),
+            vec![Want::Click {
+                target: "add to cart".into(),
+                ordinal: None,
+                near: Some("blue hat".into())
+            }]
+        );
+    }
+
+    #[test]
+    fn questions_name_their_entity_and_the_kind_of_value() {
+        let ask = |e: &str, kind| {
+            vec![Want::Answer(Question {
+                entity: e.into(),
+                kind,
+            })]
+        };
+        assert_eq!(
+            read("What do wool socks cost?"),
+            ask("wool socks", AnswerKind::Price)
+        );
+        assert_eq!(
+            read("How much is the cheapest scarf?"),
+            ask("cheapest scarf", AnswerKind::Price)
+        );
+        assert_eq!(
+            read("What is the due date of invoice 1042?"),
+            ask("invoice 1042", AnswerKind::Date)
+        );
+        assert_eq!(
+            read("How many Blue mugs are in stock?"),
+            ask("Blue mugs", AnswerKind::Count)
+        );
+    }
+}

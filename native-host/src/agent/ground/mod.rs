@@ -1,0 +1,918 @@
+//! Grounding: what the goal asks (`goal.rs`) found on the page (`page.rs`) by the names a
+//! person would use (`words.rs`), as ranked candidate actions each with a confidence. A
+//! candidate is only as sure as its match is unique: "Save" on a page with one Save button is
+//! sure; on a page with two it is a choice for the model. Values to read come from
+//! `answer.rs`. The strategy that acts on these is `agent/grounded.rs`.
+
+pub mod answer;
+pub mod goal;
+pub mod page;
+pub mod words;
+
+use itinero_shared::observation::{DomNode, Observation};
+use itinero_shared::{Action, ScrollDirection, Target};
+
+use goal::{AnswerKind, Question, Want};
+use page::{Element, Kind, Page};
+
+/// A grounding this sure acts without asking a model.
+pub const SURE: f32 = 0.85;
+
+/// One possible next action for a want.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub action: Action,
+    pub confidence: f32,
+    /// What it does, for the panel and the model: `type "alice" into "Username"`.
+    pub why: String,
+    /// Doing it fulfils the want (otherwise it only brings the want closer: opening a message
+    /// to delete it, scrolling to find it).
+    pub finishes: bool,
+}
+
+/// What the grounding makes of one want on this page.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Grounded {
+    /// Already so on the page (the field holds the value, the box is ticked).
+    Satisfied,
+    /// Actions that would do it, best first.
+    Candidates(Vec<Candidate>),
+    /// The value the question asks for, with the page's words around it.
+    Answer {
+        value: String,
+        quote: String,
+        confidence: f32,
+    },
+    /// Nothing on this page for it.
+    Absent,
+}
+
+/// What the strategy remembers of earlier steps that the page no longer shows.
+#[derive(Debug, Default, Clone)]
+pub struct Memory {
+    /// Values typed into fields whose value the page hides (passwords), by element path.
+    pub typed: Vec<(String, String)>,
+    /// Moves made to find something not yet on the page (scrolls, next pages).
+    pub searches: u32,
+}
+
+fn target(e: &Element) -> Option<Target> {
+    Some(Target {
+        index: e.node.index?,
+        fingerprint: e.node.fingerprint.clone()?,
+    })
+}
+
+fn named(e: &Element) -> String {
+    e.labels
+        .first()
+        .cloned()
+        .unwrap_or_else(|| e.node.tag.clone())
+}
+
+/// The best score of `phrase` against any of the element's names.
+fn score(phrase: &str, e: &Element) -> f32 {
+    e.labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            // A name that comes from an attribute or nearby text counts a little less.
+            let s = words::similarity(phrase, l);
+            if i == 0 {
+                s
+            } else {
+                s * 0.95
+            }
+        })
+        .fold(0.0, f32::max)
+}
+
+/// Confidence from a best and a runner-up score: sure only when the best is good and alone.
+fn margin(best: f32, second: f32) -> f32 {
+    if second >= best - 0.05 {
+        best.min(0.6)
+    } else if second > best - 0.15 {
+        best.min(0.75)
+    } else {
+        best
+    }
+}
+
+/// Elements of the kinds asked, scored against `phrase`, best first.
+fn ranked<'p, 'a>(page: &'p Page<'a>, phrase: &str, kinds: &[Kind]) -> Vec<(f32, &'p Element<'a>)> {
+    let mut v: Vec<(f32, &Element)> = page
+        .elements
+        .iter()
+        .filter(|e| kinds.contains(&e.kind) && !e.has_state("disabled"))
+        .map(|e| (score(phrase, e), e))
+        .filter(|(s, _)| *s > 0.3)
+        .collect();
+    v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.order.cmp(&b.1.order)));
+    // A control inside another of the same name (a link in a tree item) is one control: the
+    // inner one, which is what takes the click.
+    let inner: Vec<bool> = v
+        .iter()
+        .map(|(s, e)| {
+            !v.iter()
+                .any(|(t, o)| t >= s && o.path.len() > e.path.len() && o.path.starts_with(&e.path))
+        })
+        .collect();
+    v.into_iter()
+        .zip(inner)
+        .filter_map(|(x, keep)| keep.then_some(x))
+        .collect()
+}
+
+pub fn ground(want: &Want, obs: &Observation, page: &Page, memory: &Memory) -> Grounded {
+    match want {
+        Want::Assign { field, value } => assign(page, field.as_deref(), value, memory),
+        Want::Pair { text } => pair(page, text, memory),
+        Want::Choose { option } => choose(page, option),
+        Want::Tick { items, on, only } => tick(page, items, *on, *only),
+        Want::Click {
+            target,
+            ordinal,
+            near,
+        } => click(obs, page, target, *ordinal, near.as_deref(), memory),
+        Want::Submit { label } => submit(page, label.as_deref()),
+        Want::Search { query } => search(obs, page, query, memory),
+        Want::Answer(q) => read_answer(obs, page, q, memory),
+        Want::Unknown { .. } => Grounded::Absent,
+    }
+}
+
+fn typed_here(e: &Element, memory: &Memory) -> Option<String> {
+    let path = e.node.fingerprint.as_ref().map(|f| f.path.clone())?;
+    memory
+        .typed
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, v)| v.clone())
+}
+
+/// The action that puts `value` into `e`, or `None` when it is already there.
+fn put(e: &Element, value: &str, confidence: f32, memory: &Memory) -> Option<Candidate> {
+    let t = target(e)?;
+    match e.kind {
+        Kind::Field => {
+            let current = if e.is_secret() {
+                typed_here(e, memory)
+            } else {
+                e.node.value.clone()
+            };
+            if current.as_deref().map(str::trim) == Some(value.trim()) {
+                return None;
+            }
+            Some(Candidate {
+                why: format!("type {value:?} into {:?}", named(e)),
+                action: Action::Type {
+                    target: t,
+                    text: value.to_owned(),
+                    submit: false,
+                    clear: true,
+                },
+                confidence,
+                finishes: true,
+            })
+        }
+        Kind::Choice => {
+            let (best, option) = e
+                .options
+                .iter()
+                .map(|o| (words::similarity(value, o), o.clone()))
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .unwrap_or_else(|| (1.0, value.to_owned()));
+            if e.node
+                .value
+                .as_deref()
+                .is_some_and(|v| words::similarity(&option, v) >= 0.95)
+            {
+                return None;
+            }
+            Some(Candidate {
+                why: format!("choose {option:?} in {:?}", named(e)),
+                action: Action::Select {
+                    target: t,
+                    value: option,
+                },
+                confidence: confidence.min(if best >= 0.9 { 1.0 } else { best }),
+                finishes: true,
+            })
+        }
+        Kind::Checkable => {
+            if e.has_state("checked") {
+                return None;
+            }
+            Some(Candidate {
+                why: format!("choose {:?}", named(e)),
+                action: Action::Check {
+                    target: t,
+                    checked: true,
+                },
+                confidence,
+                finishes: true,
+            })
+        }
+        Kind::Press => Some(Candidate {
+            why: format!("click {:?}", named(e)),
+            action: Action::Click { target: t },
+            confidence,
+            finishes: true,
+        }),
+    }
+}
+
+fn outcome(candidate: Option<Candidate>) -> Grounded {
+    match candidate {
+        Some(c) => Grounded::Candidates(vec![c]),
+        None => Grounded::Satisfied,
+    }
+}
+
+/// Field words a goal uses for the fields of a sign-in form, and what finds them when no label
+/// says the same.
+fn conventional<'p, 'a>(page: &'p Page<'a>, field: &str) -> Option<&'p Element<'a>> {
+    let canon = words::canonical(field);
+    let unique = |v: Vec<&'p Element<'a>>| (v.len() == 1).then(|| v[0]);
+    match canon.as_str() {
+        "password" => unique(page.elements.iter().filter(|e| e.is_secret()).collect()),
+        "username" | "user" | "email" | "login" | "signin" => {
+            let by_hint = unique(
+                page.elements
+                    .iter()
+                    .filter(|e| {
+                        e.kind == Kind::Field
+                            && (matches!(e.attr("autocomplete"), Some("username" | "email"))
+                                || e.input_type() == "email")
+                    })
+                    .collect(),
+            );
+            by_hint.or_else(|| {
+                // The one text field of a form that asks for a password.
+                let secret = page.elements.iter().find(|e| e.is_secret())?;
+                unique(
+                    page.elements
+                        .iter()
+                        .filter(|e| {
+                            e.kind == Kind::Field
+                                && !e.is_secret()
+                                && Page::shared_depth(&e.path, &secret.path) + 3
+                                    >= secret.path.len()
+                        })
+                        .collect(),
+                )
+            })
+        }
+        "onetimecode" | "code" => unique(
+            page.elements
+                .iter()
+                .filter(|e| {
+                    e.kind == Kind::Field
+                        && (e.attr("autocomplete") == Some("one-time-code")
+                            || words::contains(&e.labels.join(" "), "code"))
+                })
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// Which field a value with no field named belongs in, by the kind of value.
+fn by_value<'p, 'a>(page: &'p Page<'a>, value: &str) -> Option<&'p Element<'a>> {
+    let empty_fields: Vec<&Element> = page
+        .elements
+        .iter()
+        .filter(|e| e.kind == Kind::Field && e.node.value.as_deref().unwrap_or("").is_empty())
+        .collect();
+    let kind = if value.contains('@') && !value.contains(' ') {
+        "email"
+    } else if value.len() > 40 || value.split_whitespace().count() > 5 {
+        "textarea"
+    } else {
+        ""
+    };
+    let fits: Vec<&Element> = empty_fields
+        .iter()
+        .copied()
+        .filter(|e| kind.is_empty() || e.input_type() == kind)
+        .collect();
+    (fits.len() == 1).then(|| fits[0])
+}
+
+fn assign(page: &Page, field: Option<&str>, value: &str, memory: &Memory) -> Grounded {
+    let Some(field) = field else {
+        return match by_value(page, value) {
+            Some(e) => outcome(put(e, value, 0.9, memory)),
+            None => Grounded::Absent,
+        };
+    };
+    let fields = ranked(page, field, &[Kind::Field, Kind::Choice]);
+    let best = fields.first().map_or(0.0, |f| f.0);
+    let second = fields.get(1).map_or(0.0, |f| f.0);
+    if best >= 0.8 {
+        return outcome(put(fields[0].1, value, margin(best, second), memory));
+    }
+    if let Some(e) = conventional(page, field) {
+        return outcome(put(e, value, 0.9, memory));
+    }
+    // Radio buttons: the one named like the value, in the group named like the field.
+    let radios: Vec<(f32, &Element)> = ranked(page, value, &[Kind::Checkable])
+        .into_iter()
+        .filter(|(s, e)| {
+            *s >= 0.8 && e.input_type() == "radio" || e.node.role.as_deref() == Some("radio")
+        })
+        .collect();
+    if !radios.is_empty() {
+        // The group is the nearest text before a radio that names the field (its legend).
+        let distance = |e: &Element| {
+            page.texts
+                .iter()
+                .filter(|t| t.order < e.order && words::contains(t.text, field))
+                .map(|t| e.order - t.order)
+                .min()
+        };
+        let mut fitting: Vec<(usize, f32, &Element)> = radios
+            .iter()
+            .filter_map(|(s, e)| Some((distance(e)?, *s, *e)))
+            .collect();
+        fitting.sort_by_key(|f| f.0);
+        let pick = match fitting.as_slice() {
+            [(d, s, e), rest @ ..] if rest.first().is_none_or(|r| r.0 > *d) => Some((*s, *e)),
+            _ if radios.len() == 1 => Some((radios[0].0 * 0.95, radios[0].1)),
+            _ => None,
+        };
+        if let Some((s, e)) = pick {
+            return outcome(put(e, value, s, memory));
+        }
+    }
+    // An option of a list nobody named as the field.
+    choose(page, value).sure_or(if best > 0.5 {
+        Grounded::Candidates(
+            fields
+                .iter()
+                .take(4)
+                .filter_map(|(s, e)| put(e, value, s * 0.7, memory))
+                .collect(),
+        )
+    } else {
+        Grounded::Absent
+    })
+}
+
+impl Grounded {
+    /// This when it is sure, else `other`.
+    fn sure_or(self, other: Grounded) -> Grounded {
+        match &self {
+            Grounded::Candidates(c) if c.first().is_some_and(|c| c.confidence >= SURE) => self,
+            Grounded::Satisfied => self,
+            _ => other,
+        }
+    }
+}
+
+/// "username alice": the longest start of the phrase that names a field on the page is the
+/// field, the rest its value.
+fn pair(page: &Page, text: &str, memory: &Memory) -> Grounded {
+    let parts: Vec<&str> = text.split_whitespace().collect();
+    let mut best: Option<(f32, usize, &Element)> = None;
+    for k in 1..parts.len().min(5) {
+        let phrase = parts[..k].join(" ");
+        for (s, e) in ranked(page, &phrase, &[Kind::Field, Kind::Choice])
+            .into_iter()
+            .take(1)
+        {
+            if s >= 0.9 && best.is_none_or(|b| s >= b.0) {
+                best = Some((s, k, e));
+            }
+        }
+        if best.is_none() {
+            if let Some(e) = conventional(page, &phrase) {
+                best = Some((0.9, k, e));
+            }
+        }
+    }
+    match best {
+        Some((s, k, e)) => outcome(put(e, &parts[k..].join(" "), s, memory)),
+        None if parts.len() >= 2 => Grounded::Absent,
+        None => assign(page, None, text, memory),
+    }
+}
+
+fn choose(page: &Page, option: &str) -> Grounded {
+    // A list that offers it.
+    let lists: Vec<(f32, &Element)> = page
+        .elements
+        .iter()
+        .filter(|e| e.kind == Kind::Choice)
+        .filter_map(|e| {
+            let s = e
+                .options
+                .iter()
+                .map(|o| words::similarity(option, o))
+                .fold(0.0, f32::max);
+            (s >= 0.9).then_some((s, e))
+        })
+        .collect();
+    if lists.len() == 1 {
+        return outcome(put(lists[0].1, option, lists[0].0, &Memory::default()));
+    }
+    // A radio button, an option, a tab or a button of that name.
+    let named = ranked(page, option, &[Kind::Checkable, Kind::Press]);
+    match named.as_slice() {
+        [] => Grounded::Absent,
+        [(s, e), rest @ ..] => {
+            let second = rest.first().map_or(0.0, |r| r.0);
+            if *s < 0.5 {
+                return Grounded::Absent;
+            }
+            outcome(put(e, option, margin(*s, second), &Memory::default()))
+        }
+    }
+}
+
+fn tick(page: &Page, items: &[String], on: bool, only: bool) -> Grounded {
+    let boxes: Vec<&Element> = page
+        .elements
+        .iter()
+        .filter(|e| e.kind == Kind::Checkable && e.input_type() != "radio")
+        .collect();
+    let mut wanted = Vec::new();
+    for item in items {
+        let mut scored: Vec<(f32, &Element)> = boxes.iter().map(|e| (score(item, e), *e)).collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        match scored.as_slice() {
+            [(s, e), rest @ ..] if *s >= 0.8 => {
+                let conf = margin(*s, rest.first().map_or(0.0, |r| r.0));
+                wanted.push((conf, *e));
+            }
+            _ => return Grounded::Absent,
+        }
+    }
+    let set = |e: &Element, checked: bool, confidence: f32| -> Option<Candidate> {
+        if e.has_state("checked") == checked {
+            return None;
+        }
+        Some(Candidate {
+            why: format!("{} {:?}", if checked { "tick" } else { "untick" }, named(e)),
+            action: Action::Check {
+                target: target(e)?,
+                checked,
+            },
+            confidence,
+            finishes: false,
+        })
+    };
+    let mut todo: Vec<Candidate> = wanted.iter().filter_map(|(c, e)| set(e, on, *c)).collect();
+    if only && on {
+        // The others of the same group that are ticked.
+        let group = wanted
+            .iter()
+            .map(|(_, e)| e.path.len().saturating_sub(2))
+            .min()
+            .unwrap_or(0);
+        let anchor = wanted
+            .first()
+            .map(|(_, e)| e.path[..group.min(e.path.len())].to_vec());
+        for b in &boxes {
+            let same_group = anchor.as_ref().is_some_and(|a| b.path.starts_with(a));
+            if same_group && !wanted.iter().any(|(_, w)| w.order == b.order) {
+                todo.extend(set(b, false, 0.9));
+            }
+        }
+    }
+    if todo.is_empty() {
+        Grounded::Satisfied
+    } else {
+        // One at a time, the surest first; the want is met when none is left.
+        todo.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+        Grounded::Candidates(todo)
+    }
+}
+
+/// Where the entity is named: texts and elements whose own words hold it.
+fn anchors<'a>(page: &Page<'a>, entity: &str) -> Vec<(usize, &'a DomNode)> {
+    let mut out: Vec<(usize, &DomNode)> = page
+        .texts
+        .iter()
+        .filter(|t| words::contains(t.text, entity))
+        .map(|t| (t.order, t.node))
+        .collect();
+    for e in &page.elements {
+        if e.labels.first().is_some_and(|l| words::contains(l, entity)) {
+            out.push((e.order, e.node));
+        }
+    }
+    out.sort_by_key(|a| a.0);
+    out
+}
+
+/// How far a control sits from the entity: on its line is nearest, then what follows it in
+/// reading order (a card's button after its title), then what comes before.
+fn distance(e: &Element, anchors: &[(usize, &DomNode)]) -> usize {
+    anchors
+        .iter()
+        .map(|(at, node)| {
+            if page::same_line(e.node, node) {
+                0
+            } else if e.order > *at {
+                e.order - at
+            } else {
+                (at - e.order) * 3
+            }
+        })
+        .min()
+        .unwrap_or(usize::MAX)
+}
+
+/// Controls named like the target, and how close each sits to the entity.
+fn click(
+    obs: &Observation,
+    page: &Page,
+    target_phrase: &str,
+    ordinal: Option<usize>,
+    near: Option<&str>,
+    memory: &Memory,
+) -> Grounded {
+    let kinds = [Kind::Press, Kind::Checkable, Kind::Choice];
+    if let Some(n) = ordinal {
+        return nth(page, target_phrase, n);
+    }
+    let matches: Vec<(f32, &Element)> = ranked(page, target_phrase, &kinds)
+        .into_iter()
+        .filter(|(s, _)| *s >= 0.8)
+        .collect();
+    let press = |e: &Element, confidence: f32, finishes: bool| -> Option<Candidate> {
+        Some(Candidate {
+            why: format!("click {:?}", named(e)),
+            action: Action::Click { target: target(e)? },
+            confidence,
+            finishes,
+        })
+    };
+    if let Some(entity) = near {
+        let anchors = anchors(page, entity);
+        if !anchors.is_empty() {
+            let mut by_distance: Vec<(usize, f32, &Element)> = matches
+                .iter()
+                .map(|(s, e)| (distance(e, &anchors), *s, *e))
+                .collect();
+            by_distance.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+            if let [(d, s, e), rest @ ..] = by_distance.as_slice() {
+                let alone = rest.first().is_none_or(|r| r.0 > *d);
+                let conf = if alone { *s } else { s.min(0.6) };
+                return Grounded::Candidates(press(e, conf, true).into_iter().collect());
+            }
+            // No such control here: open the entity itself (a message, a product) first.
+            let openers: Vec<(f32, &Element)> = ranked(page, entity, &[Kind::Press])
+                .into_iter()
+                .filter(|(_, e)| e.labels.first().is_some_and(|l| words::contains(l, entity)))
+                .collect();
+            if let [(s, e), rest @ ..] = openers.as_slice() {
+                let conf = margin(s.max(0.85), rest.first().map_or(0.0, |r| r.0.max(0.85)));
+                return Grounded::Candidates(press(e, conf, false).into_iter().collect());
+            }
+        }
+    } else if let [(s, e), rest @ ..] = matches.as_slice() {
+        let conf = margin(*s, rest.first().map_or(0.0, |r| r.0));
+        let mut out: Vec<Candidate> = press(e, conf, true).into_iter().collect();
+        out.extend(
+            rest.iter()
+                .take(6)
+                .filter_map(|(s, e)| press(e, s * 0.7, true)),
+        );
+        return Grounded::Candidates(out);
+    }
+    find_more(obs, page, memory)
+}
+
+/// The n-th item of the page's main list: the largest group of links that repeat the same
+/// place in the tree.
+fn nth(page: &Page, phrase: &str, n: usize) -> Grounded {
+    use std::collections::HashMap;
+    let mut groups: HashMap<Vec<String>, Vec<&Element>> = HashMap::new();
+    for e in page.elements.iter().filter(|e| e.kind == Kind::Press) {
+        if e.path.len() < 2 {
+            continue;
+        }
+        // Items of one list have the same path but for the item's own place (`li[2]>a[0]`,
+        // `nav[0]>a[3]`).
+        let n = e.path.len();
+        let key: Vec<String> = e
+            .path
+            .iter()
+            .enumerate()
+            .map(|(i, seg)| {
+                if i + 2 >= n {
+                    seg.split('[').next().unwrap_or(seg).to_owned()
+                } else {
+                    seg.clone()
+                }
+            })
+            .collect();
+        groups.entry(key).or_default().push(e);
+    }
+    let mut groups: Vec<Vec<&Element>> = groups.into_values().filter(|g| g.len() >= 2).collect();
+    // A group named like the phrase wins; else the largest.
+    groups.sort_by_key(|g| {
+        let named = g.iter().filter(|e| score(phrase, e) >= 0.8).count();
+        (std::cmp::Reverse(named), std::cmp::Reverse(g.len()))
+    });
+    let Some(group) = groups.first() else {
+        return Grounded::Absent;
+    };
+    let second = groups.get(1).map_or(0, |g| g.len());
+    let pick = if n == usize::MAX {
+        group.last()
+    } else {
+        group.get(n - 1)
+    };
+    let Some(e) = pick else {
+        return Grounded::Absent;
+    };
+    let confidence = if group.len() >= 2 * second.max(1) {
+        0.9
+    } else {
+        0.6
+    };
+    Grounded::Candidates(
+        target(e)
+            .map(|t| Candidate {
+                why: format!(
+                    "click {:?}, item {} of the list",
+                    named(e),
+                    n.min(group.len())
+                ),
+                action: Action::Click { target: t },
+                confidence,
+                finishes: true,
+            })
+            .into_iter()
+            .collect(),
+    )
+}
+
+/// Something the goal names is not on the page: take an overlay away, open the next page of a
+/// list, or scroll further, in that order; nothing when none applies.
+fn find_more(obs: &Observation, page: &Page, memory: &Memory) -> Grounded {
+    const MAX_SEARCHES: u32 = 8;
+    if memory.searches >= MAX_SEARCHES {
+        return Grounded::Absent;
+    }
+    let candidate = |e: &Element, confidence: f32, what: &str| -> Option<Candidate> {
+        Some(Candidate {
+            why: format!("{what} {:?}", named(e)),
+            action: Action::Click { target: target(e)? },
+            confidence,
+            finishes: false,
+        })
+    };
+    let occluded = page.elements.iter().filter(|e| e.node.occluded).count();
+    if occluded * 2 > page.elements.len() {
+        let closers = ranked(page, "close", &[Kind::Press]);
+        if let Some((_, e)) = closers.iter().find(|(s, e)| *s >= 0.8 && !e.node.occluded) {
+            return Grounded::Candidates(
+                candidate(e, 0.9, "dismiss the overlay with")
+                    .into_iter()
+                    .collect(),
+            );
+        }
+        for w in [
+            "accept all",
+            "accept",
+            "got it",
+            "no thanks",
+            "ok",
+            "continue",
+            "reject all",
+        ] {
+            if let Some((_, e)) = ranked(page, w, &[Kind::Press])
+                .into_iter()
+                .find(|(s, e)| *s >= 0.9 && !e.node.occluded)
+            {
+                return Grounded::Candidates(
+                    candidate(e, 0.9, "dismiss the overlay with")
+                        .into_iter()
+                        .collect(),
+                );
+            }
+        }
+    }
+    // A consent or notice layer may hide the rest of the page from the observation.
+    for w in [
+        "accept all",
+        "accept",
+        "got it",
+        "no thanks",
+        "ok",
+        "close",
+        "dismiss",
+    ] {
+        let found = ranked(page, w, &[Kind::Press]);
+        if let Some((_, e)) = found.iter().find(|(s, _)| *s >= 0.95) {
+            if page.elements.len() <= 6 {
+                return Grounded::Candidates(
+                    candidate(e, 0.85, "dismiss what covers the page with")
+                        .into_iter()
+                        .collect(),
+                );
+            }
+        }
+    }
+    let collapsed: Vec<&Element> = page
+        .elements
+        .iter()
+        .filter(|e| e.has_state("collapsed") && e.kind == Kind::Press)
+        .collect();
+    if collapsed.len() == 1 {
+        return Grounded::Candidates(
+            candidate(collapsed[0], 0.85, "expand")
+                .into_iter()
+                .collect(),
+        );
+    }
+    let next = ranked(page, "next", &[Kind::Press]);
+    if let Some((s, e)) = next.first().filter(|(s, _)| *s >= 0.9) {
+        return Grounded::Candidates(
+            candidate(
+                e,
+                margin(*s, next.get(1).map_or(0.0, |n| n.0)),
+                "next page:",
+            )
+            .into_iter()
+            .collect(),
+        );
+    }
+    let load_more = ranked(page, "load more", &[Kind::Press]);
+    if let Some((s, e)) = load_more.first().filter(|(s, _)| *s >= 0.9) {
+        return Grounded::Candidates(candidate(e, *s, "more:").into_iter().collect());
+    }
+    // A scrolling list that has more below, else the page.
+    if let Some(list) = page
+        .nodes
+        .iter()
+        .find(|n| n.scroll_container && n.index.is_some() && n.fingerprint.is_some())
+    {
+        return Grounded::Candidates(vec![Candidate {
+            why: "scroll the list for more".into(),
+            action: Action::Scroll {
+                target: Some(Target {
+                    index: list.index.unwrap_or(0),
+                    fingerprint: list.fingerprint.clone().unwrap_or_default(),
+                }),
+                direction: Some(ScrollDirection::Down),
+                pages: 1.0,
+            },
+            confidence: 0.85,
+            finishes: false,
+        }]);
+    }
+    if obs.pages_below > 0.05 {
+        return Grounded::Candidates(vec![Candidate {
+            why: "scroll down for more".into(),
+            action: Action::Scroll {
+                target: None,
+                direction: Some(ScrollDirection::Down),
+                pages: 1.0,
+            },
+            confidence: 0.85,
+            finishes: false,
+        }]);
+    }
+    Grounded::Absent
+}
+
+fn submit(page: &Page, label: Option<&str>) -> Grounded {
+    let press = |e: &Element, confidence: f32| -> Grounded {
+        match target(e) {
+            Some(t) => Grounded::Candidates(vec![Candidate {
+                why: format!("click {:?}", named(e)),
+                action: Action::Click { target: t },
+                confidence,
+                finishes: true,
+            }]),
+            None => Grounded::Absent,
+        }
+    };
+    if let Some(label) = label {
+        let named = ranked(page, label, &[Kind::Press]);
+        if let [(s, e), rest @ ..] = named.as_slice() {
+            if *s >= 0.8 {
+                return press(e, margin(*s, rest.first().map_or(0.0, |r| r.0)));
+            }
+        }
+    }
+    // The form's own button: the one submit button of the page.
+    let submits: Vec<&Element> = page
+        .elements
+        .iter()
+        .filter(|e| e.kind == Kind::Press && e.submits() && !e.has_state("disabled"))
+        .collect();
+    match submits.as_slice() {
+        [e] => match press(e, 0.9) {
+            // A button that is not the one the goal named only moves the form on.
+            Grounded::Candidates(mut c) if label.is_some() => {
+                c[0].finishes = false;
+                Grounded::Candidates(c)
+            }
+            other => other,
+        },
+        _ => Grounded::Absent,
+    }
+}
+
+fn search(obs: &Observation, page: &Page, query: &str, memory: &Memory) -> Grounded {
+    let boxes: Vec<&Element> = page
+        .elements
+        .iter()
+        .filter(|e| {
+            e.kind == Kind::Field
+                && (e.input_type() == "search"
+                    || e.node.role.as_deref() == Some("searchbox")
+                    || e.labels.iter().any(|l| words::contains(l, "search")))
+        })
+        .collect();
+    let [e] = boxes.as_slice() else {
+        return Grounded::Absent;
+    };
+    let already = e.node.value.as_deref().map(str::trim) == Some(query.trim())
+        && obs
+            .url
+            .to_lowercase()
+            .contains(&query.split_whitespace().next().unwrap_or("").to_lowercase());
+    if already {
+        return Grounded::Satisfied;
+    }
+    let _ = memory;
+    match target(e) {
+        Some(t) => Grounded::Candidates(vec![Candidate {
+            why: format!("search for {query:?}"),
+            action: Action::Type {
+                target: t,
+                text: query.to_owned(),
+                submit: true,
+                clear: true,
+            },
+            confidence: 0.95,
+            finishes: true,
+        }]),
+        None => Grounded::Absent,
+    }
+}
+
+fn read_answer(obs: &Observation, page: &Page, q: &Question, memory: &Memory) -> Grounded {
+    let anchors = anchors(page, &q.entity);
+    if anchors.is_empty() {
+        // The entity may be one search away.
+        if let Grounded::Candidates(mut c) = search(obs, page, &q.entity, memory) {
+            for x in &mut c {
+                x.finishes = false;
+                x.confidence = x.confidence.min(0.85);
+            }
+            return Grounded::Candidates(c);
+        }
+        return Grounded::Absent;
+    }
+    if q.kind == AnswerKind::Any {
+        return Grounded::Absent;
+    }
+    // The first value of the kind from where the entity is named on, within a few pieces of
+    // text; the entity's own numbers ("invoice 1042") are not its value.
+    let own = words::words(&q.entity);
+    let mut answers: Vec<(String, String)> = Vec::new();
+    for (at, _) in &anchors {
+        let mut quote = Vec::new();
+        for t in page.texts_after(*at, 5) {
+            quote.push(t.text.trim());
+            let found = answer::values(t.text, q.kind)
+                .into_iter()
+                .find(|v| !own.iter().any(|w| words::canonical(v) == *w));
+            if let Some(v) = found {
+                answers.push((v, quote.join(" ")));
+                break;
+            }
+        }
+    }
+    answers.dedup_by(|a, b| a.0 == b.0);
+    match answers.as_slice() {
+        [] => Grounded::Absent,
+        [(value, quote)] => Grounded::Answer {
+            value: value.clone(),
+            quote: clip(quote),
+            confidence: 0.9,
+        },
+        [(value, quote), ..] => Grounded::Answer {
+            value: value.clone(),
+            quote: clip(quote),
+            confidence: 0.5,
+        },
+    }
+}
+
+fn clip(s: &str) -> String {
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.chars().count() <= 140 {
+        s
+    } else {
+        format!("{}…", s.chars().take(140).collect::<String>())
+    }
+}

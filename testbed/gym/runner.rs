@@ -1,0 +1,97 @@
+//! Runs gym tasks through the real side panel, host and browser, and reads back how each went:
+//! the site's check, the run's steps and model calls from the host's store, and the wall time.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use chromiumoxide::Page;
+use itinero_host::store::Store;
+
+use super::{Gym, TaskRef};
+use crate::harness::panel::{click, progress, type_goal, Shown};
+use crate::harness::{Harness, PageExt, WAIT};
+
+/// How one task went.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub task: TaskRef,
+    /// The site's check passed.
+    pub success: bool,
+    /// How the run ended, as the panel said it (`done`, `failed`, `stopped`…), and its answer.
+    pub status: String,
+    pub answer: String,
+    pub steps: u32,
+    /// Steps a model decided (`llm`, `vote`, `chooser`); a reply asked again counts once.
+    pub model_calls: u32,
+    /// Steps by the strategy that decided them, e.g. `grounded`.
+    pub strategies: Vec<String>,
+    pub wall: Duration,
+}
+
+/// Runs `task` from its start page: the goal typed into `panel`, questions from the agent
+/// answered by stopping the task, approvals granted (the gym's sites are the user's own).
+pub async fn run(
+    h: &Harness,
+    panel: &Page,
+    gym: &Gym,
+    task: &TaskRef,
+    limit: Duration,
+) -> Result<Outcome> {
+    let tab = h.chromium.open(&h.fixture_url(&task.start)).await?;
+    tab.wait_for("document.readyState === 'complete'", WAIT)
+        .await?;
+    panel.bring_to_front().await?;
+    let started = Instant::now();
+    type_goal(panel, &task.goal).await?;
+    let mut seen = 0;
+    let (status, answer) = loop {
+        let left = limit.saturating_sub(started.elapsed());
+        let p = match progress(panel, seen, left.max(Duration::from_secs(1))).await {
+            Ok(p) => p,
+            Err(_) if started.elapsed() >= limit => {
+                click(panel, "#stop").await.ok();
+                break ("timed out".to_owned(), String::new());
+            }
+            Err(e) => return Err(e),
+        };
+        seen += p.lines.len();
+        match p.shown {
+            Some(Shown::Result(status, answer)) => break (status, answer),
+            Some(Shown::Asks { question: true, .. }) => click(panel, "#stop").await?,
+            Some(Shown::Asks { .. }) => click(panel, "#ask-allow").await?,
+            None => {}
+        }
+    };
+    let wall = started.elapsed();
+    tab.close().await.ok();
+    let (steps, model_calls, strategies) = last_run(h)?;
+    Ok(Outcome {
+        success: gym.check(task.id, &answer),
+        task: task.clone(),
+        status,
+        answer,
+        steps,
+        model_calls,
+        strategies,
+        wall,
+    })
+}
+
+/// Steps, model calls and deciding strategies of the host's latest run.
+fn last_run(h: &Harness) -> Result<(u32, u32, Vec<String>)> {
+    let store = Store::open(&h.host_data_dir().join("itinero.sqlite3"))
+        .context("opening the host's store")?;
+    let Some(run) = store.recent_runs(1)?.into_iter().next() else {
+        return Ok((0, 0, Vec::new()));
+    };
+    let steps = store.run_steps(run.id)?;
+    let calls = steps
+        .iter()
+        .filter(|s| matches!(s.strategy.as_str(), "llm" | "vote" | "chooser"))
+        .count() as u32;
+    Ok((
+        steps.len() as u32,
+        calls,
+        steps.into_iter().map(|s| s.strategy).collect(),
+    ))
+}
