@@ -35,7 +35,13 @@ const TASK_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agent_runs_on_the_built_in_engine_and_every_reply_is_usable() -> Result<()> {
     let shop = DemoShop::default();
-    let h = Harness::start_full(LaunchOptions::default(), shop.router()).await?;
+    // Every step goes to the model: this is the engine's path through the panel, not the
+    // grounding's (the gym measures that).
+    let options = LaunchOptions {
+        host_env: vec![("ITINERO_GROUNDING".into(), "off".into())],
+        ..Default::default()
+    };
+    let h = Harness::start_full(options, shop.router()).await?;
     let panel = h.connected_panel().await?;
     panel.bring_to_front().await?;
     open_settings(&panel).await?;
