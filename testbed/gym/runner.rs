@@ -64,7 +64,7 @@ pub async fn run(
     };
     let wall = started.elapsed();
     tab.close().await.ok();
-    let (steps, model_calls, strategies) = last_run(h)?;
+    let (steps, model_calls, strategies) = recorded_run(h, &task.goal).await?;
     Ok(Outcome {
         success: gym.check(task.id, &answer),
         task: task.clone(),
@@ -77,12 +77,19 @@ pub async fn run(
     })
 }
 
-/// Steps, model calls and deciding strategies of the host's latest run.
-fn last_run(h: &Harness) -> Result<(u32, u32, Vec<String>)> {
+/// Steps, model calls and deciding strategies of the host's run of `goal`, once the host has
+/// finished recording it (the panel can show the result first).
+async fn recorded_run(h: &Harness, goal: &str) -> Result<(u32, u32, Vec<String>)> {
     let store = Store::open(&h.host_data_dir().join("itinero.sqlite3"))
         .context("opening the host's store")?;
-    let Some(run) = store.recent_runs(1)?.into_iter().next() else {
-        return Ok((0, 0, Vec::new()));
+    let deadline = Instant::now() + WAIT;
+    let run = loop {
+        let latest = store.recent_runs(1)?.into_iter().next();
+        match latest {
+            Some(run) if run.goal == goal && run.finished_at.is_some() => break run,
+            _ if Instant::now() >= deadline => return Ok((0, 0, Vec::new())),
+            _ => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
     };
     let steps = store.run_steps(run.id)?;
     let calls = steps

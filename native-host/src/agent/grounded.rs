@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use itinero_shared::Action;
 
+use super::chooser::{self, Chooser};
 use super::ground::goal::{self, Want};
 use super::ground::page::Page;
 use super::ground::{self, Candidate, Grounded as Found, Memory, SURE};
@@ -20,9 +21,11 @@ pub const NAME: &str = "grounded";
 /// A want whose grounded action failed this often goes to the model.
 const TRIES: u32 = 2;
 
-/// Grounds each step ahead of `inner`.
+/// Grounds each step ahead of `inner`; with a chooser, a model picks among candidates that
+/// are plausible but not sure before `inner` is asked to write an action itself.
 pub struct Grounded<S> {
     pub inner: S,
+    chooser: Option<Chooser>,
     state: Mutex<State>,
 }
 
@@ -30,9 +33,26 @@ impl<S> Grounded<S> {
     pub fn new(inner: S) -> Self {
         Self {
             inner,
+            chooser: None,
             state: Mutex::new(State::default()),
         }
     }
+
+    pub fn with_chooser(mut self, chooser: Chooser) -> Self {
+        self.chooser = Some(chooser);
+        self
+    }
+}
+
+/// What the grounding makes of a step.
+enum Next {
+    Decided(Box<Decision>),
+    /// Plausible actions for want `want`, none sure.
+    Choose {
+        want: usize,
+        options: Vec<Candidate>,
+    },
+    Model,
 }
 
 #[derive(Default)]
@@ -92,10 +112,10 @@ impl State {
         }
     }
 
-    /// The next sure action, the answer, `done`, or `None` for the model.
-    fn next(&mut self, step: &Step<'_>) -> Option<Decision> {
+    /// The next sure action, the answer, `done`, choices for a model, or the model's turn.
+    fn next(&mut self, step: &Step<'_>) -> Next {
         if self.wants.is_empty() {
-            return None;
+            return Next::Model;
         }
         let page = Page::read(step.observation);
         for i in 0..self.wants.len() {
@@ -103,7 +123,7 @@ impl State {
                 continue;
             }
             if self.failures[i] >= TRIES {
-                return None;
+                return Next::Model;
             }
             let fill = matches!(
                 self.wants[i],
@@ -119,17 +139,19 @@ impl State {
                     confidence,
                 } if confidence >= SURE => {
                     let answer = format!("{value} (the page says: \u{201c}{quote}\u{201d})");
-                    return Some(Decision::without_model(
+                    return Next::Decided(Box::new(Decision::without_model(
                         Action::Done {
                             answer,
                             success: true,
                         },
                         NAME,
                         format!("read {value:?} off the page"),
-                    ));
+                    )));
                 }
                 Found::Candidates(c) if c.first().is_some_and(|c| c.confidence >= SURE) => {
-                    let mut candidate = c.into_iter().next()?;
+                    let Some(mut candidate) = c.into_iter().next() else {
+                        return Next::Model;
+                    };
                     // The form's own button, pressed when everything before it is done, sends
                     // what the goal asked, whatever the button says.
                     if matches!(self.wants[i], Want::Submit { .. })
@@ -143,11 +165,14 @@ impl State {
                         candidate.why.clone(),
                     );
                     self.last = Some(Last { want: i, candidate });
-                    return Some(decision);
+                    return Next::Decided(Box::new(decision));
+                }
+                Found::Candidates(options) if !options.is_empty() => {
+                    return Next::Choose { want: i, options };
                 }
                 // A field that is not on this page may be on the next (a two-step sign-in).
                 Found::Absent if fill => {}
-                _ => return None,
+                _ => return Next::Model,
             }
         }
         if self.finished.iter().all(|f| *f) {
@@ -156,31 +181,60 @@ impl State {
             } else {
                 format!("Done: {}.", self.done.join(", then "))
             };
-            return Some(Decision::without_model(
+            return Next::Decided(Box::new(Decision::without_model(
                 Action::Done {
                     answer,
                     success: true,
                 },
                 NAME,
                 "everything the goal asks is done".into(),
-            ));
+            )));
         }
-        None
+        Next::Model
     }
 }
 
 #[async_trait]
 impl<S: Strategy> Strategy for Grounded<S> {
     async fn decide(&self, step: &Step<'_>) -> Result<Decision, DecideError> {
-        let decided = {
+        let (next, done) = {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             state.start(step.goal);
             state.settle(step);
-            state.next(step)
+            (state.next(step), state.done.clone())
         };
-        match decided {
-            Some(d) => Ok(d),
-            None => self.inner.decide(step).await,
+        match next {
+            Next::Decided(d) => Ok(*d),
+            Next::Choose { want, options } => {
+                let Some(chooser) = &self.chooser else {
+                    return self.inner.decide(step).await;
+                };
+                let picked = match chooser
+                    .choose(step.goal, &done, &step.observation.title, &options)
+                    .await
+                {
+                    Ok(p) => p,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the chooser failed; the model writes the action");
+                        None
+                    }
+                };
+                let Some(k) = picked else {
+                    return self.inner.decide(step).await;
+                };
+                let n = options.len().min(chooser::MAX_OPTIONS);
+                let candidate = options[k].clone();
+                let mut decision = Decision::without_model(
+                    candidate.action.clone(),
+                    chooser::NAME,
+                    format!("{} (the model chose {} of {n})", candidate.why, k + 1),
+                );
+                decision.calls = 1;
+                let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                state.last = Some(Last { want, candidate });
+                Ok(decision)
+            }
+            Next::Model => self.inner.decide(step).await,
         }
     }
 }

@@ -4,7 +4,8 @@
 //! `run.rs` is the step loop and the traits it works through (the browser, the panel, the
 //! memory, the sign-in hook). A step's decision comes from a chain of [`strategy::Strategy`]s
 //! (`cache.rs`: a remembered step; `recovery.rs`: a target that only moved; `grounded.rs`: what
-//! the goal names found on the page by `ground/`, with no model; `strategy.rs`: the
+//! the goal names found on the page by `ground/`, with no model, or picked among by the model
+//! in `chooser.rs`; `strategy.rs`: the
 //! model, asked again when its reply cannot be used; `vote.rs`: several samples; `replay.rs`: a
 //! skill's steps), is checked by `guards.rs` and, for long goals, follows `planner.rs`'s
 //! sub-goals. What the model reads is built by `prompt.rs` (with the page written out by
@@ -14,6 +15,7 @@
 //! session (`session/chain.rs`), which sits above this layer.
 
 pub mod cache;
+pub mod chooser;
 pub mod ground;
 pub mod grounded;
 pub mod guards;

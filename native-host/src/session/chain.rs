@@ -1,7 +1,8 @@
 //! The strategy chain a task decides with: the action cache outermost (a remembered step needs
 //! no model), recovery next (no model call when the page only moved the target), then the
-//! grounding (what the goal names, found on the page), then the model with retries, voted on
-//! when the options ask for it; and the planner for long goals. A new strategy joins the chain
+//! grounding (what the goal names, found on the page, with the model choosing among its
+//! candidates when none is sure), then the model with retries, voted on when the options ask
+//! for it; and the planner for long goals. A new strategy joins the chain
 //! here.
 
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use async_trait::async_trait;
 use itinero_shared::messages::{TaskOptions, VoteMode};
 
 use crate::agent::cache::{ActionCache, Cached};
+use crate::agent::chooser::Chooser;
 use crate::agent::grounded::Grounded;
 use crate::agent::planner::LlmPlanner;
 use crate::agent::prompt;
@@ -81,8 +83,13 @@ pub fn deciders(
         };
         return with_cache(recovery, cache, choice);
     }
+    let chooser = Chooser {
+        backend: choice.backend.clone(),
+        model: choice.model.clone(),
+        family: prompt::family_of(&choice.model),
+    };
     let recovery = Recovery {
-        inner: Grounded::new(model),
+        inner: Grounded::new(model).with_chooser(chooser),
         attempts: RECOVERY_ATTEMPTS,
     };
     with_cache(recovery, cache, choice)

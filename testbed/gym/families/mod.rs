@@ -1,7 +1,7 @@
 //! The gym's task families, one theme a file: filling forms (`forms.rs`), pressing named
 //! controls (`clicks.rs`), choosing options (`choices.rs`), finding things in lists, trees and
-//! pages (`lists.rs`), reading a value back (`reading.rs`) and flows over several pages
-//! (`flows.rs`). Each family states its goal in several phrasings chosen by the seed.
+//! pages (`lists.rs`), reading a value back (`reading.rs`), flows over several pages
+//! (`flows.rs`), settings pages (`settings.rs`) and shopping pages (`shopping.rs`). Each family states its goal in several phrasings chosen by the seed.
 
 mod choices;
 mod clicks;
@@ -9,6 +9,8 @@ mod flows;
 mod forms;
 mod lists;
 mod reading;
+mod settings;
+mod shopping;
 
 use maud::{html, Markup};
 
@@ -48,6 +50,14 @@ pub static FAMILIES: &[Family] = &[
     flows::INBOX_DELETE,
     flows::INBOX_REPLY,
     flows::INBOX_FORWARD,
+    settings::SWITCH,
+    settings::SECTION_FIELD,
+    settings::DIALOG_FORM,
+    settings::TWO_ADDRESSES,
+    settings::RATING,
+    shopping::QUANTITY,
+    shopping::SORT,
+    shopping::TOTAL,
 ];
 
 /// The family called `name`.

@@ -524,6 +524,35 @@ fn clause_wants(clause: &str) -> Vec<Want> {
             return assigns;
         }
     }
+    if let Some(m) = re!(r"^(?:rate|give)\s+(?:it\s+|this\s+|(?:the|your|my)\s+\w+\s+)?(\d+)\s+(?:out\s+of\s+\d+\s+)?stars?$").captures(c) {
+        return vec![Want::Choose {
+            option: format!("{} stars", &m[1]),
+        }];
+    }
+    if let Some(m) = re!(r"^(?:turn|switch)\s+(on|off)\s+(.+)$").captures(c) {
+        return vec![Want::Tick {
+            items: items(&m[2]),
+            on: m[1].eq_ignore_ascii_case("on"),
+            only: false,
+        }];
+    }
+    if let Some(m) = re!(r"^(?:turn|switch)\s+(.+?)\s+(on|off)$").captures(c) {
+        return vec![Want::Tick {
+            items: items(&m[1]),
+            on: m[2].eq_ignore_ascii_case("on"),
+            only: false,
+        }];
+    }
+    if let Some(m) = re!(r"^(enable|disable|activate|deactivate)\s+(.+)$").captures(c) {
+        return vec![Want::Tick {
+            items: items(&m[2]),
+            on: matches!(m[1].to_lowercase().as_str(), "enable" | "activate"),
+            only: false,
+        }];
+    }
+    if let Some(m) = re!(r"^sort\s+(?:the\s+\w+\s+|it\s+|them\s+)?by\s+(.+)$").captures(c) {
+        return vec![click_of(&m[1])];
+    }
     if let Some(m) = re!(r"^(?:type|enter|write|input|put|insert|give|use|fill\s+in|fill\s+out|provide)\s+(?:in\s+)?(.+)$").captures(c) {
         return pairs(&m[1]);
     }
@@ -664,6 +693,8 @@ fn clause_wants(clause: &str) -> Vec<Want> {
 fn click_of(phrase: &str) -> Want {
     let phrase = re!(r"\s+(?:in|on|from)\s+the\s+(?:dialog|popup|pop-up|window|modal|menu|toolbar|page|list)(?:\s+box)?$").replace(phrase.trim(), "");
     let phrase = re!(r"\s+(?:there|inside it|inside|for them|for it)$").replace(&phrase, "");
+    let phrase =
+        re!(r"\s+to\s+(?:sort|open|see|show|view|filter|start|continue)\b.*$").replace(&phrase, "");
     let phrase = re!(r"^(?:me\s+)?(?:the\s+)?(?:link|page|button|tab)\s+(?:to|for)\s+(?:the\s+)?")
         .replace(&phrase, "");
     let phrase =
@@ -744,7 +775,9 @@ fn question(sentence: &str) -> Option<Question> {
         return q(&c[1], AnswerKind::Name);
     }
     if let Some(c) = re!(r"^(?:what|which)\s+(?:is|are|was)\s+(?:the\s+)?(.+)$").captures(s) {
-        return q(&c[1], AnswerKind::Any);
+        // "What is the order total?": the last word says what kind of value it is.
+        let last = c[1].split_whitespace().last().unwrap_or("").to_owned();
+        return q(&c[1], kind_of(&last));
     }
     None
 }

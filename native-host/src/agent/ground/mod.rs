@@ -163,8 +163,14 @@ fn put(e: &Element, value: &str, confidence: f32, memory: &Memory) -> Option<Can
             if current.as_deref().map(str::trim) == Some(value.trim()) {
                 return None;
             }
+            // A secret is named, never repeated: the reason reaches the panel and the store.
+            let why = if e.is_secret() {
+                format!("type the password into {:?}", named(e))
+            } else {
+                format!("type {value:?} into {:?}", named(e))
+            };
             Some(Candidate {
-                why: format!("type {value:?} into {:?}", named(e)),
+                why,
                 action: Action::Type {
                     target: t,
                     text: value.to_owned(),
@@ -543,7 +549,7 @@ fn click(
         .collect();
     let press = |e: &Element, confidence: f32, finishes: bool| -> Option<Candidate> {
         Some(Candidate {
-            why: format!("click {:?}", named(e)),
+            why: format!("click {:?}{}", named(e), beside(page, e)),
             action: Action::Click { target: target(e)? },
             confidence,
             finishes,
@@ -560,7 +566,14 @@ fn click(
             if let [(d, s, e), rest @ ..] = by_distance.as_slice() {
                 let alone = rest.first().is_none_or(|r| r.0 > *d);
                 let conf = if alone { *s } else { s.min(0.6) };
-                return Grounded::Candidates(press(e, conf, true).into_iter().collect());
+                // The others stay as choices for the model when this one is not sure.
+                let mut out: Vec<Candidate> = press(e, conf, true).into_iter().collect();
+                out.extend(
+                    rest.iter()
+                        .take(7)
+                        .filter_map(|(_, s, e)| press(e, s.min(conf) * 0.9, true)),
+                );
+                return Grounded::Candidates(out);
             }
             // No such control here: open the entity itself (a message, a product) first.
             let openers: Vec<(f32, &Element)> = ranked(page, entity, &[Kind::Press])
@@ -583,6 +596,25 @@ fn click(
         return Grounded::Candidates(out);
     }
     find_more(obs, page, memory)
+}
+
+/// What is written on an element's line besides its own name, for telling alike controls
+/// apart: ` (beside “Bob Ray · Admin”)`.
+fn beside(page: &Page, e: &Element) -> String {
+    let own = e.labels.first().map(String::as_str).unwrap_or("");
+    let line: Vec<&str> = page
+        .texts
+        .iter()
+        .filter(|t| page::same_line(t.node, e.node) && t.text.trim() != own)
+        .map(|t| t.text.trim())
+        .filter(|t| !t.is_empty())
+        .collect();
+    if line.is_empty() {
+        return String::new();
+    }
+    let joined = clip(&line.join(" · "));
+    let short: String = joined.chars().take(60).collect();
+    format!(" (beside \u{201c}{short}\u{201d})")
 }
 
 /// The n-th item of the page's main list: the largest group of links that repeat the same
@@ -900,11 +932,24 @@ fn read_answer(obs: &Observation, page: &Page, q: &Question, memory: &Memory) ->
             quote: clip(quote),
             confidence: 0.9,
         },
-        [(value, quote), ..] => Grounded::Answer {
-            value: value.clone(),
-            quote: clip(quote),
-            confidence: 0.5,
-        },
+        // Several places name the entity with different values: a choice for the model.
+        several => Grounded::Candidates(
+            several
+                .iter()
+                .map(|(value, quote)| Candidate {
+                    why: format!(
+                        "answer {value:?}, where the page says \u{201c}{}\u{201d}",
+                        clip(quote)
+                    ),
+                    action: Action::Done {
+                        answer: format!("{value} (the page says: \u{201c}{}\u{201d})", clip(quote)),
+                        success: true,
+                    },
+                    confidence: 0.5,
+                    finishes: true,
+                })
+                .collect(),
+        ),
     }
 }
 
