@@ -29,9 +29,11 @@ const STEP_WAIT: Duration = Duration::from_secs(300);
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<()> {
     let device = std::env::var("ITINERO_DEVICE").unwrap_or_else(|_| "cpu".into());
+    // Every step goes to the model: the grounding would answer these goals without it.
     let mut env = vec![
         ("OLLAMA_HOST".to_owned(), "127.0.0.1:9".to_owned()),
         ("ITINERO_DEVICE".to_owned(), device.clone()),
+        ("ITINERO_GROUNDING".to_owned(), "off".to_owned()),
     ];
     if let Ok(model) = std::env::var("ITINERO_MODEL") {
         env.push(("ITINERO_MODEL".into(), model));
