@@ -62,7 +62,7 @@ pub enum Reply {
     NotFound,
 }
 
-type Site = Box<dyn Fn(&Hit) -> Reply + Send + Sync>;
+pub(crate) type Site = Box<dyn Fn(&Hit) -> Reply + Send + Sync>;
 type Check = Box<dyn Fn(&[Hit], &str) -> bool + Send + Sync>;
 
 /// One generated task.

@@ -4,8 +4,8 @@
 use maud::{html, PreEscaped};
 
 use super::super::page::{one, pick, Chrome, CITIES, COLOURS};
-use super::super::{Family, Reply, Spec};
-use super::{posted, say, thanks};
+use super::super::{Family, Spec};
+use super::{form_site, posted, say};
 
 const LISTS: &[(&str, &str, &[&str])] = &[
     (
@@ -72,11 +72,7 @@ pub const SELECT: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "save" => thanks(&chrome, "Saved."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "save", "Saved."),
             check: Box::new(move |hits, _| {
                 posted(hits, "save").is_some_and(|h| {
                     h.get(name) == Some(choice) && firsts.iter().all(|(n, v)| h.get(n) == Some(v))
@@ -139,11 +135,7 @@ pub const RADIO: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "save" => thanks(&chrome, "Saved."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "save", "Saved."),
             check: Box::new(move |hits, _| {
                 posted(hits, "save")
                     .is_some_and(|h| h.get(name) == Some(choice) && h.get(other.0) == Some(other.1))
@@ -196,11 +188,7 @@ pub const LISTBOX: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "save" => thanks(&chrome, "Saved."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "save", "Saved."),
             check: Box::new(move |hits, _| {
                 posted(hits, "save").is_some_and(|h| h.get(name) == Some(choice))
             }),
@@ -269,11 +257,7 @@ pub const COMBOBOX: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "save" => thanks(&chrome, "Saved."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "save", "Saved."),
             check: Box::new(move |hits, _| {
                 posted(hits, "save").is_some_and(|h| h.get("colour") == Some(choice))
             }),
@@ -306,11 +290,7 @@ pub const AUTOCOMPLETE: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "save" => thanks(&chrome, "Searching…"),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "save", "Searching…"),
             check: Box::new(move |hits, _| {
                 posted(hits, "save").is_some_and(|h| h.get("city") == Some(choice))
             }),
@@ -364,11 +344,7 @@ pub const CHECKBOXES: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "save" => thanks(&chrome, "Saved."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "save", "Saved."),
             check: Box::new(move |hits, _| {
                 posted(hits, "save").is_some_and(|h| {
                     let mut got = h.all("interest");

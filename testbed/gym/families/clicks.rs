@@ -5,7 +5,7 @@ use maud::{html, PreEscaped};
 
 use super::super::page::{one, pick, Chrome};
 use super::super::{Family, Reply, Spec};
-use super::{posted, say, thanks, visited};
+use super::{form_site, posted, say, visited};
 
 const ACTIONS: &[&str] = &[
     "Archive",
@@ -53,11 +53,7 @@ pub const BUTTON: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "act" => thanks(&chrome, "Done."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "act", "Done."),
             check: Box::new(move |hits, _| {
                 let acts: Vec<_> = hits.iter().filter(|h| h.post && h.path == "act").collect();
                 acts.len() == 1 && acts[0].get("action") == Some(target)
@@ -155,11 +151,7 @@ pub const ICON: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "icon" => thanks(&chrome, "Done."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "icon", "Done."),
             check: Box::new(move |hits, _| {
                 let acts: Vec<_> = hits.iter().filter(|h| h.post && h.path == "icon").collect();
                 acts.len() == 1 && acts[0].get("icon") == Some(target)
@@ -220,11 +212,7 @@ pub const TABS: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "tab" => thanks(&chrome, "Done."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "tab", "Done."),
             check: Box::new(move |hits, _| {
                 posted(hits, "tab").is_some_and(|h| h.get("tab") == Some(target))
                     && hits.iter().filter(|h| h.post).count() == 1
@@ -268,11 +256,7 @@ pub const MENU: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "menu" => thanks(&chrome, "Done."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "menu", "Done."),
             check: Box::new(move |hits, _| {
                 posted(hits, "menu").is_some_and(|h| h.get("item") == Some(target))
             }),
@@ -326,11 +310,7 @@ pub const DIALOG: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "confirm" => thanks(&chrome, "Done."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "confirm", "Done."),
             check: Box::new(move |hits, _| posted(hits, "confirm").is_some()),
         }
     },

@@ -5,7 +5,7 @@ use maud::{html, Markup};
 
 use super::super::page::{one, person, pick, price, Chrome, CITIES, FIRST, THINGS, TOPICS};
 use super::super::{Family, Hit, Reply, Spec};
-use super::{field, posted, say, thanks};
+use super::{field, form_site, posted, say, thanks};
 
 pub const OVERLAY: Family = Family {
     name: "overlay",
@@ -47,11 +47,7 @@ pub const OVERLAY: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "go" => thanks(&chrome, "Done."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "go", "Done."),
             check: Box::new(move |hits, _| {
                 posted(hits, "go").is_some_and(|h| h.get("b") == Some(target))
             }),

@@ -4,7 +4,7 @@ use maud::html;
 
 use super::super::page::{one, person, pick, Chrome, CITIES, FIRST, LAST};
 use super::super::{Family, Reply, Spec};
-use super::{field, posted, say, thanks, value};
+use super::{field, form_site, posted, say, thanks, value};
 
 const PROFILE: &[(&str, &str)] = &[
     ("Display name", "display_name"),
@@ -93,11 +93,7 @@ pub const TYPE_TEXT: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "save" => thanks(&chrome, "Your profile was saved."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "save", "Your profile was saved."),
             check: Box::new(move |hits, _| {
                 posted(hits, "save").is_some_and(|h| {
                     want.iter()
@@ -175,11 +171,7 @@ pub const FIELD_KINDS: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "book" => thanks(&chrome, "Booking received."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "book", "Booking received."),
             check: Box::new(move |hits, _| {
                 posted(hits, "book")
                     .is_some_and(|h| asked.iter().all(|f| h.get(f.1) == Some(f.3.as_str())))
@@ -238,11 +230,7 @@ pub const TEXTAREA: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "send" => thanks(&chrome, "Message sent."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "send", "Message sent."),
             check: Box::new(move |hits, _| {
                 posted(hits, "send").is_some_and(|h| {
                     h.get(key).map(str::trim) == Some(note) && h.get("name") == Some(name.as_str())

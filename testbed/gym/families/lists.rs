@@ -5,7 +5,7 @@ use maud::{html, PreEscaped};
 
 use super::super::page::{one, person, pick, Chrome, THINGS, TOPICS};
 use super::super::{Family, Reply, Spec};
-use super::{say, thanks};
+use super::{form_site, say};
 
 const SECTIONS: &[&str] = &[
     "Shipping",
@@ -179,11 +179,7 @@ pub const SCROLL: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "pick" => thanks(&chrome, "Done."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "pick", "Done."),
             check: Box::new(move |hits, _| {
                 let picks: Vec<_> = hits.iter().filter(|h| h.post && h.path == "pick").collect();
                 picks.len() == 1 && picks[0].get("who") == Some(t.as_str())
@@ -370,11 +366,7 @@ pub const TABLE_ROW: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "row" => thanks(&chrome, "Done."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "row", "Done."),
             check: Box::new(move |hits, _| {
                 let rows: Vec<_> = hits.iter().filter(|h| h.post && h.path == "row").collect();
                 rows.len() == 1

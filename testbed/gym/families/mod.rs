@@ -15,7 +15,7 @@ mod shopping;
 use maud::{html, Markup};
 
 use super::page::Chrome;
-use super::{Family, Hit, Reply};
+use super::{Family, Hit, Reply, Site};
 
 pub static FAMILIES: &[Family] = &[
     forms::TYPE_TEXT,
@@ -78,6 +78,16 @@ fn visited(hits: &[Hit], path: &str) -> bool {
 /// The page a form's submission lands on.
 fn thanks(chrome: &Chrome, text: &str) -> Reply {
     Reply::Page(chrome.page("Thank you", html! { p role="status" { (text) } }))
+}
+
+/// The usual one-page task: its page at the start, and a thank-you page for the form it sends
+/// to `action`.
+fn form_site(page: String, chrome: Chrome, action: &'static str, message: &'static str) -> Site {
+    Box::new(move |hit| match hit.path.as_str() {
+        "" => Reply::Page(page.clone()),
+        p if p == action => thanks(&chrome, message),
+        _ => Reply::NotFound,
+    })
 }
 
 /// A labelled text field.

@@ -4,8 +4,8 @@
 use maud::{html, PreEscaped};
 
 use super::super::page::{one, person, pick, Chrome, CITIES, FIRST};
-use super::super::{Family, Reply, Spec};
-use super::{field, posted, say, thanks};
+use super::super::{Family, Spec};
+use super::{field, form_site, posted, say};
 
 const SWITCHES: &[&str] = &[
     "Email notifications",
@@ -91,11 +91,7 @@ pub const SWITCH: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "save" => thanks(&chrome, "Saved."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "save", "Saved."),
             check: Box::new(move |hits, _| {
                 posted(hits, "save").is_some_and(|h| want.iter().all(|(k, v)| h.get(k) == Some(v)))
             }),
@@ -147,11 +143,7 @@ pub const SECTION_FIELD: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "save" => thanks(&chrome, "Saved."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "save", "Saved."),
             check: Box::new(move |hits, _| {
                 posted(hits, "save").is_some_and(|h| {
                     h.get(name) == Some(value) && h.get("server") == Some("api.example.org")
@@ -204,11 +196,7 @@ pub const DIALOG_FORM: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "add" => thanks(&chrome, "Added."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "add", "Added."),
             check: Box::new(move |hits, _| {
                 posted(hits, "add").is_some_and(|h| h.get("email") == Some(email.as_str()))
             }),
@@ -252,11 +240,7 @@ pub const TWO_ADDRESSES: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "save" => thanks(&chrome, "Saved."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "save", "Saved."),
             check: Box::new(move |hits, _| {
                 posted(hits, "save").is_some_and(|h| {
                     h.get("shipping_city") == Some(ship) && h.get("billing_city") == Some(bill)
@@ -298,11 +282,7 @@ pub const RATING: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "review" => thanks(&chrome, "Thanks for your review."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "review", "Thanks for your review."),
             check: Box::new(move |hits, _| {
                 posted(hits, "review")
                     .is_some_and(|h| h.get("stars") == Some(stars.to_string().as_str()))

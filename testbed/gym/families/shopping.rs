@@ -4,7 +4,7 @@ use maud::html;
 
 use super::super::page::{one, pick, Chrome, THINGS};
 use super::super::{answer_holds, Family, Reply, Spec};
-use super::{posted, say, thanks};
+use super::{form_site, posted, say};
 
 fn cents(rng: &mut fastrand::Rng) -> u32 {
     rng.u32(300..9000)
@@ -68,11 +68,7 @@ pub const QUANTITY: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "update" => thanks(&chrome, "Cart updated."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "update", "Cart updated."),
             check: Box::new(move |hits, _| {
                 posted(hits, "update")
                     .is_some_and(|h| want.iter().all(|(k, v)| h.get(k) == Some(v.as_str())))
@@ -147,11 +143,7 @@ pub const TOTAL: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                "pay" => thanks(&chrome, "Paid."),
-                _ => Reply::NotFound,
-            }),
+            site: form_site(page, chrome, "pay", "Paid."),
             check: Box::new(move |hits, answer| {
                 answer_holds(answer, &value) && posted(hits, "pay").is_none()
             }),

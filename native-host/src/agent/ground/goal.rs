@@ -476,6 +476,16 @@ fn clause_wants(clause: &str) -> Vec<Want> {
         .trim_start_matches(|ch: char| !ch.is_alphanumeric() && ch != '⟦');
     let c = re!(r"^(?:please\s+|now\s+|also\s+|first\s+|finally\s+|next\s+)+").replace(c, "");
     let c = c.trim();
+    [value_wants, choice_wants, action_wants]
+        .iter()
+        .map(|read| read(c))
+        .find(|wants| !wants.is_empty())
+        .unwrap_or_default()
+}
+
+/// Values to put in place: sign-in credentials, a search, fields to fill or set, switches,
+/// a rating, a sort order. Empty when the clause is none of these.
+fn value_wants(c: &str) -> Vec<Want> {
     // Signing in: the credentials, then the form's button.
     if let Some(m) = re!(r"^(?:sign|log)\s*(?:in|on)(?:\s+to\s+(?:the\s+)?\S+)?(.*)$").captures(c) {
         let mut rest = m[1].trim().to_owned();
@@ -566,6 +576,12 @@ fn clause_wants(clause: &str) -> Vec<Want> {
             return assigns;
         }
     }
+    Vec::new()
+}
+
+/// Options and boxes, a checkout, a confirmation and the form's submission. Empty when the
+/// clause is none of these.
+fn choice_wants(c: &str) -> Vec<Want> {
     if let Some(m) = re!(r"^check\s*out\b(?:\s+with\s+(.+))?$").captures(c) {
         let mut out = vec![Want::Click {
             target: "checkout".into(),
@@ -623,6 +639,12 @@ fn clause_wants(clause: &str) -> Vec<Want> {
             label: (verb != "submit").then_some(label),
         }];
     }
+    Vec::new()
+}
+
+/// Controls to press: adding to a cart, inbox actions, a row's action, clicks and opens.
+/// Empty when the clause is none of these.
+fn action_wants(c: &str) -> Vec<Want> {
     if let Some(m) = re!(r"^add\s+(?:the\s+|a\s+|an\s+|one\s+)?(.+?)\s+to\s+(?:the\s+|my\s+)?(cart|basket|bag|wishlist|favou?rites)$").captures(c) {
         return vec![Want::Click {
             target: format!("add to {}", &m[2]),
