@@ -153,12 +153,13 @@ async fn main() -> Result<()> {
             }
             let o = runner::run(&h, &panel, &gym, &task, args.limit).await?;
             println!(
-                "{:<18} seed {:>4}  {}  {:>2} steps  {:>2} model  {:>6.1} s  {}: {}  [{}]  goal: {}",
+                "{:<18} seed {:>4}  {}  {:>2} steps  {:>2} model calls  {:>5} prompt tokens  {:>6.1} s  {}: {}  [{}]  goal: {}",
                 o.task.family,
                 o.task.seed,
                 if o.success { "PASS" } else { "fail" },
                 o.steps,
                 o.model_calls,
+                o.prompt_tokens.map_or("-".to_owned(), |t| t.to_string()),
                 o.wall.as_secs_f64(),
                 o.status,
                 o.answer.chars().take(80).collect::<String>(),
@@ -187,7 +188,7 @@ async fn main() -> Result<()> {
         }
     };
     println!(
-        "overall: {}/{} tasks ({:.0} %); median steps {:.0}, model-decided steps per successful task {:.0}, wall {:.1} s",
+        "overall: {}/{} tasks ({:.0} %); median steps {:.0}, model calls per successful task {:.0}, wall {:.1} s",
         ok.len(),
         outcomes.len(),
         100.0 * ok.len() as f64 / outcomes.len().max(1) as f64,
@@ -195,5 +196,17 @@ async fn main() -> Result<()> {
         med(ok.iter().map(|o| f64::from(o.model_calls)).collect()),
         med(outcomes.iter().map(|o| o.wall.as_secs_f64()).collect()),
     );
+    let prompts: Vec<f64> = outcomes
+        .iter()
+        .filter_map(|o| o.prompt_tokens.map(|t| t as f64))
+        .collect();
+    if !prompts.is_empty() {
+        let sorted = sorted(prompts);
+        println!(
+            "prompt tokens (the largest of each task that asked the model, by the backend's tokenizer): median {:.0}, max {:.0}",
+            percentile(&sorted, 50.0),
+            sorted.last().copied().unwrap_or_default(),
+        );
+    }
     Ok(())
 }

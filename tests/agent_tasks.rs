@@ -257,6 +257,8 @@ async fn after_three_failed_steps_the_user_is_asked_and_the_answer_helps() -> Re
     s.run("What do wool socks cost?").await?;
     let q = s.question().await?;
     assert!(q.contains("I am stuck"), "{q}");
+    // The answer is kept for the site only because the user ticks the box.
+    s.panel.find_element("#ask-remember").await?.click().await?;
     s.panel
         .find_element("#ask-input")
         .await?
@@ -270,6 +272,16 @@ async fn after_three_failed_steps_the_user_is_asked_and_the_answer_helps() -> Re
     assert_eq!(s.shop.searches(), ["wool socks"]);
     let log = s.log().await?;
     assert!(log.contains("the model's reply could not be used"), "{log}");
+    let store = itinero_host::store::Store::open(
+        &s.h.host_data_dir()
+            .join(itinero_host::paths::STORE_FILE_NAME),
+    )?;
+    let lessons: Vec<String> = store
+        .lessons(None, 10)?
+        .into_iter()
+        .map(|l| l.text)
+        .collect();
+    assert_eq!(lessons, ["Use the search box at the top"]);
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod cli;
 pub mod control;
+pub mod hardening;
 pub mod llm;
 pub mod logging;
 pub mod origin;

@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand};
 use itinero_host::cli::{act, doctor, install, models, observe, skills, tabs, task, vault};
 use itinero_host::control::ControlServer;
 use itinero_host::store::StoreSlot;
-use itinero_host::{logging, origin, paths, session};
+use itinero_host::{hardening, logging, origin, paths, session};
 use itinero_shared::codec::Direction;
 use itinero_shared::envelope::Envelope;
 use itinero_shared::messages::ErrorReply;
@@ -54,6 +54,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    hardening::harden_process();
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     if let Some(caller) = origin::caller_from_args(&args) {
         return run_host(caller);
@@ -84,8 +85,18 @@ fn main() -> ExitCode {
 
 /// Native-messaging mode. Exit codes: 0 browser closed the port, 2 unreadable stream, 3 caller refused, 1 setup failure.
 fn run_host(caller: origin::Caller) -> ExitCode {
+    // Files an older host left readable by others are narrowed before anything is written.
+    let private = paths::data_dir().map(|dir| {
+        (
+            hardening::make_private(&dir),
+            hardening::make_private(&dir.join("logs")),
+        )
+    });
     // Logging must never touch stdout here; without a log file we stay silent rather than risk it.
     let _guard = paths::log_dir().and_then(|dir| logging::to_file(&dir));
+    if let Ok((Err(e), _) | (_, Err(e))) = &private {
+        tracing::warn!("could not make the data directory private: {e}");
+    }
     let allowed = origin::allowed_ids(paths::allowed_extensions_file().ok().as_deref());
     if !origin::is_allowed(&caller, &allowed) {
         tracing::error!(

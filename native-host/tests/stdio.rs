@@ -264,3 +264,141 @@ fn the_panel_manages_skills_through_the_protocol() {
     ));
     assert_eq!(code(&replies[5]), ErrorCode::NotFound);
 }
+
+/// The host's data stays the user's: no core dump can hold a secret, no other process of the
+/// user can trace it, and the data directory, logs included, is closed to other users, even when
+/// an older host left it open.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_host_dumps_no_core_and_keeps_its_files_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let data = tempfile::tempdir().unwrap();
+    let logs = data.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let old_log = logs.join("host.log.2026-01-01");
+    std::fs::write(&old_log, "an old line\n").unwrap();
+    for (path, mode) in [
+        (data.path(), 0o755),
+        (logs.as_path(), 0o755),
+        (&old_log, 0o644),
+    ] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_itinero-host"))
+        .arg(dev_origin())
+        .env("ITINERO_DATA_DIR", data.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(&frame(
+            r#"{"v":1,"id":1,"type":"Hello","body":{"protocol":1,"extension_version":"0.1.0"}}"#,
+        ))
+        .unwrap();
+    // The answer to Hello comes after start-up, so what start-up does is done by then.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut dec = FrameDecoder::new(Direction::ToBrowser);
+    let mut buf = [0u8; 4096];
+    while dec.next_frame().unwrap().is_none() {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "the host closed stdout before answering Hello");
+        dec.push(&buf[..n]);
+    }
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", child.id())).unwrap();
+    let core = limits
+        .lines()
+        .find(|l| l.starts_with("Max core file size"))
+        .unwrap();
+    let fields: Vec<&str> = core.split_whitespace().collect();
+    assert_eq!(&fields[4..6], ["0", "0"], "{core}");
+    // An undumpable process's /proc files belong to root.
+    let owner = std::fs::metadata(format!("/proc/{}/environ", child.id()))
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        .unwrap();
+    assert_eq!(
+        owner, 0,
+        "the host can be traced by other processes of the user"
+    );
+    drop(stdin);
+    child.wait().unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(data.path()), 0o700);
+    assert_eq!(mode(&logs), 0o700);
+    assert_eq!(mode(&old_log), 0o600);
+    for entry in std::fs::read_dir(data.path()).unwrap() {
+        let path = entry.unwrap().path();
+        let m = mode(&path);
+        assert_eq!(m & 0o077, 0, "{} is open to others ({m:o})", path.display());
+    }
+}
+
+/// A frame near the 64 MiB limit, of many small values, is read without building a value of
+/// it: the host's peak memory stays within three times the frame, and it answers the next
+/// message.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_60_mib_frame_of_small_values_costs_at_most_three_times_its_size() {
+    let mut body = String::from(r#"{"v":1,"id":2,"type":"Ping","body":{"payload":"big","junk":["#);
+    let target = 60 * 1024 * 1024;
+    body.reserve(target + 64);
+    while body.len() < target {
+        body.push_str("0,");
+    }
+    body.push_str("0]}}");
+    let size = body.len();
+    let mut input = frame(&body);
+    drop(body);
+    input.extend(frame(
+        r#"{"v":1,"id":3,"type":"Ping","body":{"payload":"after"}}"#,
+    ));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_itinero-host"))
+        .arg(dev_origin())
+        .env("ITINERO_DATA_DIR", tempfile::tempdir().unwrap().path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+        stdin
+    });
+    let mut stdout = child.stdout.take().unwrap();
+    let mut dec = FrameDecoder::new(Direction::ToBrowser);
+    let mut replies = Vec::new();
+    let mut buf = [0u8; 4096];
+    while replies.len() < 2 {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "the host closed stdout early");
+        dec.push(&buf[..n]);
+        while let Some(f) = dec.next_frame().unwrap() {
+            replies.push(Envelope::<ToBrowser>::from_json(&f).unwrap());
+        }
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let peak_kib: usize = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap();
+    drop(writer.join().unwrap());
+    child.wait().unwrap();
+    assert_eq!(replies[0].id, 2);
+    assert!(
+        matches!(&replies[1].msg, ToBrowser::Pong(p) if p.payload.as_deref() == Some("after")),
+        "{:?}",
+        replies[1]
+    );
+    let peak = peak_kib * 1024;
+    eprintln!(
+        "frame {} MiB, host peak {} MiB ({:.2}×)",
+        size >> 20,
+        peak >> 20,
+        peak as f64 / size as f64
+    );
+    assert!(peak <= 3 * size, "peak {peak} bytes for a frame of {size}");
+}

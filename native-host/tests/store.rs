@@ -123,6 +123,8 @@ fn big_step(n: u32) -> StepRecord {
         decide_ms: Some(5),
         act_ms: Some(1),
         total_ms: Some(6),
+        model_calls: 0,
+        prompt_tokens: None,
         recorded_at: 0,
     }
 }

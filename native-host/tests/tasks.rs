@@ -238,6 +238,7 @@ async fn a_risky_step_waits_for_approval_and_no_stops_it() {
             task_id,
             question_id,
             reply: "no".into(),
+            remember: false,
         }),
     )
     .await;

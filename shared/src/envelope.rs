@@ -1,8 +1,10 @@
 //! The envelope every message travels in: `{"v": 1, "id": 7, "type": "Ping", "body": {...}}`.
 //!
 //! Decoding happens in two stages so that a bad message still yields an error
-//! reply that carries the request's id: first the envelope's fixed fields, then
-//! the body for the named type.
+//! reply that carries the request's id: first the envelope's fixed fields, with the body kept
+//! as the raw text it is (skipping it takes no recursion and builds nothing, whatever its depth
+//! or size), then the body, once, straight into the type its `type` names. A body nested past
+//! the parser's depth limit or shaped wrongly is then an error for its own id.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -43,7 +45,7 @@ pub struct Envelope<M> {
     pub msg: M,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct Raw {
     v: u32,
     id: u64,
@@ -53,6 +55,18 @@ struct Raw {
     body: Value,
 }
 
+/// The envelope as read: the body still raw JSON text.
+#[derive(Deserialize)]
+struct Head<'a> {
+    v: u32,
+    id: u64,
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(borrow, default)]
+    body: Option<&'a serde_json::value::RawValue>,
+}
+
+/// Only the id, when the rest of the envelope cannot be read; everything else is skipped.
 #[derive(Deserialize)]
 struct IdOnly {
     #[serde(default)]
@@ -108,13 +122,15 @@ impl<M: MessageSet> Envelope<M> {
     pub fn from_json(bytes: &[u8]) -> Result<Self, (Option<u64>, EnvelopeError)> {
         let text =
             std::str::from_utf8(bytes).map_err(|e| (None, EnvelopeError::Json(e.to_string())))?;
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| (None, EnvelopeError::Json(e.to_string())))?;
-        let id = serde_json::from_value::<IdOnly>(value.clone())
-            .ok()
-            .and_then(|i| i.id);
-        let raw: Raw =
-            serde_json::from_value(value).map_err(|e| (id, EnvelopeError::Shape(e.to_string())))?;
+        let raw: Head<'_> = serde_json::from_str(text).map_err(|e| {
+            let id = serde_json::from_str::<IdOnly>(text).ok().and_then(|i| i.id);
+            let error = if e.is_syntax() || e.is_eof() {
+                EnvelopeError::Json(e.to_string())
+            } else {
+                EnvelopeError::Shape(e.to_string())
+            };
+            (id, error)
+        })?;
         if raw.v > PROTOCOL_VERSION {
             return Err((
                 Some(raw.id),
@@ -127,19 +143,18 @@ impl<M: MessageSet> Envelope<M> {
         if !M::TYPES.contains(&raw.kind.as_str()) {
             return Err((Some(raw.id), EnvelopeError::UnknownType(raw.kind)));
         }
-        let body = if raw.body.is_null() {
-            Value::Object(Default::default())
-        } else {
-            raw.body
-        };
-        let mut tagged = serde_json::Map::new();
-        tagged.insert("type".into(), Value::String(raw.kind.clone()));
-        tagged.insert("body".into(), body);
-        let msg = serde_json::from_value(Value::Object(tagged)).map_err(|e| {
+        let body = raw.body.map_or("{}", |b| match b.get() {
+            "null" => "{}",
+            other => other,
+        });
+        let kind = serde_json::to_string(&raw.kind).expect("a string always serialises");
+        // The tag first, so the body is read once, straight into its type.
+        let tagged = format!("{{\"type\":{kind},\"body\":{body}}}");
+        let msg = serde_json::from_str(&tagged).map_err(|e| {
             (
                 Some(raw.id),
                 EnvelopeError::Body {
-                    kind: raw.kind,
+                    kind: raw.kind.clone(),
                     reason: e.to_string(),
                 },
             )

@@ -9,6 +9,8 @@
 //! `TabList` or `Error` echo that id. Each store request has one reply type, named on the
 //! `ToBrowser` variant that answers it.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
 use crate::action::Action;
@@ -392,6 +394,10 @@ pub struct AskUser {
     /// this site (the approval policy allows it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub can_always: bool,
+    /// The question is the model's (a page can steer what a model asks): the panel says so, and
+    /// offers to remember the answer for the site rather than remembering it unasked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_model: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -399,6 +405,9 @@ pub struct UserReply {
     pub task_id: u64,
     pub question_id: u64,
     pub reply: String,
+    /// The user asked for the answer to be kept as a lesson for the site.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub remember: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -502,13 +511,21 @@ pub enum SkillResponse {
 
 /// The panel's requests about the vault; each is answered with a [`VaultResponse`] or an
 /// `Error`. Passwords travel only browser→host inside `Add`; a response carries one only for
-/// `Reveal`, which the panel sends after the user asked and confirmed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `Reveal`, which the panel sends after the user asked and confirmed. Its `Debug` leaves every
+/// secret out, so that no log line or panic message can hold one.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum VaultRequest {
     Status,
-    /// The credentials, without secrets (works while locked).
-    List,
+    /// A page of the credentials, without secrets (works while locked): `limit` of them (at
+    /// most [`VaultRequest::LIST_MAX`]) from `offset`, so a reply fits in one frame however
+    /// many there are.
+    List {
+        #[serde(default)]
+        offset: u32,
+        #[serde(default = "VaultRequest::list_page")]
+        limit: u32,
+    },
     /// Saves a credential (replacing the one for the same origin and username).
     Add {
         origin: String,
@@ -545,15 +562,33 @@ pub enum VaultRequest {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Its `Debug` leaves the revealed password and code out.
+impl VaultRequest {
+    /// Credentials a page lists when the request does not say.
+    pub const LIST_PAGE: u32 = 500;
+    /// The most a page lists: a credential's summary is well under 200 bytes, so this keeps a
+    /// reply far below the 1 MiB frame.
+    pub const LIST_MAX: u32 = 1000;
+
+    fn list_page() -> u32 {
+        Self::LIST_PAGE
+    }
+}
+
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum VaultResponse {
     /// Answers `Status`, `Unlock` and `Lock`.
     Status {
         status: VaultStatus,
     },
+    /// A page of the credentials: those from `offset`, of `total`.
     Credentials {
         credentials: Vec<CredentialSummary>,
+        #[serde(default)]
+        offset: u32,
+        #[serde(default)]
+        total: u32,
     },
     Saved {
         credential: CredentialSummary,
@@ -572,6 +607,89 @@ pub enum VaultResponse {
     Audit {
         entries: Vec<AuditEntry>,
     },
+}
+
+/// What `Debug` shows in place of a secret.
+const HIDDEN: &str = "<hidden>";
+
+impl fmt::Debug for VaultRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VaultRequest::Status => f.write_str("Status"),
+            VaultRequest::List { offset, limit } => f
+                .debug_struct("List")
+                .field("offset", offset)
+                .field("limit", limit)
+                .finish(),
+            VaultRequest::Add {
+                origin,
+                username,
+                totp_seed,
+                same_site,
+                allow_http,
+                ..
+            } => f
+                .debug_struct("Add")
+                .field("origin", origin)
+                .field("username", username)
+                .field("password", &HIDDEN)
+                .field("totp_seed", &totp_seed.as_ref().map(|_| HIDDEN))
+                .field("notes", &HIDDEN)
+                .field("same_site", same_site)
+                .field("allow_http", allow_http)
+                .finish(),
+            VaultRequest::Remove { id } => f.debug_struct("Remove").field("id", id).finish(),
+            VaultRequest::Reveal { id } => f.debug_struct("Reveal").field("id", id).finish(),
+            VaultRequest::Unlock { .. } => f
+                .debug_struct("Unlock")
+                .field("passphrase", &HIDDEN)
+                .finish(),
+            VaultRequest::Lock => f.write_str("Lock"),
+            VaultRequest::Import { csv } => f
+                .debug_struct("Import")
+                .field("csv_bytes", &csv.len())
+                .finish(),
+            VaultRequest::Audit { limit } => f.debug_struct("Audit").field("limit", limit).finish(),
+        }
+    }
+}
+
+impl fmt::Debug for VaultResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VaultResponse::Status { status } => {
+                f.debug_struct("Status").field("status", status).finish()
+            }
+            VaultResponse::Credentials {
+                credentials,
+                offset,
+                total,
+            } => f
+                .debug_struct("Credentials")
+                .field("credentials", credentials)
+                .field("offset", offset)
+                .field("total", total)
+                .finish(),
+            VaultResponse::Saved { credential } => f
+                .debug_struct("Saved")
+                .field("credential", credential)
+                .finish(),
+            VaultResponse::Removed { existed } => {
+                f.debug_struct("Removed").field("existed", existed).finish()
+            }
+            VaultResponse::Revealed { totp_code, .. } => f
+                .debug_struct("Revealed")
+                .field("password", &HIDDEN)
+                .field("totp_code", &totp_code.as_ref().map(|_| HIDDEN))
+                .finish(),
+            VaultResponse::Imported { report } => {
+                f.debug_struct("Imported").field("report", report).finish()
+            }
+            VaultResponse::Audit { entries } => {
+                f.debug_struct("Audit").field("entries", entries).finish()
+            }
+        }
+    }
 }
 
 // ---- the store: settings, run history, lessons, site approvals (see `records`) ----
@@ -739,6 +857,41 @@ pub struct ErrorReply {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn vault_messages_print_no_secret_in_debug() {
+        let add = VaultRequest::Add {
+            origin: "https://shop.example".into(),
+            username: "alice".into(),
+            password: "hunter22-secret".into(),
+            totp_seed: Some("JBSWY3DPEHPK3PXP".into()),
+            notes: "pin 4321".into(),
+            same_site: false,
+            allow_http: false,
+        };
+        let unlock = VaultRequest::Unlock {
+            passphrase: "correct horse".into(),
+        };
+        let import = VaultRequest::Import {
+            csv: "url,username,password\nhttps://a.example,bob,p4ss".into(),
+        };
+        let revealed = VaultResponse::Revealed {
+            password: "hunter22-secret".into(),
+            totp_code: Some("492039".into()),
+        };
+        let printed = format!("{add:?} {unlock:?} {import:?} {revealed:?} {add:#?}");
+        for secret in [
+            "hunter22-secret",
+            "JBSWY3DPEHPK3PXP",
+            "4321",
+            "correct horse",
+            "p4ss",
+            "492039",
+        ] {
+            assert!(!printed.contains(secret), "{secret} in {printed}");
+        }
+        assert!(printed.contains("alice") && printed.contains("<hidden>"));
+    }
+
     use super::*;
     use crate::envelope::{Envelope, EnvelopeError};
     use serde_json::Value;
@@ -771,6 +924,31 @@ mod tests {
                 echo: true
             })
         );
+    }
+
+    #[test]
+    fn a_body_too_deep_to_read_is_an_error_for_its_own_id() {
+        let mut node = String::from(r##"{"tag":"#text","text":"deep"}"##);
+        for _ in 0..200 {
+            node = format!(r#"{{"tag":"div","children":[{node}]}}"#);
+        }
+        let frame = format!(
+            r#"{{"v":1,"id":4503599627370497,"type":"Observation","body":{{"observation":{{"url":"https://a.example/","title":"t","root":{node}}}}}}}"#
+        );
+        let (id, err) = Envelope::<ToHost>::from_json(frame.as_bytes()).unwrap_err();
+        assert_eq!(id, Some(4_503_599_627_370_497));
+        assert!(
+            matches!(&err, EnvelopeError::Body { kind, reason } if kind == "Observation" && reason.contains("recursion")),
+            "{err}"
+        );
+        // Even an envelope that is not one still gives its id where it has one.
+        let (id, err) =
+            Envelope::<ToHost>::from_json(br#"{"v":"one","id":12,"type":"Ping"}"#).unwrap_err();
+        assert_eq!(id, Some(12));
+        assert!(matches!(err, EnvelopeError::Shape(_)), "{err}");
+        let (id, err) = Envelope::<ToHost>::from_json(br#"{"v":1,"id":12,"type":"Pi"#).unwrap_err();
+        assert_eq!(id, None);
+        assert!(matches!(err, EnvelopeError::Json(_)), "{err}");
     }
 
     #[test]
@@ -885,6 +1063,7 @@ mod tests {
                 task_id: 1,
                 question_id: 2,
                 reply: "yes".into(),
+                remember: true,
             }),
             ToHost::Skills(SkillRequest::List { search: None }),
             ToHost::Skills(SkillRequest::Export {
@@ -1006,6 +1185,7 @@ mod tests {
                 question: "q".into(),
                 kind: "question".into(),
                 can_always: true,
+                from_model: true,
             }),
             ToBrowser::TaskFinished(TaskFinished {
                 task_id: 1,
@@ -1038,6 +1218,8 @@ mod tests {
                     decide_ms: Some(800),
                     act_ms: Some(40),
                     total_ms: Some(850),
+                    model_calls: 0,
+                    prompt_tokens: None,
                     recorded_at: 1_700_000_000_850,
                 }],
             }),

@@ -124,6 +124,21 @@ impl Observation {
         walk(&self.root, index)
     }
 
+    /// The address of frame `frame_id`: the `src` of the `iframe` it was stitched into (the
+    /// page's own address for the top frame, 0).
+    pub fn frame_src(&self, frame_id: i64) -> Option<&str> {
+        if frame_id == 0 {
+            return Some(&self.url);
+        }
+        fn find(node: &DomNode, frame_id: i64) -> Option<&DomNode> {
+            if node.tag == "iframe" && node.frame_id == Some(frame_id) {
+                return Some(node);
+            }
+            node.children.iter().find_map(|c| find(c, frame_id))
+        }
+        find(&self.root, frame_id).and_then(|n| n.href.as_deref())
+    }
+
     /// Every indexed node, in tree order.
     pub fn indexed(&self) -> Vec<&DomNode> {
         fn walk<'a>(node: &'a DomNode, out: &mut Vec<&'a DomNode>) {
@@ -137,6 +152,33 @@ impl Observation {
         let mut out = Vec::new();
         walk(&self.root, &mut out);
         out
+    }
+}
+
+/// The deepest tree an observation carries, in nodes from its root. Each node is two levels of
+/// JSON (the node and its `children`), and JSON readers stop at a depth (serde_json at 128): a
+/// page nested deeper would not be read at all.
+pub const MAX_TREE_DEPTH: usize = 48;
+
+impl DomNode {
+    /// Keeps the tree within `max` levels: the descendants of a node at level `max - 1` become
+    /// its children, in document order, each without children of its own. Nothing is dropped;
+    /// only the nesting below that level is lost.
+    pub fn cap_depth(&mut self, max: usize) {
+        let mut stack: Vec<(&mut DomNode, usize)> = vec![(self, 1)];
+        while let Some((node, depth)) = stack.pop() {
+            if depth + 1 >= max {
+                let mut flat = Vec::new();
+                let mut pending: Vec<DomNode> = node.children.drain(..).rev().collect();
+                while let Some(mut n) = pending.pop() {
+                    pending.extend(n.children.drain(..).rev());
+                    flat.push(n);
+                }
+                node.children = flat;
+            } else {
+                stack.extend(node.children.iter_mut().map(|c| (c, depth + 1)));
+            }
+        }
     }
 }
 
@@ -165,6 +207,46 @@ pub fn push_page_text(text: &mut String, piece: &str) {
 #[cfg(test)]
 mod page_text_tests {
     use super::*;
+
+    #[test]
+    fn a_deep_tree_is_flattened_below_the_cap_and_keeps_every_node_in_order() {
+        let leaf = |i: u32| DomNode {
+            tag: "a".into(),
+            index: Some(i),
+            ..Default::default()
+        };
+        let mut node = leaf(99);
+        for i in (0..80).rev() {
+            node = DomNode {
+                tag: "div".into(),
+                index: Some(i),
+                children: vec![node, leaf(100 + i)],
+                ..Default::default()
+            };
+        }
+        let before = Observation {
+            root: node.clone(),
+            ..Default::default()
+        }
+        .indexed()
+        .len();
+        node.cap_depth(10);
+        fn depth(n: &DomNode) -> usize {
+            1 + n.children.iter().map(depth).max().unwrap_or(0)
+        }
+        assert_eq!(depth(&node), 10);
+        let obs = Observation {
+            root: node,
+            ..Default::default()
+        };
+        let order: Vec<u32> = obs.indexed().iter().filter_map(|n| n.index).collect();
+        assert_eq!(order.len(), before);
+        // Document order: each div, its nested div's subtree, then its own link.
+        assert_eq!(&order[..9], &[0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(order.last(), Some(&100));
+        let json = serde_json::to_string(&obs).unwrap();
+        serde_json::from_str::<Observation>(&json).unwrap();
+    }
 
     #[test]
     fn page_text_is_joined_and_cut_on_a_character_boundary() {

@@ -299,6 +299,12 @@ pub struct StepRecord {
     pub act_ms: Option<u64>,
     #[serde(default)]
     pub total_ms: Option<u64>,
+    /// Model calls made to decide it (a plan made before the first step counts with that step).
+    #[serde(default)]
+    pub model_calls: u32,
+    /// The largest prompt among those calls, in tokens as the backend counted them.
+    #[serde(default)]
+    pub prompt_tokens: Option<u64>,
     /// When it was recorded (Unix milliseconds); set by the store, ignored when recording.
     #[serde(default)]
     pub recorded_at: i64,

@@ -21,8 +21,11 @@ pub struct Outcome {
     pub status: String,
     pub answer: String,
     pub steps: u32,
-    /// Steps a model decided (`llm`, `vote`, `chooser`); a reply asked again counts once.
+    /// Model calls the run made, as the host recorded them (each reply asked again, each
+    /// chooser question answered "none", the plan's call).
     pub model_calls: u32,
+    /// The largest prompt of the run, in the backend's own tokens; `None` with no model call.
+    pub prompt_tokens: Option<u64>,
     /// Steps by the strategy that decided them, e.g. `grounded`.
     pub strategies: Vec<String>,
     pub wall: Duration,
@@ -64,22 +67,32 @@ pub async fn run(
     };
     let wall = started.elapsed();
     tab.close().await.ok();
-    let (steps, model_calls, strategies) = recorded_run(h, &task.goal).await?;
+    let recorded = recorded_run(h, &task.goal).await?;
     Ok(Outcome {
         success: gym.check(task.id, &answer),
         task: task.clone(),
         status,
         answer,
-        steps,
-        model_calls,
-        strategies,
+        steps: recorded.steps,
+        model_calls: recorded.model_calls,
+        prompt_tokens: recorded.prompt_tokens,
+        strategies: recorded.strategies,
         wall,
     })
 }
 
-/// Steps, model calls and deciding strategies of the host's run of `goal`, once the host has
-/// finished recording it (the panel can show the result first).
-async fn recorded_run(h: &Harness, goal: &str) -> Result<(u32, u32, Vec<String>)> {
+/// What the host's record of a run says.
+#[derive(Default)]
+struct Recorded {
+    steps: u32,
+    model_calls: u32,
+    prompt_tokens: Option<u64>,
+    strategies: Vec<String>,
+}
+
+/// The host's record of its run of `goal`, once the host has finished writing it (the panel can
+/// show the result first).
+async fn recorded_run(h: &Harness, goal: &str) -> Result<Recorded> {
     let store = Store::open(&h.host_data_dir().join("itinero.sqlite3"))
         .context("opening the host's store")?;
     let deadline = Instant::now() + WAIT;
@@ -87,18 +100,15 @@ async fn recorded_run(h: &Harness, goal: &str) -> Result<(u32, u32, Vec<String>)
         let latest = store.recent_runs(1)?.into_iter().next();
         match latest {
             Some(run) if run.goal == goal && run.finished_at.is_some() => break run,
-            _ if Instant::now() >= deadline => return Ok((0, 0, Vec::new())),
+            _ if Instant::now() >= deadline => return Ok(Recorded::default()),
             _ => tokio::time::sleep(Duration::from_millis(20)).await,
         }
     };
     let steps = store.run_steps(run.id)?;
-    let calls = steps
-        .iter()
-        .filter(|s| matches!(s.strategy.as_str(), "llm" | "vote" | "chooser"))
-        .count() as u32;
-    Ok((
-        steps.len() as u32,
-        calls,
-        steps.into_iter().map(|s| s.strategy).collect(),
-    ))
+    Ok(Recorded {
+        steps: steps.len() as u32,
+        model_calls: steps.iter().map(|s| s.model_calls).sum(),
+        prompt_tokens: steps.iter().filter_map(|s| s.prompt_tokens).max(),
+        strategies: steps.into_iter().map(|s| s.strategy).collect(),
+    })
 }

@@ -17,15 +17,14 @@ pub async fn type_goal(panel: &Page, goal: &str) -> Result<()> {
     panel
         .run_js::<serde_json::Value>("document.querySelector('#goal').value = ''; return null;")
         .await?;
+    let field = panel.find_element("#goal").await?;
+    field.click().await?;
+    // Inserted as text, as an input method does: key events exist only for what a keyboard
+    // layout has keys for, and goals name people and places in any script.
     panel
-        .find_element("#goal")
-        .await?
-        .click()
-        .await?
-        .type_str(goal)
-        .await?
-        .press_key("Enter")
+        .execute(chromiumoxide::cdp::browser_protocol::input::InsertTextParams::new(goal))
         .await?;
+    field.press_key("Enter").await?;
     Ok(())
 }
 

@@ -487,13 +487,12 @@ fn type_text(
             .ok()
             .and_then(|v| v.as_string())
             .unwrap_or_default();
-        if after != wanted && el.get_attribute("type").as_deref() != Some("password") {
+        let password = el
+            .get_attribute("type")
+            .is_some_and(|t| t.trim().eq_ignore_ascii_case("password"));
+        if after != wanted && !password {
             return Err(Outcome::ValueRejected {
-                reason: format!(
-                    "the field shows {:?} instead of {:?}",
-                    clean_text(&after, 60),
-                    clean_text(&wanted, 60)
-                ),
+                reason: not_kept(&after, &wanted),
             });
         }
     } else if el
@@ -525,6 +524,22 @@ fn type_text(
         press_key(doc, el, "Enter", &[])?;
     }
     Ok(())
+}
+
+/// Why a field does not hold what was typed, told without either value: what was typed may be
+/// a one-time code or a secret, and this reason reaches the model and the run's record.
+fn not_kept(after: &str, wanted: &str) -> String {
+    let (kept, typed) = (after.chars().count(), wanted.chars().count());
+    if after.is_empty() {
+        "the field stayed empty".into()
+    } else if wanted.starts_with(after) {
+        format!("the field kept only the first {kept} of the {typed} characters typed")
+    } else {
+        format!(
+            "the field changed what was typed ({typed} characters typed, {kept} shown): it \
+             reformats or filters its input"
+        )
+    }
 }
 
 async fn select(win: &Window, doc: &Document, el: &Element, value: &str) -> Result<(), Outcome> {
@@ -638,4 +653,27 @@ async fn settle(win: &Window, doc: &Document) -> Result<(), u64> {
     }
     drop(callback);
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_kept;
+
+    #[test]
+    fn a_value_a_field_would_not_keep_is_described_never_repeated() {
+        for (shown, typed) in [
+            ("", "492039"),
+            ("4920", "492039"),
+            ("49-20-39", "492039"),
+            ("hunter", "hunter22"),
+        ] {
+            let why = not_kept(shown, typed);
+            assert!(!why.contains(typed), "{why}");
+            assert!(shown.is_empty() || !why.contains(shown), "{why}");
+        }
+        assert_eq!(
+            not_kept("4920", "492039"),
+            "the field kept only the first 4 of the 6 characters typed"
+        );
+    }
 }

@@ -588,6 +588,12 @@ impl Observer {
         self.remote_frames = remote_frames;
         let scroll_x = win.scroll_x().unwrap_or(0.0);
         let (pages_above, pages_below) = pages_above_below(win, &doc, (vw, vh));
+        let mut root = DomNode {
+            tag: "body".into(),
+            children,
+            ..Default::default()
+        };
+        root.cap_depth(itinero_shared::observation::MAX_TREE_DEPTH);
         Observation {
             url: doc.url().unwrap_or_default(),
             title: doc.title(),
@@ -601,11 +607,7 @@ impl Observer {
             scroll_y,
             pages_above,
             pages_below,
-            root: DomNode {
-                tag: "body".into(),
-                children,
-                ..Default::default()
-            },
+            root,
             text,
             snapshot_ms: perf.map(|p| p.now() - t0).unwrap_or(0.0),
         }

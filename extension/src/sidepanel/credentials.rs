@@ -44,6 +44,7 @@ pub fn wire(panel: &Rc<RefCell<Panel>>) -> Result<(), JsValue> {
     on_submit(&v.unlock_form, with(unlock))?;
     view::on_click(&v.lock, with(lock))?;
     on_submit(&v.add_form, with(add))?;
+    view::on_click(&v.more, with(more))?;
     vault::on_row_action(v, {
         let panel = panel.clone();
         move |action| row_action(&panel, action)
@@ -62,13 +63,33 @@ fn ask(p: &mut Panel, body: VaultRequest, what: VaultPending) {
 /// What the page shows: the state, the sign-ins and the audit list, asked again each time.
 pub fn refresh(p: &mut Panel) {
     ask(p, VaultRequest::Status, VaultPending::Status);
-    ask(p, VaultRequest::List, VaultPending::List);
+    ask(
+        p,
+        VaultRequest::List {
+            offset: 0,
+            limit: VaultRequest::LIST_PAGE,
+        },
+        VaultPending::List,
+    );
     ask(
         p,
         VaultRequest::Audit {
             limit: AUDIT_LISTED,
         },
         VaultPending::Audit,
+    );
+}
+
+/// The next page of the sign-ins, after those listed.
+fn more(p: &mut Panel) {
+    let offset = p.credentials.len() as u32;
+    ask(
+        p,
+        VaultRequest::List {
+            offset,
+            limit: VaultRequest::LIST_PAGE,
+        },
+        VaultPending::List,
     );
 }
 
@@ -173,9 +194,20 @@ pub fn on_reply(p: &mut Panel, what: VaultPending, msg: ToBrowser) {
                 _ => {}
             }
         }
-        (VaultPending::List, VaultResponse::Credentials { credentials }) => {
-            p.vault.show_credentials(&credentials);
-            p.credentials = credentials;
+        (
+            VaultPending::List,
+            VaultResponse::Credentials {
+                credentials,
+                offset,
+                total,
+            },
+        ) => {
+            p.vault.show_credentials(&credentials, offset, total);
+            if offset == 0 {
+                p.credentials = credentials;
+            } else {
+                p.credentials.extend(credentials);
+            }
         }
         (VaultPending::Add, VaultResponse::Saved { credential }) => {
             p.vault.saved(&credential);

@@ -620,6 +620,7 @@ fn answer(panel: &Rc<RefCell<Panel>>, reply: String) {
     let Some((task_id, question_id)) = p.running.as_mut().and_then(|r| r.question.take()) else {
         return;
     };
+    let remember = p.view.remember_answer();
     p.view.hide_question();
     p.view.log("sent", &format!("You: {reply}"));
     send(
@@ -628,6 +629,7 @@ fn answer(panel: &Rc<RefCell<Panel>>, reply: String) {
             task_id,
             question_id,
             reply,
+            remember,
         }),
     );
 }
@@ -720,8 +722,12 @@ fn on_task_message(p: &mut Panel, msg: ToBrowser) {
                 r.task_id.get_or_insert(q.task_id);
                 r.question = Some((q.task_id, q.question_id));
             }
-            p.view
-                .show_question(&q.question, q.kind == "approval", q.can_always);
+            p.view.show_question(
+                &q.question,
+                q.kind == "approval",
+                q.can_always,
+                q.from_model,
+            );
             p.view.log("note", &format!("Asks: {}", q.question));
         }
         ToBrowser::TaskFinished(f) => {

@@ -43,6 +43,9 @@ pub struct VaultView {
     unlock: Element,
     status: Element,
     pub list: Element,
+    more_row: Element,
+    shown: Element,
+    pub more: Element,
     pub add_form: Element,
     origin: HtmlInputElement,
     username: HtmlInputElement,
@@ -75,6 +78,9 @@ impl VaultView {
             unlock: by_id(document, "vault-unlock")?,
             status: by_id(document, "vault-status")?,
             list: by_id(document, "vault-list")?,
+            more_row: by_id(document, "vault-more-row")?,
+            shown: by_id(document, "vault-shown")?,
+            more: by_id(document, "vault-more")?,
             add_form: by_id(document, "vault-add-form")?,
             origin: input(document, "vault-origin")?,
             username: input(document, "vault-username")?,
@@ -200,8 +206,12 @@ impl VaultView {
         focus(&self.passphrase);
     }
 
-    pub fn show_credentials(&self, list: &[CredentialSummary]) {
-        self.list.set_text_content(None);
+    /// A page of the sign-ins, `offset` of `total` in: the first page replaces the list, a
+    /// later one ("Show more") is added to it.
+    pub fn show_credentials(&self, list: &[CredentialSummary], offset: u32, total: u32) {
+        if offset == 0 {
+            self.list.set_text_content(None);
+        }
         for c in list {
             let li = el(&self.document, "li", "", "");
             let _ = li.set_attribute("data-credential-id", &c.id.to_string());
@@ -233,9 +243,13 @@ impl VaultView {
             }
             let _ = self.list.append_child(&li);
         }
-        if list.is_empty() {
+        if list.is_empty() && offset == 0 {
             self.status("No saved sign-ins yet.", "");
         }
+        let listed = offset + list.len() as u32;
+        show(&self.more_row, listed < total);
+        self.shown
+            .set_text_content(Some(&format!("Showing {listed} of {total}.")));
     }
 
     fn row(&self, id: CredentialId) -> Option<Element> {

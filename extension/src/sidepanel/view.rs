@@ -26,6 +26,8 @@ pub struct View {
     ask_approval: Element,
     ask_question: Element,
     pub ask_input: HtmlInputElement,
+    ask_remember_row: Element,
+    ask_remember: HtmlInputElement,
     pub ask_allow: Element,
     pub ask_always: Element,
     pub ask_deny: Element,
@@ -101,6 +103,8 @@ impl View {
             ask_approval: by_id(&document, "ask-approval")?,
             ask_question: by_id(&document, "ask-question")?,
             ask_input: by_id(&document, "ask-input")?.dyn_into()?,
+            ask_remember_row: by_id(&document, "ask-remember-row")?,
+            ask_remember: by_id(&document, "ask-remember")?.dyn_into()?,
             ask_allow: by_id(&document, "ask-allow")?,
             ask_always: by_id(&document, "ask-always")?,
             ask_deny: by_id(&document, "ask-deny")?,
@@ -191,8 +195,17 @@ impl View {
 
     /// Shows the agent's question: Allow/Deny for an approval (and "Always allow on this site"
     /// when the host offers it), a text box otherwise.
-    pub fn show_question(&self, text: &str, approval: bool, can_always: bool) {
-        self.ask_text.set_text_content(Some(text));
+    /// A question of the model's says so, and offers to keep the answer as a lesson for the
+    /// site (unticked: a page may have steered the question).
+    pub fn show_question(&self, text: &str, approval: bool, can_always: bool, from_model: bool) {
+        let shown = if from_model {
+            format!("The model asks (a page may have led it to): {text}")
+        } else {
+            text.to_owned()
+        };
+        self.ask_text.set_text_content(Some(&shown));
+        show(&self.ask_remember_row, !approval);
+        self.ask_remember.set_checked(false);
         let _ = self
             .ask_approval
             .toggle_attribute_with_force("hidden", !approval);
@@ -208,6 +221,11 @@ impl View {
             self.ask_input.unchecked_ref()
         };
         let _ = focus.focus();
+    }
+
+    /// Whether the user ticked "Remember this answer for this site".
+    pub fn remember_answer(&self) -> bool {
+        self.ask_remember.checked()
     }
 
     pub fn hide_question(&self) {

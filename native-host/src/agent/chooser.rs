@@ -27,15 +27,24 @@ pub struct Chooser {
     pub family: Family,
 }
 
+/// What the model chose, and the size of the question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Choice {
+    /// The option picked (an index into the options), `None` when it picked none.
+    pub pick: Option<usize>,
+    /// The prompt's tokens, as the backend counted them.
+    pub prompt_tokens: Option<u64>,
+}
+
 impl Chooser {
-    /// The option the model picks (an index into `options`), or `None` when it picks none.
+    /// Asks the model to pick one of `options` (at most [`MAX_OPTIONS`] are offered).
     pub async fn choose(
         &self,
         goal: &str,
         done: &[String],
         title: &str,
         options: &[Candidate],
-    ) -> Result<Option<usize>, LlmError> {
+    ) -> Result<Choice, LlmError> {
         let options = &options[..options.len().min(MAX_OPTIONS)];
         let mut ask = format!("Goal: {goal}\nPage: {title}\n");
         if !done.is_empty() {
@@ -64,7 +73,10 @@ impl Chooser {
         request.context_tokens = Some(self.family.context_tokens as u32);
         let mut ignore = |_: &str| {};
         let reply = self.backend.chat(&request, &mut ignore).await?;
-        Ok(read_choice(&reply.content, options.len()))
+        Ok(Choice {
+            pick: read_choice(&reply.content, options.len()),
+            prompt_tokens: reply.prompt_tokens,
+        })
     }
 }
 
@@ -134,7 +146,7 @@ mod tests {
             .choose("Delete the row for Bob", &[], "Users", &options)
             .await
             .unwrap();
-        assert_eq!(picked, Some(1));
+        assert_eq!(picked.pick, Some(1));
         let request = &script.requests()[0];
         let prompt = &request.messages.last().unwrap().content;
         assert!(prompt.contains("1. click \"Delete (beside Ana)\"\n2. click \"Delete (beside Bob)\"\n0. none of these"), "{prompt}");

@@ -209,18 +209,24 @@ impl<S: Strategy> Strategy for Grounded<S> {
                 let Some(chooser) = &self.chooser else {
                     return self.inner.decide(step).await;
                 };
-                let picked = match chooser
+                let choice = match chooser
                     .choose(step.goal, &done, &step.observation.title, &options)
                     .await
                 {
-                    Ok(p) => p,
+                    Ok(c) => Some(c),
                     Err(e) => {
                         tracing::warn!(error = %e, "the chooser failed; the model writes the action");
                         None
                     }
                 };
-                let Some(k) = picked else {
-                    return self.inner.decide(step).await;
+                let Some(k) = choice.and_then(|c| c.pick) else {
+                    // The question the model answered with "none" was a call all the same.
+                    let mut decision = self.ask_model(step).await?;
+                    if let Some(c) = choice {
+                        decision.calls += 1;
+                        decision.prompt_tokens = decision.prompt_tokens.max(c.prompt_tokens);
+                    }
+                    return Ok(decision);
                 };
                 let n = options.len().min(chooser::MAX_OPTIONS);
                 let candidate = options[k].clone();
@@ -230,11 +236,85 @@ impl<S: Strategy> Strategy for Grounded<S> {
                     format!("{} (the model chose {} of {n})", candidate.why, k + 1),
                 );
                 decision.calls = 1;
+                decision.prompt_tokens = choice.and_then(|c| c.prompt_tokens);
                 let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
                 state.last = Some(Last { want, candidate });
                 Ok(decision)
             }
-            Next::Model => self.inner.decide(step).await,
+            Next::Model => self.ask_model(step).await,
         }
+    }
+}
+
+impl<S: Strategy> Grounded<S> {
+    /// The model behind, held to one thing the goal's reading knows: a goal that asks only for
+    /// actions is not done before anything was done. A small model given a page it cannot make
+    /// sense of says `done` at once; that is a failure reported as success.
+    async fn ask_model(&self, step: &Step<'_>) -> Result<Decision, DecideError> {
+        let decision = self.inner.decide(step).await?;
+        let premature = matches!(decision.action, Action::Done { success: true, .. })
+            && step.history.is_empty()
+            && {
+                let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                asks_only_actions(&state.wants) && state.finished.iter().any(|f| !f)
+            };
+        if premature {
+            return Err(DecideError::Unusable {
+                reason: "nothing has been done yet and the goal asks for actions on the page: \
+                         reply with the first of them"
+                    .into(),
+                reply: decision.thought.unwrap_or_default(),
+                calls: decision.calls,
+            });
+        }
+        Ok(decision)
+    }
+}
+
+/// Whether every want is an action the page can show done (no question, nothing unread).
+fn asks_only_actions(wants: &[Want]) -> bool {
+    !wants.is_empty()
+        && wants
+            .iter()
+            .all(|w| !matches!(w, Want::Answer(_) | Want::Unknown { .. }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::strategy::Llm;
+    use crate::agent::test_support::{element, page_of, step};
+    use crate::llm::scripted::{Scripted, Step as ScriptStep};
+    use std::sync::Arc;
+
+    const DONE: &str =
+        r#"{"thought": "finished", "action": "done", "answer": "", "success": true}"#;
+
+    #[tokio::test]
+    async fn a_model_that_says_done_before_any_action_of_an_action_goal_is_refused() {
+        let page = page_of(
+            "https://app.example/",
+            "App",
+            vec![element(0, "a", None, None, "Profile")],
+        );
+        let script = Arc::new(Scripted::new([
+            ScriptStep::reply(DONE),
+            ScriptStep::reply(DONE),
+        ]));
+        let grounded = Grounded::new(Llm::new(script.clone(), "qwen2.5:3b"));
+        let early = grounded
+            .decide(&step("Open the Notifications page.", &page))
+            .await;
+        assert!(
+            matches!(&early, Err(DecideError::Unusable { reason, calls: 1, .. }) if reason.contains("nothing has been done yet")),
+            "{early:?}"
+        );
+        // A question is another matter: the model may answer it at once.
+        let grounded = Grounded::new(Llm::new(script, "qwen2.5:3b"));
+        let answered = grounded
+            .decide(&step("Who wrote the release notes?", &page))
+            .await
+            .unwrap();
+        assert!(matches!(answered.action, Action::Done { .. }));
     }
 }

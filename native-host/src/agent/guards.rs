@@ -5,7 +5,10 @@
 //! - the same action on the same page for the third time: the loop is broken;
 //! - `done` without an answer when the goal asks a question: the model is asked again;
 //! - risky actions (buy, pay, order, delete, send, transfer; payment and password fields):
-//!   the user approves them first.
+//!   the user approves them first;
+//! - leaving for a site the task has not been on (a navigation, a link): the user approves it
+//!   first, since the address may carry what the page or the user wrote, and a page can steer
+//!   the model to any address.
 //!
 //! Words match whole words only: "payload" is not "pay", and "Order history" is read, not
 //! approved. (An empty `type` never gets this far: `validate` refuses it.)
@@ -152,6 +155,57 @@ pub fn risk(action: &Action, obs: &Observation) -> Option<(String, String)> {
     }
 }
 
+/// The origin an action takes the task to: a navigation's, or a followed link's.
+fn destination(action: &Action, obs: &Observation) -> Option<String> {
+    let href = match action {
+        Action::Navigate { url } => url.as_str(),
+        Action::Click { target } => {
+            let node = node_of(obs, target)?;
+            if !matches!(node.tag.as_str(), "a" | "area") {
+                return None;
+            }
+            node.href.as_deref()?
+        }
+        _ => return None,
+    };
+    let base = reqwest::Url::parse(&obs.url).ok();
+    let url = match base {
+        Some(base) => base.join(href).ok()?,
+        None => reqwest::Url::parse(href).ok()?,
+    };
+    crate::store::origin_of(url.as_str())
+}
+
+/// Whether `action` leaves for an origin the task has not been on (and why, as a risk): a
+/// navigation or link there, or text typed into a frame of another origin than the page's.
+pub fn leaves(action: &Action, obs: &Observation, taken: &[Taken]) -> Option<(String, String)> {
+    if let Action::Type { target, .. } = action {
+        let frame = node_of(obs, target)?.frame_id.unwrap_or(0);
+        let page = crate::store::origin_of(&obs.url);
+        let field = obs.frame_src(frame).and_then(crate::store::origin_of);
+        return (field.is_some() && field != page).then(|| {
+            (
+                "leave".to_owned(),
+                format!(
+                    "the field is in a frame of {}, not of this page's site",
+                    field.unwrap_or_default()
+                ),
+            )
+        });
+    }
+    let to = destination(action, obs)?;
+    let been = std::iter::once(obs.url.as_str())
+        .chain(taken.iter().map(|t| t.url.as_str()))
+        .filter_map(crate::store::origin_of)
+        .any(|o| o == to);
+    (!been).then(|| {
+        (
+            "leave".to_owned(),
+            format!("it goes to {to}, a site this task has not been on"),
+        )
+    })
+}
+
 /// Whether the goal asks for something to be found out, not only done.
 fn asks_question(goal: &str) -> bool {
     let g = goal.trim().to_lowercase();
@@ -224,7 +278,7 @@ pub fn check(goal: &str, action: &Action, obs: &Observation, taken: &[Taken]) ->
                 .into(),
         );
     }
-    match risk(action, obs) {
+    match risk(action, obs).or_else(|| leaves(action, obs, taken)) {
         Some((kind, why)) => Verdict::Approve { kind, why },
         None => Verdict::Allow,
     }
@@ -300,6 +354,65 @@ mod tests {
             "payload is not pay"
         );
         assert_eq!(check("g", &typed(0), &obs, &[]), Verdict::Allow);
+    }
+
+    #[test]
+    fn leaving_for_a_site_the_task_has_not_been_on_needs_approval() {
+        let mut obs = page();
+        let mut away = element(9, "a", None, None, "Claim your prize");
+        away.href = Some("https://evil.test/?q=secret".into());
+        let mut home = element(10, "a", None, None, "Help");
+        home.href = Some("/help".into());
+        obs.root.children.extend([away, home]);
+        let navigate = |url: &str| Action::Navigate { url: url.into() };
+        let verdict = |a: &Action, taken: &[Taken]| check("Find socks", a, &obs, taken);
+        assert!(matches!(
+            verdict(&navigate("https://evil.test/collect?d=page+text"), &[]),
+            Verdict::Approve { kind, .. } if kind == "leave"
+        ));
+        assert!(matches!(
+            verdict(&click(&obs, 9), &[]),
+            Verdict::Approve { kind, .. } if kind == "leave"
+        ));
+        // The same site, a relative address, or a site the task has been on: no question.
+        assert_eq!(verdict(&click(&obs, 10), &[]), Verdict::Allow);
+        assert_eq!(verdict(&navigate("/cart"), &[]), Verdict::Allow);
+        let been = [Taken {
+            action: Action::Back,
+            url: "https://evil.test/earlier".into(),
+        }];
+        assert_eq!(
+            verdict(&navigate("https://evil.test/again"), &been),
+            Verdict::Allow
+        );
+        // Typing into a frame of another origin sends the text there.
+        let mut framed = page();
+        let mut field = element(20, "input", Some("text"), Some("textbox"), "Comment");
+        field.frame_id = Some(4);
+        framed.root.children.push(DomNode {
+            tag: "iframe".into(),
+            href: Some("https://tracker.test/widget".into()),
+            frame_id: Some(4),
+            ..Default::default()
+        });
+        framed.root.children.push(field);
+        let typing = Action::Type {
+            target: target(&framed, 20),
+            text: "what the page said".into(),
+            submit: false,
+            clear: true,
+        };
+        assert!(matches!(
+            check("Leave a comment", &typing, &framed, &[]),
+            Verdict::Approve { kind, .. } if kind == "leave"
+        ));
+        let own = Action::Type {
+            target: target(&framed, 0),
+            text: "socks".into(),
+            submit: true,
+            clear: true,
+        };
+        assert_eq!(check("Find socks", &own, &framed, &[]), Verdict::Allow);
     }
 
     #[test]

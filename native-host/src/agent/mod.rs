@@ -29,6 +29,7 @@ pub mod replay;
 pub mod reply;
 pub mod resolve;
 pub mod run;
+pub mod short_prompt;
 pub mod skill_run;
 pub mod strategy;
 #[cfg(test)]

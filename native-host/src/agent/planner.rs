@@ -143,6 +143,7 @@ impl Planner for LlmPlanner {
         let items = read_plan(&reply.content).map_err(|reason| DecideError::Unusable {
             reason,
             reply: reply.content.clone(),
+            calls: 1,
         })?;
         // One sub-goal is the goal again: no plan is better than a plan that says nothing.
         Ok(if items.len() < 2 { Vec::new() } else { items })

@@ -21,6 +21,37 @@ pub struct Family {
     pub context_tokens: usize,
     /// Whether its chat template has a system role (Gemma's folds it into the first user turn).
     pub system_role: bool,
+    /// Under a billion parameters, by the size its name gives: it gets the short prompt
+    /// (`short_prompt.rs`).
+    pub small: bool,
+}
+
+/// The parameter count a model's name gives, in billions: `smollm2:135m` → 0.135,
+/// `qwen2.5:0.5b` → 0.5, `gemma3-270m-q4_k_m` → 0.27; `None` when the name says no size.
+pub fn billions_in_name(model: &str) -> Option<f64> {
+    let m = model.to_lowercase();
+    let bytes = m.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts = bytes[i].is_ascii_digit() && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric());
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < bytes.len() && (bytes[j].is_ascii_digit() || bytes[j] == b'.') {
+            j += 1;
+        }
+        let unit = bytes.get(j).copied();
+        let ends = bytes.get(j + 1).is_none_or(|c| !c.is_ascii_alphanumeric());
+        if let (Some(u @ (b'm' | b'b')), true) = (unit, ends) {
+            if let Ok(n) = m[i..j].parse::<f64>() {
+                return Some(if u == b'm' { n / 1000.0 } else { n });
+            }
+        }
+        i = j.max(i + 1);
+    }
+    None
 }
 
 /// The family of a model, by its name as Ollama or a server lists it.
@@ -41,6 +72,7 @@ pub fn family_of(model: &str) -> Family {
         name,
         context_tokens,
         system_role,
+        small: billions_in_name(model).is_some_and(|b| b < 1.0),
     }
 }
 
@@ -290,6 +322,24 @@ mod tests {
     }
 
     #[test]
+    fn the_size_in_a_models_name_says_whether_it_is_small() {
+        for (name, billions) in [
+            ("smollm2:135m", Some(0.135)),
+            ("smollm2-135m-instruct-q4_1", Some(0.135)),
+            ("gemma3-270m-q4_k_m", Some(0.27)),
+            ("qwen2.5:0.5b", Some(0.5)),
+            ("qwen2.5:3b", Some(3.0)),
+            ("llama3.2", None),
+            ("Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf", Some(8.0)),
+            ("phi3:mini", None),
+        ] {
+            assert_eq!(billions_in_name(name), billions, "{name}");
+        }
+        assert!(family_of("gemma3:270m").small);
+        assert!(!family_of("qwen2.5:3b").small && !family_of("llama3.2").small);
+    }
+
+    #[test]
     fn order_is_rules_goal_history_page_feedback() {
         let obs = long_page(5);
         let history = steps(2);
@@ -387,6 +437,7 @@ mod tests {
             name: "tiny",
             context_tokens: 1500,
             system_role: true,
+            small: false,
         };
         let p = build(
             &Input {

@@ -59,6 +59,8 @@ pub struct Rendered {
     pub shown_elements: usize,
     /// Indexed elements in the (non-occluded) tree.
     pub total_elements: usize,
+    /// The indices of the elements that appear in `text`, in page order: all a reply may name.
+    pub indices: Vec<u32>,
     /// The line saying what was cut to fit the budget (also the last page line
     /// of `text`); `None` when nothing was cut.
     pub cut: Option<String>,
@@ -75,34 +77,23 @@ pub fn estimate_tokens(s: &str) -> usize {
 
 /// Renders `obs` in the compact form, cut to `opts.max_tokens`.
 pub fn render(obs: &Observation, opts: &RenderOptions) -> Rendered {
-    let mut collector = Collector {
-        opts,
-        origin: origin_of(&obs.url),
-        lines: Vec::new(),
-        cur: String::new(),
-        cur_rect: Rect::default(),
-    };
-    collector.walk(&obs.root, TextCtx::Show);
-    collector.finish_line();
-    let lines = collector.lines;
-
+    let lines = collect_lines(obs, opts);
     let header = header_line(obs, opts);
     let above = scroll_line(obs.pages_above, "above");
     let below = scroll_line(obs.pages_below, "below");
-    let total_elements = lines.iter().filter(|l| l.elem.is_some()).count();
 
     let all: Vec<bool> = vec![true; lines.len()];
     let full = assemble(&header, &above, &below, &lines, &all, None);
     let budget_chars = opts.max_tokens.saturating_mul(4);
     if full.chars().count() <= budget_chars {
-        return finished(full, total_elements, total_elements, None);
+        return finished(full, &lines, &all, None);
     }
 
     // Mandatory: lines ending in an element that is in the viewport.
     let mut keep: Vec<bool> = lines.iter().map(|l| l.in_view).collect();
     if keep.iter().all(|k| *k) {
         // Everything is in view: nothing may be dropped.
-        return finished(full, total_elements, total_elements, None);
+        return finished(full, &lines, &all, None);
     }
 
     // Cost with no optional lines. Adding lines from the top only ever removes
@@ -130,24 +121,99 @@ pub fn render(obs: &Observation, opts: &RenderOptions) -> Rendered {
     }
 
     if keep.iter().all(|k| *k) {
-        return finished(full, total_elements, total_elements, None);
+        return finished(full, &lines, &all, None);
     }
     let cut = cut_line_for(&lines, &keep);
     let text = assemble(&header, &above, &below, &lines, &keep, Some(&cut));
-    let shown = lines
-        .iter()
-        .zip(&keep)
-        .filter(|(l, k)| **k && l.elem.is_some())
-        .count();
-    finished(text, shown, total_elements, Some(cut))
+    finished(text, &lines, &keep, Some(cut))
 }
 
-fn finished(text: String, shown: usize, total: usize, cut: Option<String>) -> Rendered {
+/// The page's lines in document order.
+fn collect_lines(obs: &Observation, opts: &RenderOptions) -> Vec<Line> {
+    let mut collector = Collector {
+        opts,
+        origin: origin_of(&obs.url),
+        lines: Vec::new(),
+        cur: String::new(),
+        cur_rect: Rect::default(),
+    };
+    collector.walk(&obs.root, TextCtx::Show);
+    collector.finish_line();
+    collector.lines
+}
+
+/// Renders only what matters most to the reader, for a small model's short prompt: the lines of
+/// the page ranked by `relevance` (of a line's text; 0 is no relevance at all), the most relevant
+/// first, as many as `opts.max_tokens` holds, shown in page order. Nothing is kept for being in
+/// view alone: a small model reads a short page better than a long one that holds the answer.
+pub fn render_focused(
+    obs: &Observation,
+    opts: &RenderOptions,
+    relevance: &dyn Fn(&str) -> f32,
+) -> Rendered {
+    let lines = collect_lines(obs, opts);
+    let header = header_line(obs, opts);
+    let above = scroll_line(obs.pages_above, "above");
+    let below = scroll_line(obs.pages_below, "below");
+    let all: Vec<bool> = vec![true; lines.len()];
+    let full = assemble(&header, &above, &below, &lines, &all, None);
+    let budget_chars = opts.max_tokens.saturating_mul(4);
+    if full.chars().count() <= budget_chars {
+        return finished(full, &lines, &all, None);
+    }
+    let mut ranked: Vec<(usize, f32)> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut text = String::new();
+            l.write(&mut text);
+            (i, relevance(&text))
+        })
+        .filter(|(_, score)| *score > 0.0)
+        .collect();
+    // Best first; among equals, what is in view, then what comes first.
+    ranked.sort_by(|(a, sa), (b, sb)| {
+        sb.total_cmp(sa)
+            .then(lines[*b].in_view.cmp(&lines[*a].in_view))
+            .then(a.cmp(b))
+    });
+    let mut keep = vec![false; lines.len()];
+    let none = assemble(
+        &header,
+        &above,
+        &below,
+        &lines,
+        &keep,
+        Some(&cut_line_for(&lines, &keep)),
+    );
+    // Each kept line costs itself, its newline and at most one `...` line.
+    let mut used = none.chars().count();
+    for (i, _) in ranked {
+        let cost = lines[i].chars + 1 + 4;
+        if used + cost > budget_chars {
+            continue;
+        }
+        used += cost;
+        keep[i] = true;
+    }
+    let cut = cut_line_for(&lines, &keep);
+    let text = assemble(&header, &above, &below, &lines, &keep, Some(&cut));
+    finished(text, &lines, &keep, Some(cut))
+}
+
+fn finished(text: String, lines: &[Line], keep: &[bool], cut: Option<String>) -> Rendered {
+    let indices: Vec<u32> = lines
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| **k)
+        .filter_map(|(l, _)| l.index)
+        .collect();
     Rendered {
         tokens: estimate_tokens(&text),
         text,
-        shown_elements: shown,
-        total_elements: total,
+        shown_elements: indices.len(),
+        total_elements: lines.iter().filter(|l| l.elem.is_some()).count(),
+        indices,
         cut,
     }
 }
@@ -156,6 +222,8 @@ fn finished(text: String, shown: usize, total: usize, cut: Option<String>) -> Re
 struct Line {
     text: String,
     elem: Option<String>,
+    /// The element's index.
+    index: Option<u32>,
     /// Text after the element on its row of the page.
     after: String,
     /// The element's box, where the observation measured it (zero where it did not, and on
@@ -281,6 +349,7 @@ impl Collector<'_> {
             node.in_viewport,
         );
         line.row = node.rect;
+        line.index = Some(index);
         line.name = name.clone();
         self.lines.push(line);
         let child_ctx = if void {
@@ -446,6 +515,7 @@ fn make_line(text: String, elem: Option<String>, in_view: bool) -> Line {
         text_chars,
         text,
         elem,
+        index: None,
         after: String::new(),
         row: Rect::default(),
         name: String::new(),

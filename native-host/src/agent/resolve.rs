@@ -33,6 +33,22 @@ pub fn find<'a>(recorded: &Fingerprint, obs: &'a Observation) -> Option<&'a DomN
 
 /// `action` with its target found again in `obs`.
 pub fn resolve(action: &Action, obs: &Observation) -> Result<Action, Unresolved> {
+    // What the model's reply is held to holds for a remembered or imported action too.
+    match action {
+        Action::Navigate { url } if !opens_a_web_page(url, &obs.url) => {
+            return Err(Unresolved(format!(
+                "only http and https pages can be opened, not {url:?}"
+            )));
+        }
+        Action::Navigate { url: text } | Action::Select { value: text, .. }
+            if itinero_shared::vault::mentions_secret(text) =>
+        {
+            return Err(Unresolved(
+                "a saved secret can only be typed into a field".into(),
+            ));
+        }
+        _ => {}
+    }
     let Some(target) = action.target() else {
         return Ok(action.clone());
     };
@@ -58,6 +74,15 @@ pub fn resolve(action: &Action, obs: &Observation) -> Result<Action, Unresolved>
     Ok(action.retargeted(Target { index, fingerprint }))
 }
 
+/// Whether `url` (relative to `page`) is an http or https address.
+fn opens_a_web_page(url: &str, page: &str) -> bool {
+    let base = reqwest::Url::parse(page).ok();
+    reqwest::Url::options()
+        .base_url(base.as_ref())
+        .parse(url.trim())
+        .is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +94,22 @@ mod tests {
         fp.id = id.map(Into::into);
         fp.path = ">main[0]>button[0]".into();
         node
+    }
+
+    #[test]
+    fn a_remembered_navigation_is_held_to_what_a_reply_is() {
+        let obs = page_of("https://shop.example/", "Shop", vec![]);
+        let go = |url: &str| resolve(&Action::Navigate { url: url.into() }, &obs);
+        assert!(go("https://shop.example/cart").is_ok());
+        assert!(go("/cart").is_ok());
+        for bad in [
+            "javascript:alert(document.cookie)",
+            "file:///etc/passwd",
+            "data:text/html,<script>1</script>",
+            "https://evil.test/?p={{secret:password}}",
+        ] {
+            assert!(go(bad).is_err(), "{bad}");
+        }
     }
 
     fn click(name: &str, id: Option<&str>) -> Action {

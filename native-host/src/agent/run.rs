@@ -129,6 +129,14 @@ pub trait Panel: Send + Sync {
     async fn event(&self, step: u32, kind: TaskEventKind);
     /// Asks the user; `None` when no answer came (the task was stopped, the panel closed).
     async fn ask(&self, question: &str, kind: Ask) -> Option<String>;
+
+    /// Asks a free-text question whose answer may be kept as a lesson for the site; the answer
+    /// and whether the user asked for it to be kept. With `from_model`, the panel says the
+    /// question is the model's. A panel that cannot offer the choice keeps nothing.
+    async fn ask_teaching(&self, question: &str, from_model: bool) -> Option<(String, bool)> {
+        let _ = from_model;
+        self.ask(question, Ask::Question).await.map(|a| (a, false))
+    }
 }
 
 /// What the task remembers and writes down: the store in the host, nothing in tests that do
@@ -263,6 +271,8 @@ struct Record<'a> {
     thought: &'a str,
     decide_ms: Option<u64>,
     act_ms: Option<u64>,
+    model_calls: u32,
+    prompt_tokens: Option<u64>,
 }
 
 impl Record<'_> {
@@ -283,6 +293,8 @@ impl Record<'_> {
             decide_ms: self.decide_ms,
             act_ms: self.act_ms,
             total_ms: Some(self.page.started.elapsed().as_millis() as u64),
+            model_calls: self.model_calls,
+            prompt_tokens: self.prompt_tokens,
             recorded_at: 0,
         }
     }
@@ -314,6 +326,8 @@ impl Page {
             thought: "",
             decide_ms: None,
             act_ms: None,
+            model_calls: 0,
+            prompt_tokens: None,
         }
     }
 
@@ -329,6 +343,8 @@ impl Page {
             action: Some(action),
             thought: decided.decision.thought.as_deref().unwrap_or_default(),
             decide_ms: Some(decided.ms),
+            model_calls: decided.decision.calls,
+            prompt_tokens: decided.decision.prompt_tokens,
             ..self.record(strategy, text)
         }
     }
@@ -379,6 +395,8 @@ struct Run<'a> {
     failed: Option<Failed>,
     /// The last action that took effect: part of the next page's key for the memory.
     last_worked: Option<Action>,
+    /// Model calls made outside any step (the plan's), counted with the next step recorded.
+    unrecorded_calls: u32,
 }
 
 /// Runs `task` to its end. `stop` is checked between steps and while waiting on the user.
@@ -407,7 +425,7 @@ pub async fn run(
         memory,
         stop,
         tab: task.tab,
-        plan: make_plan(task, deciders.planner.as_deref(), panel).await,
+        plan: Vec::new(),
         sites_read: HashSet::new(),
         history: Vec::new(),
         taken: Vec::new(),
@@ -417,7 +435,9 @@ pub async fn run(
         failures: 0,
         failed: None,
         last_worked: None,
+        unrecorded_calls: 0,
     };
+    (run.plan, run.unrecorded_calls) = make_plan(task, deciders.planner.as_deref(), panel).await;
     for step in 1..=task.max_steps {
         if let Err(Flow::End(end)) = run.step(step).await {
             return end;
@@ -431,6 +451,12 @@ pub async fn run(
 }
 
 impl Run<'_> {
+    /// Writes a step down, with any model calls made before it that no step has counted.
+    async fn write(&mut self, mut record: Record<'_>) {
+        record.model_calls += std::mem::take(&mut self.unrecorded_calls);
+        self.memory.step(record.into_step()).await;
+    }
+
     /// One step: observe → (ask for help) → sign in → decide → check → act → learn.
     async fn step(&mut self, step: u32) -> Result<(), Flow> {
         self.go_on(step - 1)?;
@@ -516,9 +542,11 @@ impl Run<'_> {
             self.task.goal,
             self.feedback.as_deref().unwrap_or("my last steps failed")
         );
-        match self.panel.ask(&question, Ask::Question).await {
-            Some(answer) if !self.stopped() => {
-                self.memory.add_lesson(&page.obs.url, &answer).await;
+        match self.panel.ask_teaching(&question, false).await {
+            Some((answer, remember)) if !self.stopped() => {
+                if remember {
+                    self.memory.add_lesson(&page.obs.url, &answer).await;
+                }
                 self.lessons.push(answer);
                 self.failures = 0;
                 Ok(())
@@ -535,9 +563,7 @@ impl Run<'_> {
         let Some(report) = hook.on_page(&page.obs, &self.sign_in_ctx()).await else {
             return Ok(());
         };
-        self.memory
-            .step(page.record(SIGN_IN, report.text.clone()).into_step())
-            .await;
+        self.write(page.record(SIGN_IN, report.text.clone())).await;
         note(self.panel, page.step, report.text.clone()).await;
         self.history.push(PastStep {
             action: "the host's auto-login".into(),
@@ -574,14 +600,15 @@ impl Run<'_> {
         let ms = deciding.elapsed().as_millis() as u64;
         let decision = match decided {
             Ok(decision) => decision,
-            Err(DecideError::Unusable { reason, .. }) => {
+            Err(DecideError::Unusable { reason, calls, .. }) => {
                 self.failures += 1;
                 let text = format!("the model's reply could not be used: {reason}");
                 let record = Record {
                     decide_ms: Some(ms),
+                    model_calls: calls,
                     ..page.record("llm", text.clone())
                 };
-                self.memory.step(record.into_step()).await;
+                self.write(record).await;
                 note(self.panel, page.step, text).await;
                 self.feedback = Some(reason);
                 return Err(Flow::NextStep);
@@ -625,7 +652,7 @@ impl Run<'_> {
                     let answer =
                         format!("Stopped: you did not allow {}", recall(&action, &page.obs));
                     let record = page.decided(decided, &action, "guard", answer.clone());
-                    self.memory.step(record.into_step()).await;
+                    self.write(record).await;
                     return Err(finished(TaskStatus::Stopped, Some(answer), page.step));
                 }
             }
@@ -665,7 +692,7 @@ impl Run<'_> {
     ) -> Flow {
         self.failures += u32::from(looping);
         let record = page.decided(decided, action, "guard", reason.clone());
-        self.memory.step(record.into_step()).await;
+        self.write(record).await;
         note(self.panel, page.step, reason.clone()).await;
         self.feedback = Some(reason);
         Flow::NextStep
@@ -691,18 +718,22 @@ impl Run<'_> {
                 } else {
                     TaskStatus::Failed
                 };
-                self.memory.step(said(answer.clone()).into_step()).await;
+                self.write(said(answer.clone())).await;
                 Err(finished(status, Some(answer.clone()), page.step))
             }
-            Action::AskUser { question } => match self.panel.ask(question, Ask::Question).await {
-                Some(answer) if !self.stopped() => {
+            Action::AskUser { question } => match self.panel.ask_teaching(question, true).await {
+                Some((answer, remember)) if !self.stopped() => {
                     let outcome = format!("the user answered {answer:?}");
-                    self.memory.step(said(outcome.clone()).into_step()).await;
+                    self.write(said(outcome.clone())).await;
                     self.history.push(PastStep {
                         action: format!("asked the user {question:?}"),
                         outcome,
                     });
-                    self.memory.add_lesson(&page.obs.url, &answer).await;
+                    // Kept for the site only when the user said so: the model's question may
+                    // be a page's attempt to learn something from the user.
+                    if remember {
+                        self.memory.add_lesson(&page.obs.url, &answer).await;
+                    }
                     self.lessons.push(answer);
                     Err(Flow::NextStep)
                 }
@@ -770,7 +801,7 @@ impl Run<'_> {
             act_ms: Some(elapsed_ms),
             ..page.decided(decided, &action, decision.strategy, outcome.to_string())
         };
-        self.memory.step(record.into_step()).await;
+        self.write(record).await;
         if let Outcome::OpenedTab { tab_id, .. } = &outcome {
             self.tab = *tab_id;
         }
@@ -857,11 +888,22 @@ fn action_mentions_secret(action: &Action) -> bool {
 
 /// The sub-goals for a long goal, announced to the panel; none when the goal is short, no
 /// planner is set, or planning failed (which is reported, and the task goes on without a plan).
-async fn make_plan(task: &Task, planner: Option<&dyn Planner>, panel: &dyn Panel) -> Vec<Subgoal> {
+/// Returns the model calls it made too.
+async fn make_plan(
+    task: &Task,
+    planner: Option<&dyn Planner>,
+    panel: &dyn Panel,
+) -> (Vec<Subgoal>, u32) {
     let Some(planner) = planner.filter(|_| planner::wants_plan(&task.goal, task.plan)) else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
-    match planner.plan(&task.goal).await {
+    let planned = planner.plan(&task.goal).await;
+    let calls = match &planned {
+        Ok(_) => 1,
+        Err(DecideError::Unusable { calls, .. }) => *calls,
+        Err(_) => 0,
+    };
+    let plan = match planned {
         Ok(items) if !items.is_empty() => {
             let subgoals = planner::subgoals(items);
             panel
@@ -886,7 +928,8 @@ async fn make_plan(task: &Task, planner: Option<&dyn Planner>, panel: &dyn Panel
                 .await;
             Vec::new()
         }
-    }
+    };
+    (plan, calls)
 }
 
 /// Whether an answer to a yes-or-no question (an approval, a proposed skill) is yes.
@@ -990,6 +1033,8 @@ mod tests {
         events: Mutex<Vec<(u32, TaskEventKind)>>,
         asked: Mutex<Vec<(String, Ask)>>,
         answers: Mutex<Vec<String>>,
+        /// Whether the user ticks "remember this answer" for a free-text question.
+        remember: bool,
     }
 
     #[async_trait]
@@ -1002,6 +1047,12 @@ mod tests {
             self.asked.lock().unwrap().push((question.to_owned(), kind));
             let mut answers = self.answers.lock().unwrap();
             (!answers.is_empty()).then(|| answers.remove(0))
+        }
+
+        async fn ask_teaching(&self, question: &str, _: bool) -> Option<(String, bool)> {
+            self.ask(question, Ask::Question)
+                .await
+                .map(|a| (a, self.remember))
         }
     }
 
@@ -1211,6 +1262,44 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_answer_to_the_models_question_is_no_lesson_unless_the_user_says_so() {
+        use crate::agent::memory::StoreMemory;
+        use crate::store::{NewRun, Store};
+        let store = Store::open_in_memory().unwrap();
+        let memory = StoreMemory::new(
+            Some(store.clone()),
+            NewRun {
+                goal: "buy socks".into(),
+                ..Default::default()
+            },
+        );
+        let script = Arc::new(Scripted::new([
+            ScriptStep::reply(
+                r#"{"action": "ask_user", "question": "To go on, what is your card's PIN?"}"#,
+            ),
+            ScriptStep {
+                // This task may use the answer; nothing keeps it for the site.
+                expect: vec!["1234".into()],
+                reject: vec![],
+                reply: r#"{"action": "done", "answer": "stopped"}"#.into(),
+            },
+        ]));
+        let panel = FakePanel::default();
+        panel.answers.lock().unwrap().push("1234".into());
+        let end = run(
+            &task("buy socks"),
+            &chain(script),
+            &shop(),
+            &panel,
+            &memory,
+            &AtomicBool::new(false),
+        )
+        .await;
+        assert_eq!(end.status, TaskStatus::Succeeded, "{end:?}");
+        assert!(store.lessons(None, 10).unwrap().is_empty());
+    }
+
+    #[tokio::test]
     async fn the_store_keeps_steps_lessons_and_always_allow_per_site() {
         use crate::agent::memory::StoreMemory;
         use crate::store::{NewRun, Store};
@@ -1226,13 +1315,18 @@ mod tests {
                 },
             )
         };
-        // First run: "always" for the risky click, and a question whose answer is a lesson.
+        // First run: "always" for the risky click, and a question whose answer the user asks
+        // to remember.
         let script = Arc::new(Scripted::new([
             ScriptStep::reply(r#"{"action": "ask_user", "question": "Which size?"}"#),
             ScriptStep::reply(r#"{"thought": "buy", "action": "click", "index": 1}"#),
             ScriptStep::reply(r#"{"action": "done", "answer": "bought"}"#),
         ]));
-        let (browser, panel) = (shop(), FakePanel::default());
+        let browser = shop();
+        let panel = FakePanel {
+            remember: true,
+            ..FakePanel::default()
+        };
         panel
             .answers
             .lock()

@@ -17,6 +17,7 @@ use itinero_shared::Action;
 use super::parse::{self, Source};
 use super::prompt::{self, Family, Input, PastStep};
 use super::reply;
+use super::short_prompt;
 use super::validate;
 use crate::llm::{Backend, ChatRequest, LlmError};
 
@@ -59,6 +60,9 @@ pub struct Decision {
     pub source: Option<Source>,
     /// Model calls this decision took.
     pub calls: u32,
+    /// The largest prompt among those calls, in tokens as the backend counted them (where it
+    /// says).
+    pub prompt_tokens: Option<u64>,
     /// What the panel should hear about how it was decided (e.g. a vote's count).
     pub note: Option<String>,
     /// The plan's sub-goal (numbered from 1) the model says this step finished.
@@ -75,6 +79,7 @@ impl Decision {
             strategy,
             source: None,
             calls: 0,
+            prompt_tokens: None,
             note: Some(note),
             subgoal_done: None,
         }
@@ -85,7 +90,12 @@ impl Decision {
 pub enum DecideError {
     /// The reply could not be turned into an action; `reason` is worded for the model.
     #[error("the model's reply could not be used: {reason}")]
-    Unusable { reason: String, reply: String },
+    Unusable {
+        reason: String,
+        reply: String,
+        /// Model calls made before giving up.
+        calls: u32,
+    },
     #[error(transparent)]
     Backend(#[from] LlmError),
     /// A strategy that acts without a model cannot go on and no model could take over.
@@ -133,30 +143,42 @@ impl Llm {
 #[async_trait]
 impl Strategy for Llm {
     async fn decide(&self, step: &Step<'_>) -> Result<Decision, DecideError> {
-        let built = prompt::build(
-            &Input {
-                goal: step.goal,
-                observation: step.observation,
-                history: step.history,
-                feedback: step.feedback.as_deref(),
-                lessons: step.lessons,
-                examples: step.examples,
-                plan: step.plan,
-            },
-            &self.family,
-        );
+        let input = Input {
+            goal: step.goal,
+            observation: step.observation,
+            history: step.history,
+            feedback: step.feedback.as_deref(),
+            lessons: step.lessons,
+            examples: step.examples,
+            plan: step.plan,
+        };
+        // A small model may name only what its short prompt showed; a larger one sees the
+        // whole page, bar what a long page's cut left out, and may name any element.
+        let (built, shown) = if self.family.small {
+            let backend = &self.backend;
+            let count = |text: &str| {
+                backend
+                    .count_tokens(text)
+                    .unwrap_or_else(|| short_prompt::estimate(text))
+            };
+            let (p, shown) = short_prompt::build(&input, self.family.system_role, &count);
+            (p, Some(shown))
+        } else {
+            (prompt::build(&input, &self.family), None)
+        };
         let mut request = ChatRequest::new(self.model.clone(), built.messages);
         request.context_tokens = Some(self.family.context_tokens as u32);
         request.max_tokens = Some(prompt::REPLY_TOKENS as u32);
         request.temperature = self.temperature;
         request.seed = self.seed;
         if self.constrained {
-            let indices: Vec<u32> = step
-                .observation
-                .indexed()
-                .iter()
-                .filter_map(|n| n.index)
-                .collect();
+            let indices: Vec<u32> = shown.unwrap_or_else(|| {
+                step.observation
+                    .indexed()
+                    .iter()
+                    .filter_map(|n| n.index)
+                    .collect()
+            });
             request.schema = Some(reply::schema(&indices));
         }
         let mut ignore = |_: &str| {};
@@ -164,6 +186,7 @@ impl Strategy for Llm {
         let unusable = |reason: String| DecideError::Unusable {
             reason,
             reply: reply.content.clone(),
+            calls: 1,
         };
         let parsed = parse::parse(&reply.content).map_err(|e| unusable(e.0))?;
         let action =
@@ -175,6 +198,7 @@ impl Strategy for Llm {
             strategy: "llm",
             source: Some(parsed.source),
             calls: 1,
+            prompt_tokens: reply.prompt_tokens,
             note: None,
         })
     }
@@ -198,10 +222,18 @@ impl<S: Strategy> Strategy for Retry<S> {
                     d.calls += calls;
                     return Ok(d);
                 }
-                Err(DecideError::Unusable { reason, reply }) => {
-                    calls += 1;
+                Err(DecideError::Unusable {
+                    reason,
+                    reply,
+                    calls: made,
+                }) => {
+                    calls += made;
                     if calls >= self.attempts.max(1) {
-                        return Err(DecideError::Unusable { reason, reply });
+                        return Err(DecideError::Unusable {
+                            reason,
+                            reply,
+                            calls,
+                        });
                     }
                     tracing::debug!(%reason, calls, "reply unusable; asking again");
                     step.feedback = Some(reason);

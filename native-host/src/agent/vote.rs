@@ -107,8 +107,10 @@ impl Strategy for Vote {
         }
         let votes = count(&keys[winner]);
         let voters = self.voters.len();
+        let largest = ballots.iter().filter_map(|d| d.prompt_tokens).max();
         let mut d = ballots.swap_remove(winner);
         d.calls = calls;
+        d.prompt_tokens = largest;
         d.strategy = NAME;
         d.note = Some(format!("{votes} of {voters} voters chose this"));
         Ok(d)

@@ -182,6 +182,7 @@ pub fn diagnose(
     }
     checks.push(check_writable_dir("data directory", &layout.data_dir));
     checks.push(check_writable_dir("log directory", &layout.log_dir));
+    checks.push(check_store(&layout.data_dir.join(paths::STORE_FILE_NAME)));
     let mut wanted: Vec<&String> = ids.chromium.iter().collect();
     if profile_dir.is_none() {
         wanted.extend(&ids.firefox);
@@ -474,6 +475,33 @@ fn check_writable_dir(what: &str, dir: &Path) -> Check {
     }
 }
 
+/// Whether the store opens and reads whole; a store not made yet is fine.
+fn check_store(path: &Path) -> Check {
+    if !path.exists() {
+        return Check::ok(format!(
+            "no store yet at {} (the host makes it on its first start)",
+            path.display()
+        ));
+    }
+    match crate::store::Store::open(path) {
+        Ok(_) => Check::ok(format!(
+            "the store {} opens and reads whole",
+            path.display()
+        )),
+        Err(e @ crate::store::StoreError::Damaged { .. }) => {
+            let quoted = shell_quote(&path.to_string_lossy());
+            Check::fail(
+                e.to_string(),
+                format!("mv {quoted} {quoted}.damaged, then start the browser again"),
+            )
+        }
+        Err(e) => Check::fail(
+            format!("the store {} cannot be opened: {e}", path.display()),
+            "see the message; `itinero-host doctor` again once it is fixed",
+        ),
+    }
+}
+
 /// The host re-checks its caller against its own list, so an id the manifest
 /// allows but the host does not would still be turned away.
 fn check_host_accepts(file: &Path, wanted: &[&String], fix: &str, checks: &mut Vec<Check>) {
@@ -703,6 +731,27 @@ mod tests {
         install_into(&layout, &targets, &ids, &host, &mut io::sink()).unwrap();
         let checks = diagnose(&layout, Some(&profile), &[], Some(&host)).unwrap();
         assert!(all_ok(&checks), "{}", render(&checks));
+    }
+
+    #[test]
+    fn doctor_fails_a_damaged_store_and_says_how_to_move_it_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(paths::STORE_FILE_NAME);
+        assert_eq!(check_store(&path).status, Status::Ok);
+        crate::store::Store::open(&path).unwrap();
+        assert_eq!(check_store(&path).status, Status::Ok);
+        std::fs::write(
+            &path,
+            b"not sqlite at all, just text long enough to be read",
+        )
+        .unwrap();
+        let check = check_store(&path);
+        assert_eq!(check.status, Status::Fail, "{}", check.what);
+        assert!(
+            check.fix.as_deref().is_some_and(|f| f.contains(".damaged")),
+            "{:?}",
+            check.fix
+        );
     }
 
     #[test]

@@ -213,7 +213,7 @@ pub async fn serve<R, W>(
                 }
                 let answered = match serde_json::from_str::<Request>(&line) {
                     Ok(Request::Reply { question_id, reply }) => tasks
-                        .reply(UserReply { task_id, question_id, reply }),
+                        .reply(UserReply { task_id, question_id, reply, remember: false }),
                     Ok(Request::Stop) => tasks.stop(task_id),
                     Ok(_) => Err("a task is running on this connection: only reply and stop are taken until it finishes".into()),
                     Err(e) => Err(format!("unreadable request: {e}")),

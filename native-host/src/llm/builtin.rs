@@ -9,7 +9,6 @@
 //! is valid JSON of the schema. Text from the conversation can never forge a turn: control
 //! tokens written in a message are broken up before the template is tokenized.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -47,6 +46,9 @@ struct Job {
 pub struct BuiltIn {
     spec: String,
     jobs: std::sync::mpsc::Sender<Job>,
+    /// The model's tokenizer for counting a prompt's tokens before it is sent, read on first
+    /// use (`None` when the model cannot be read: counting then falls back to an estimate).
+    counter: OnceLock<Option<Tokenizer>>,
 }
 
 /// The engine's device for a setting: `Auto` defers to `ITINERO_DEVICE`, then detection.
@@ -61,20 +63,40 @@ fn device_for(setting: EngineDevice) -> Device {
     }
 }
 
+/// The most engines kept loaded: a task's model and one more (a voter, or the model used before
+/// the settings changed). An engine left out of the list ends its thread, and frees its model,
+/// once the last task using it ends.
+const KEPT_ENGINES: usize = 2;
+
 /// The backend for `spec` (a GGUF path, a cache model's id, or an Ollama name) on `device`,
 /// shared by every task of the host so the model loads once.
 pub fn shared(spec: &str, device: EngineDevice) -> Arc<BuiltIn> {
-    type Running = HashMap<(String, Device), Arc<BuiltIn>>;
-    static ALL: OnceLock<Mutex<Running>> = OnceLock::new();
     let device = device_for(device);
-    // A map insert cannot be left half done: a task that panicked holding it broke nothing.
-    let mut all = ALL
-        .get_or_init(Mutex::default)
+    // A list edit cannot be left half done: a task that panicked holding it broke nothing.
+    let mut all = engines()
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    all.entry((spec.to_owned(), device))
-        .or_insert_with(|| Arc::new(BuiltIn::start(spec, device)))
-        .clone()
+    let key = (spec.to_owned(), device);
+    let engine = match all.iter().position(|(k, _)| *k == key) {
+        Some(i) => all.remove(i).1,
+        None => Arc::new(BuiltIn::start(spec, device)),
+    };
+    // Most recently used last; the oldest goes first.
+    all.push((key, engine.clone()));
+    while all.len() > KEPT_ENGINES {
+        let ((old, _), _) = all.remove(0);
+        tracing::info!(model = old, "built-in engine no longer kept loaded");
+    }
+    engine
+}
+
+/// An engine kept loaded, by the model and device it runs.
+type Kept = ((String, Device), Arc<BuiltIn>);
+
+/// The engines kept loaded, least recently used first.
+fn engines() -> &'static Mutex<Vec<Kept>> {
+    static ALL: OnceLock<Mutex<Vec<Kept>>> = OnceLock::new();
+    ALL.get_or_init(Mutex::default)
 }
 
 impl BuiltIn {
@@ -89,6 +111,7 @@ impl BuiltIn {
         Self {
             spec: spec.to_owned(),
             jobs,
+            counter: OnceLock::new(),
         }
     }
 }
@@ -137,6 +160,20 @@ impl Backend for BuiltIn {
         tokio::task::spawn_blocking(runnable_models)
             .await
             .map_err(engine_error)
+    }
+
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        let tokenizer = self.counter.get_or_init(|| {
+            let located = models::locate(&self.spec, &OllamaStore::default_location()).ok()?;
+            let gguf = Gguf::open(&located.path).ok()?;
+            Tokenizer::from_gguf(&gguf).ok()
+        });
+        // Page text is counted as the engine will read it: control tokens not parsed.
+        tokenizer
+            .as_ref()?
+            .encode(text, false, false)
+            .ok()
+            .map(|t| t.len())
     }
 }
 
@@ -336,6 +373,19 @@ fn answer(spec: &str, l: &mut Loaded, job: &Job) -> Result<ChatReply, LlmError> 
 mod tests {
     use super::*;
     use crate::llm::Message;
+
+    #[test]
+    fn an_engine_no_longer_kept_is_freed_once_unused() {
+        let first = shared("/nonexistent/first.gguf", EngineDevice::Cpu);
+        let again = shared("/nonexistent/first.gguf", EngineDevice::Cpu);
+        assert!(Arc::ptr_eq(&first, &again), "one engine per model");
+        let weak = Arc::downgrade(&first);
+        drop((first, again));
+        let _second = shared("/nonexistent/second.gguf", EngineDevice::Cpu);
+        let _third = shared("/nonexistent/third.gguf", EngineDevice::Cpu);
+        // Its thread ends with its last sender.
+        assert!(weak.upgrade().is_none(), "the first engine is still held");
+    }
 
     #[test]
     fn control_tokens_in_a_message_are_broken_up() {

@@ -11,6 +11,7 @@
 
 pub mod builtin;
 pub mod choose;
+pub mod defuse;
 pub mod http;
 pub mod lines;
 pub mod ollama;
@@ -191,4 +192,11 @@ pub trait Backend: Send + Sync {
 
     /// The models this backend can run now, for the settings page.
     async fn models(&self) -> Result<Vec<ModelInfo>, LlmError>;
+
+    /// How many tokens `text` is for the model, by its own tokenizer, where the backend has
+    /// it at hand (the built-in engine); `None` where only the server knows.
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        let _ = text;
+        None
+    }
 }

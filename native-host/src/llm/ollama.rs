@@ -13,6 +13,7 @@ use ollama_rs::generation::parameters::{FormatType, JsonStructure};
 use ollama_rs::models::ModelOptions;
 use serde::Deserialize;
 
+use super::defuse::defused;
 use super::http::{error_chain, Endpoint};
 use super::lines::Lines;
 use super::{
@@ -58,9 +59,9 @@ impl Ollama {
             .messages
             .iter()
             .map(|m| match m.role {
-                Role::System => ChatMessage::system(m.content.clone()),
-                Role::User => ChatMessage::user(m.content.clone()),
-                Role::Assistant => ChatMessage::assistant(m.content.clone()),
+                Role::System => ChatMessage::system(defused(&m.content)),
+                Role::User => ChatMessage::user(defused(&m.content)),
+                Role::Assistant => ChatMessage::assistant(defused(&m.content)),
             })
             .collect();
         let mut options = ModelOptions::default();

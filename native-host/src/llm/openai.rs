@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::defuse::defused;
 use super::http::{error_chain, Endpoint};
 use super::lines::Lines;
 use super::{
@@ -178,7 +179,7 @@ impl Backend for OpenAi {
                     Role::User => "user",
                     Role::Assistant => "assistant",
                 };
-                json!({ "role": role, "content": m.content })
+                json!({ "role": role, "content": defused(&m.content) })
             })
             .collect();
         let mut body = json!({

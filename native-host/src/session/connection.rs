@@ -155,9 +155,10 @@ async fn read_frames<R: AsyncRead + Unpin>(
         loop {
             match decoder.next_frame() {
                 Ok(Some(frame)) => {
-                    debug!(bytes = frame.len(), "frame in");
-                    match Envelope::<ToHost>::from_json(&frame) {
-                        Ok(env) => session.dispatch(env, frame.len()).await,
+                    let bytes = frame.len();
+                    debug!(bytes, "frame in");
+                    match read_envelope(frame).await {
+                        Ok(env) => session.dispatch(env, bytes).await,
                         // An unreadable reply fails the request it answers; the browser is not answered.
                         Err((Some(id), e)) if is_host_request_id(id) => {
                             warn!(id, "unreadable reply to a host request: {e}");
@@ -186,6 +187,26 @@ async fn read_frames<R: AsyncRead + Unpin>(
         }
     };
     Ok(end)
+}
+
+/// Frames from this size up are read on the blocking pool: reading tens of megabytes takes
+/// long enough to hold up the tasks that share the runtime's threads.
+const READ_ASIDE_BYTES: usize = 256 * 1024;
+
+/// Decodes one frame; a large one off the runtime's threads. Messages are still handled one
+/// after another, in the order they came.
+async fn read_envelope(frame: Vec<u8>) -> Result<Envelope<ToHost>, (Option<u64>, EnvelopeError)> {
+    if frame.len() < READ_ASIDE_BYTES {
+        return Envelope::<ToHost>::from_json(&frame);
+    }
+    tokio::task::spawn_blocking(move || Envelope::<ToHost>::from_json(&frame))
+        .await
+        .unwrap_or_else(|e| {
+            Err((
+                None,
+                EnvelopeError::Json(format!("reading the frame failed: {e}")),
+            ))
+        })
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use tracing::{info, warn};
 use super::link::BrowserLink;
 use super::outbox::Outbox;
 use super::tasks::Tasks;
-use super::{panel_requests, task_setup, vault_requests};
+use super::{panel_requests, task_setup};
 use crate::llm::choose::list_models;
 use crate::store::StoreSlot;
 
@@ -57,7 +57,7 @@ impl Session<'_> {
             ToHost::UserReply(reply) => self.user_reply(id, reply).await,
             ToHost::Ping(ping) => self.pong(id, ping, received_bytes).await,
             ToHost::ListModels(request) => self.list_models(id, request),
-            ToHost::Vault(request) => self.vault(id, request),
+            ToHost::Vault(request) => self.vault(id, request).await,
             other => self.store_request(id, other).await,
         }
     }
@@ -143,21 +143,14 @@ impl Session<'_> {
         });
     }
 
-    fn vault(&self, id: u64, request: VaultRequest) {
-        let (out, vault) = (self.out.clone(), self.tasks.vault().cloned());
-        tokio::spawn(async move {
-            let Some(vault) = vault else {
+    async fn vault(&self, id: u64, request: VaultRequest) {
+        match self.tasks.vault_line() {
+            Some(line) => line.submit(id, request, self.out.clone()),
+            None => {
                 let why = "the vault needs the store, which could not be opened";
-                return out.error(id, ErrorCode::StoreUnavailable, why).await;
-            };
-            let reply =
-                tokio::task::spawn_blocking(move || vault_requests::reply(&vault, request)).await;
-            match reply {
-                Ok(Ok(reply)) => out.send(id, ToBrowser::Vault(reply)).await,
-                Ok(Err(e)) => out.error(id, ErrorCode::BadBody, e.to_string()).await,
-                Err(join) => out.error(id, ErrorCode::Internal, join.to_string()).await,
+                self.out.error(id, ErrorCode::StoreUnavailable, why).await;
             }
-        });
+        }
     }
 
     /// Settings, history, lessons, approvals and skills are the store's to answer; anything

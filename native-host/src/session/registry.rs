@@ -13,8 +13,9 @@ use tokio::sync::{oneshot, Notify};
 pub struct Running {
     pub stop: Arc<AtomicBool>,
     pub stopped: Arc<Notify>,
-    /// The questions it waits on, by question id.
-    pub questions: HashMap<u64, oneshot::Sender<String>>,
+    /// The questions it waits on, by question id: each gets the answer and whether the user
+    /// asked for it to be remembered.
+    pub questions: HashMap<u64, oneshot::Sender<(String, bool)>>,
     /// Set once the task is spawned; ends it at once when the session ends.
     pub abort: Option<tokio::task::AbortHandle>,
 }
@@ -56,7 +57,7 @@ impl Registry {
 
     /// Registers a question of task `task_id`, answered through `tx`; its id, or `None` when
     /// the task is gone or stopping (nobody should be asked then).
-    pub fn ask(&self, task_id: u64, tx: oneshot::Sender<String>) -> Option<u64> {
+    pub fn ask(&self, task_id: u64, tx: oneshot::Sender<(String, bool)>) -> Option<u64> {
         let mut s = self.lock();
         s.next_question += 1;
         let id = s.next_question;

@@ -49,6 +49,26 @@ fn completed(options: &TaskOptions, settings: &Settings) -> TaskOptions {
     options
 }
 
+/// Why a model named by the panel (a task's options or the settings, both of which come over
+/// the wire) is refused: it names a file. The built-in engine would open and parse whatever file
+/// a page or another program got named there; a GGUF file is named with `ITINERO_MODEL` or on
+/// the command line, by the user.
+fn file_refused(model: &str) -> Option<String> {
+    let m = model.trim();
+    let path_like = std::path::Path::new(m).is_absolute()
+        || m.starts_with("./")
+        || m.starts_with("../")
+        || m.starts_with('~')
+        || m.contains('\\')
+        || m.to_ascii_lowercase().ends_with(".gguf");
+    path_like.then(|| {
+        format!(
+            "the model {m:?} names a file: the panel names models by their id (as the settings \
+             list them); a GGUF file is named with ITINERO_MODEL"
+        )
+    })
+}
+
 /// Prepares the task `start` asks for.
 pub async fn prepare(
     start: &StartTask,
@@ -66,16 +86,26 @@ pub async fn prepare(
         approval: settings.approval,
         model: None,
     };
-    let chosen = choose_model(
-        options
-            .backend
-            .as_deref()
-            .or(settings.backend.task_backend()),
-        options.model.as_deref().or(settings.model.as_deref()),
-        settings.openai_url.as_deref(),
-        settings.device,
-    )
-    .await;
+    let wire_model = options.model.as_deref().or(settings.model.as_deref());
+    let refused = wire_model
+        .into_iter()
+        .chain(options.vote_models.iter().map(String::as_str))
+        .find_map(file_refused);
+    let chosen = match refused {
+        Some(why) => Err(why),
+        None => {
+            choose_model(
+                options
+                    .backend
+                    .as_deref()
+                    .or(settings.backend.task_backend()),
+                wire_model,
+                settings.openai_url.as_deref(),
+                settings.device,
+            )
+            .await
+        }
+    };
     task.model = chosen
         .as_ref()
         .ok()
@@ -181,5 +211,31 @@ fn backend_label(name: &str) -> &str {
         "ollama" => "Ollama",
         "openai" => "OpenAI-compatible server",
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_refused;
+
+    #[test]
+    fn models_named_from_the_panel_are_ids_not_files() {
+        for file in [
+            "/home/u/models/x.gguf",
+            "./x",
+            "../../etc/passwd",
+            "~/m",
+            "C:\\models\\x",
+            "smollm2.GGUF",
+        ] {
+            assert!(file_refused(file).is_some(), "{file}");
+        }
+        for id in [
+            "smollm2-135m-instruct-q4_1",
+            "qwen2.5:3b",
+            "hf.co/bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M",
+        ] {
+            assert_eq!(file_refused(id), None, "{id}");
+        }
     }
 }

@@ -18,6 +18,7 @@ use super::outbox::{Outbox, WeakOutbox};
 use super::panel::SessionPanel;
 use super::registry::{Registry, Running};
 use super::task_setup::{self, Prepared};
+use super::vault_requests::VaultLine;
 use crate::agent::run::{self, Finished};
 use crate::store::StoreSlot;
 use crate::vault::key_store::{self, KeyStore, NoKeyring};
@@ -33,6 +34,8 @@ pub struct Tasks {
     out: WeakOutbox,
     store: StoreSlot,
     vault: Option<Vault>,
+    /// The vault's request queue, started with the first request; one for every clone.
+    vault_line: std::sync::Arc<std::sync::OnceLock<VaultLine>>,
 }
 
 impl Tasks {
@@ -52,12 +55,22 @@ impl Tasks {
             out: out.downgrade(),
             store,
             vault,
+            vault_line: std::sync::Arc::default(),
         }
     }
 
     /// The session's vault (`None` without a store).
     pub fn vault(&self) -> Option<&Vault> {
         self.vault.as_ref()
+    }
+
+    /// Where the panel's vault requests queue (`None` without a store). Called on the runtime.
+    pub fn vault_line(&self) -> Option<&VaultLine> {
+        let vault = self.vault.as_ref()?;
+        Some(
+            self.vault_line
+                .get_or_init(|| VaultLine::start(vault.clone())),
+        )
     }
 
     /// The store the tasks record their runs in (and read skills from).
@@ -84,6 +97,7 @@ impl Tasks {
             request_id,
             task_id,
             stopped,
+            answer_within: super::panel::answer_within(),
         };
         let handle = tokio::spawn(self.clone().run(task_id, start, panel, stop));
         if let Some(running) = self.registry.lock().running.get_mut(&task_id) {
@@ -186,7 +200,7 @@ impl Tasks {
                     reply.task_id, reply.question_id
                 )
             })?;
-        let _ = tx.send(reply.reply);
+        let _ = tx.send((reply.reply, reply.remember));
         Ok(())
     }
 

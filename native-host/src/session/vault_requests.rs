@@ -1,20 +1,66 @@
-//! The panel's vault requests. Each runs on the blocking pool (Argon2id takes a moment by
-//! design). A password leaves the host only in `Revealed`, which the panel asks for after the
-//! user confirmed.
+//! The panel's vault requests. They are answered one at a time, in the order they came (an
+//! import sent right after an unlock finds the vault unlocked, and two unlocks never derive
+//! keys at once), each on the blocking pool (Argon2id takes a moment by design) so the read
+//! loop stays free. A password leaves the host only in `Revealed`, which the panel asks for
+//! after the user confirmed.
 
 use itinero_shared::messages::{VaultRequest, VaultResponse};
+use itinero_shared::{ErrorCode, ToBrowser};
+use tokio::sync::mpsc;
 use zeroize::Zeroizing;
 
+use super::outbox::Outbox;
 use crate::vault::{NewCredential, Result, Vault};
+
+/// The queue of the session's vault requests and the one worker that answers them.
+pub struct VaultLine {
+    queue: mpsc::UnboundedSender<(u64, VaultRequest, Outbox)>,
+}
+
+impl VaultLine {
+    /// Starts the worker (on the current runtime) for `vault`.
+    pub fn start(vault: Vault) -> Self {
+        let (queue, mut jobs) = mpsc::unbounded_channel::<(u64, VaultRequest, Outbox)>();
+        tokio::spawn(async move {
+            while let Some((id, request, out)) = jobs.recv().await {
+                let vault = vault.clone();
+                let answered = tokio::task::spawn_blocking(move || reply(&vault, request)).await;
+                match answered {
+                    Ok(Ok(reply)) => out.send(id, ToBrowser::Vault(reply)).await,
+                    Ok(Err(e)) => out.error(id, ErrorCode::BadBody, e.to_string()).await,
+                    Err(join) => out.error(id, ErrorCode::Internal, join.to_string()).await,
+                }
+            }
+        });
+        Self { queue }
+    }
+
+    /// Queues request `id`; its answer goes to `out`.
+    pub fn submit(&self, id: u64, request: VaultRequest, out: Outbox) {
+        if let Err(mpsc::error::SendError((id, _, out))) = self.queue.send((id, request, out)) {
+            tokio::spawn(async move {
+                out.error(id, ErrorCode::Internal, "the vault's worker has stopped")
+                    .await;
+            });
+        }
+    }
+}
 
 pub fn reply(vault: &Vault, request: VaultRequest) -> Result<VaultResponse> {
     Ok(match request {
         VaultRequest::Status => VaultResponse::Status {
             status: vault.status()?,
         },
-        VaultRequest::List => VaultResponse::Credentials {
-            credentials: vault.list()?,
-        },
+        VaultRequest::List { offset, limit } => {
+            let all = vault.list()?;
+            let total = u32::try_from(all.len()).unwrap_or(u32::MAX);
+            let limit = limit.clamp(1, VaultRequest::LIST_MAX) as usize;
+            VaultResponse::Credentials {
+                credentials: all.into_iter().skip(offset as usize).take(limit).collect(),
+                offset,
+                total,
+            }
+        }
         VaultRequest::Add {
             origin,
             username,
@@ -63,4 +109,98 @@ pub fn reply(vault: &Vault, request: VaultRequest) -> Result<VaultResponse> {
             entries: vault.audit_list(limit.clamp(1, 1000))?,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+    use crate::vault::key_store::NoKeyring;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn requests_are_answered_in_the_order_they_came() {
+        let store = Store::open_in_memory().unwrap();
+        let vault = Vault::new(store, Box::new(NoKeyring("none in a test".into())));
+        let line = VaultLine::start(vault);
+        let (out, mut replies) = Outbox::channel();
+        // The import comes while the unlock still derives its key: it must wait for it.
+        line.submit(
+            1,
+            VaultRequest::Unlock {
+                passphrase: "correct horse battery".into(),
+            },
+            out.clone(),
+        );
+        line.submit(
+            2,
+            VaultRequest::Import {
+                csv: "url,username,password\nhttps://a.example,bob,pw-1\n".into(),
+            },
+            out.clone(),
+        );
+        line.submit(
+            3,
+            VaultRequest::List {
+                offset: 0,
+                limit: 10,
+            },
+            out,
+        );
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let env = replies.recv().await.unwrap();
+            seen.push((env.id, env.msg));
+        }
+        assert_eq!(
+            seen.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+        assert!(
+            matches!(&seen[1].1, ToBrowser::Vault(VaultResponse::Imported { report }) if report.added == 1),
+            "{:?}",
+            seen[1].1
+        );
+        assert!(
+            matches!(&seen[2].1, ToBrowser::Vault(VaultResponse::Credentials { credentials, total: 1, .. }) if credentials.len() == 1)
+        );
+    }
+
+    #[test]
+    fn a_long_list_comes_in_pages_that_each_fit_a_frame() {
+        let store = Store::open_in_memory().unwrap();
+        let vault = Vault::new(store, Box::new(NoKeyring("none in a test".into())));
+        vault.unlock("correct horse battery").unwrap();
+        let mut csv = String::from("url,username,password\n");
+        for i in 0..1200 {
+            csv.push_str(&format!(
+                "https://site{i}.example,user-with-a-long-name-{i}@example.com,pw-{i}\n"
+            ));
+        }
+        assert_eq!(vault.import_csv(&csv).unwrap().added, 1200);
+        let page = |offset, limit| match reply(&vault, VaultRequest::List { offset, limit }) {
+            Ok(VaultResponse::Credentials {
+                credentials,
+                offset: o,
+                total,
+            }) => {
+                assert_eq!((o, total), (offset, 1200));
+                let frame = itinero_shared::Envelope::new(
+                    1,
+                    ToBrowser::Vault(VaultResponse::Credentials {
+                        credentials: credentials.clone(),
+                        offset,
+                        total,
+                    }),
+                )
+                .to_json();
+                itinero_shared::encode_frame(&frame, itinero_shared::codec::Direction::ToBrowser)
+                    .expect("a page fits in one frame");
+                credentials.len()
+            }
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(page(0, 5000), VaultRequest::LIST_MAX as usize);
+        assert_eq!(page(1000, 500), 200);
+        assert_eq!(page(1200, 500), 0);
+    }
 }

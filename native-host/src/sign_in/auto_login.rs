@@ -74,20 +74,20 @@ pub struct AutoLogin {
 
 /// The origin of the frame `frame_id` of `obs`: the page's own for the top frame (and for the
 /// same-origin frames walked in place), else the `src` of the `iframe` the frame was stitched
-/// into. `None` when it cannot be known: nothing is filled there.
+/// into. `None` when it cannot be known, and for a frame of another site than the page: a
+/// site's sign-in framed by a stranger's page is the stranger's trap (the user sees the
+/// stranger's page, and the frame may be covered or restyled). Nothing is filled there.
 pub fn frame_origin(obs: &Observation, frame_id: i64) -> Option<String> {
+    let top = origin_of(&obs.url);
     if frame_id == 0 {
-        return origin_of(&obs.url);
+        return top;
     }
-    fn find(node: &DomNode, frame_id: i64) -> Option<&DomNode> {
-        if node.tag == "iframe" && node.frame_id == Some(frame_id) {
-            return Some(node);
-        }
-        node.children.iter().find_map(|c| find(c, frame_id))
-    }
-    find(&obs.root, frame_id)
-        .and_then(|n| n.href.as_deref())
-        .and_then(origin_of)
+    let framed = obs.frame_src(frame_id).and_then(origin_of)?;
+    let (top_host, framed_host) = (host_of(&top?)?, host_of(&framed)?);
+    let same_site = top_host == framed_host
+        || rules::registrable(&top_host)
+            .is_some_and(|site| rules::registrable(&framed_host) == Some(site));
+    same_site.then_some(framed)
 }
 
 /// Whether `node` is a field that takes `kind`.
@@ -109,11 +109,10 @@ fn near_miss<'a>(
     origin: &str,
 ) -> Option<(&'a CredentialSummary, String)> {
     let host = host_of(origin)?;
-    let site = psl::domain_str(&host).map(str::to_owned);
+    let site = rules::registrable(&host);
     credentials.iter().find_map(|c| {
         let saved = host_of(&c.origin)?;
-        let related =
-            saved == host || (site.is_some() && psl::domain_str(&saved) == site.as_deref());
+        let related = saved == host || (site.is_some() && rules::registrable(&saved) == site);
         match rules::applies(c, origin) {
             Err(why) if related => Some((c, why)),
             _ => None,
@@ -1020,6 +1019,26 @@ mod tests {
         let (b, p) = (FakeBrowser::default(), panel(&["yes"]));
         assert_eq!(hook.on_page(&framed, &ctx(&b, &p, &stop)).await, None);
         assert!(b.sent.lock().unwrap().is_empty());
+        // The shop's own sign-in, framed by a stranger's page.
+        let mut trap = sign_in_page(&format!("{SHOP}/login"));
+        trap.url = "https://evil.test/win-a-prize".into();
+        for n in &mut trap.root.children {
+            n.frame_id = Some(7);
+        }
+        trap.root.children.push(DomNode {
+            tag: "iframe".into(),
+            href: Some(format!("{SHOP}/login")),
+            frame_id: Some(7),
+            ..Default::default()
+        });
+        assert_eq!(frame_origin(&trap, 7), None);
+        let hook = AutoLogin::new(vault.clone(), false, Overrides::default());
+        let (b, p) = (FakeBrowser::default(), panel(&["yes"]));
+        assert_eq!(hook.on_page(&trap, &ctx(&b, &p, &stop)).await, None);
+        assert!(b.sent.lock().unwrap().is_empty());
+        // On the shop's own page, the same frame is the shop's.
+        trap.url = format!("{SHOP}/account");
+        assert_eq!(frame_origin(&trap, 7), origin_of(SHOP));
     }
 
     #[tokio::test]

@@ -25,7 +25,12 @@ fn parts(origin: &str) -> Option<(String, String, u16)> {
 }
 
 /// The registrable domain (`shop.example` for `login.shop.example`), by the public suffix list.
-fn registrable(host: &str) -> Option<String> {
+/// An IP address has none: the list would take `192.168.1.1` and `45.33.1.1` alike for `1.1`.
+pub fn registrable(host: &str) -> Option<String> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if bare.parse::<std::net::IpAddr>().is_ok() {
+        return None;
+    }
     psl::domain_str(host).map(str::to_owned)
 }
 
@@ -147,6 +152,24 @@ mod tests {
         let mut pages = saved("https://alice.github.io");
         pages.same_site = true;
         assert!(applies(&pages, "https://bob.github.io").is_err());
+    }
+
+    #[test]
+    fn an_ip_address_is_its_own_site_only() {
+        let mut c = saved("https://192.168.1.1");
+        c.same_site = true;
+        assert!(applies(&c, "https://192.168.1.1").is_ok());
+        assert!(applies(&c, "https://45.33.1.1").is_err());
+        assert!(applies(&c, "https://10.0.1.1").is_err());
+        let mut v6 = saved("https://[2001:db8::1]");
+        v6.same_site = true;
+        assert!(applies(&v6, "https://[2001:db8::2]").is_err());
+        assert_eq!(registrable("45.33.1.1"), None);
+        assert_eq!(registrable("[::1]"), None);
+        assert_eq!(
+            registrable("login.shop.example.com").as_deref(),
+            Some("example.com")
+        );
     }
 
     #[test]

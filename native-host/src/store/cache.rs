@@ -73,7 +73,9 @@ impl Store {
     pub fn cache_put(&self, entries: &[(CacheKey, CacheEntry)]) -> Result<()> {
         let doing = || format!("remembering {} cached actions", entries.len());
         let mut conn = self.conn();
-        let tx = conn.transaction().doing(doing)?;
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .doing(doing)?;
         {
             let mut stmt = tx
                 .prepare_cached(
@@ -119,7 +121,9 @@ impl Store {
     pub fn cache_failed(&self, key: &CacheKey) -> Result<bool> {
         let doing = || "counting a failed cache hit".to_owned();
         let mut conn = self.conn();
-        let tx = conn.transaction().doing(doing)?;
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .doing(doing)?;
         tx.execute(
             "UPDATE action_cache SET failures = failures + 1, used_at = ?5
              WHERE goal = ?1 AND origin = ?2 AND path = ?3 AND dom_hash = ?4",

@@ -27,6 +27,13 @@ pub enum StoreError {
     },
 
     #[error(
+        "the store {path} is damaged ({detail}). Move it aside (`mv {path} {path}.damaged`) and \
+         start the browser again: itinero then makes a new, empty store; the old file keeps its \
+         runs, skills and sealed sign-ins for a recovery tool"
+    )]
+    Damaged { path: String, detail: String },
+
+    #[error(
         "the store {path} has schema version {found}, newer than this itinero-host knows \
          ({known}); it was written by a newer itinero-host: update this one"
     )]

@@ -40,7 +40,9 @@ impl Store {
         }
         let doing = || format!("keeping a lesson for {origin}");
         let mut conn = self.conn();
-        let tx = conn.transaction().doing(doing)?;
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .doing(doing)?;
         let existing: Option<i64> = tx
             .query_row(
                 "SELECT id FROM lessons WHERE origin = ?1 AND text = ?2",

@@ -8,7 +8,7 @@
 //!
 //! `0001_foundation.sql` holds the runs, steps, settings, approvals and lessons;
 //! `0002_memory.sql` the action cache, skills, sites and FTS5 over goals; `0003_vault.sql` the
-//! vault.
+//! vault; `0004_step_calls.sql` what each step cost in model calls and prompt tokens.
 //! A released migration is never edited, only followed by a new one: a store that a user's
 //! host has already migrated would never see the edit. A store from a newer host (a version
 //! above the last file) is refused untouched.
@@ -40,6 +40,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 3,
         name: "the vault: sealed credentials, consent, audit",
         sql: include_str!("migrations/0003_vault.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "model calls and prompt tokens of each step",
+        sql: include_str!("migrations/0004_step_calls.sql"),
     },
 ];
 

@@ -131,6 +131,7 @@ impl Store {
             source,
         };
         conn.busy_timeout(BUSY_TIMEOUT).map_err(failed)?;
+        check_sound(&conn, &name)?;
         // WAL: a reader never waits for a writer, and a process killed mid-write leaves the
         // last committed state. NORMAL sync is durable against a killed process; only a power
         // cut can lose the latest commits, never consistency.
@@ -236,6 +237,27 @@ pub(crate) fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
+/// Refuses a damaged file at once, with the way out, rather than opening it and failing every
+/// query after. `quick_check` reads every page (milliseconds for a store of this size) but not
+/// the indexes' contents, which `integrity_check` would.
+fn check_sound(conn: &Connection, name: &str) -> Result<()> {
+    let damaged = |detail: String| StoreError::Damaged {
+        path: name.to_owned(),
+        detail,
+    };
+    let found: Vec<String> = conn
+        .prepare("PRAGMA quick_check(3)")
+        .and_then(|mut stmt| {
+            stmt.query_map([], |row| row.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()
+        })
+        .map_err(|e| damaged(e.to_string()))?;
+    match found.as_slice() {
+        [ok] if ok == "ok" => Ok(()),
+        problems => Err(damaged(problems.join("; "))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,6 +317,38 @@ mod tests {
         let text = err.to_string();
         assert!(text.contains(&path.display().to_string()), "{text}");
         assert!(text.contains("not a database"), "{text}");
+    }
+
+    #[test]
+    fn a_store_damaged_by_hand_is_refused_at_open_with_the_way_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let store = Store::open(&path).unwrap();
+        for i in 0..400 {
+            store
+                .add_lesson(
+                    &format!("https://a{i}.example/x"),
+                    &"a lesson long enough to fill pages ".repeat(4),
+                    "ask_human",
+                    None,
+                )
+                .unwrap();
+        }
+        drop(store);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let page = 4096;
+        assert!(bytes.len() > 8 * page, "{} bytes", bytes.len());
+        for b in &mut bytes[5 * page..5 * page + 600] {
+            *b = 0xA5;
+        }
+        std::fs::write(&path, bytes).unwrap();
+        let err = Store::open(&path).unwrap_err();
+        assert!(matches!(err, StoreError::Damaged { .. }), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("Move it aside") && text.contains(".damaged"),
+            "{text}"
+        );
     }
 
     #[test]

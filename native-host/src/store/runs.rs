@@ -47,7 +47,8 @@ fn run_from_row(row: &Row<'_>) -> rusqlite::Result<RunSummary> {
 }
 
 const STEP_COLUMNS: &str = "n, url, dom_hash, action, action_summary, outcome, outcome_text, \
-                            strategy, thought, decide_ms, act_ms, total_ms, recorded_at";
+                            strategy, thought, decide_ms, act_ms, total_ms, recorded_at, \
+                            model_calls, prompt_tokens";
 
 /// A step as stored: JSON columns still text, so a bad one is reported, not a panic.
 struct RawStep {
@@ -77,6 +78,8 @@ fn step_from_row(row: &Row<'_>) -> rusqlite::Result<RawStep> {
             act_ms: ms(10)?,
             total_ms: ms(11)?,
             recorded_at: row.get(12)?,
+            model_calls: row.get(13)?,
+            prompt_tokens: ms(14)?,
         },
         action: row.get(3)?,
         outcome: row.get(5)?,
@@ -109,7 +112,9 @@ impl Store {
     pub fn begin_run(&self, run: &NewRun) -> Result<RunId> {
         let doing = || format!("recording the start of the run {:?}", run.goal);
         let mut conn = self.conn();
-        let tx = conn.transaction().doing(doing)?;
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .doing(doing)?;
         let origin = site::origin_of(&run.start_url);
         let now = now_ms();
         tx.execute(
@@ -157,8 +162,8 @@ impl Store {
         let inserted = tx.execute(
             "INSERT INTO steps (run_id, n, url, dom_hash, action, action_summary, outcome,
                                 outcome_text, strategy, thought, decide_ms, act_ms, total_ms,
-                                recorded_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                                recorded_at, model_calls, prompt_tokens)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             params![
                 run.0,
                 step.n,
@@ -174,6 +179,8 @@ impl Store {
                 ms_column(step.act_ms),
                 ms_column(step.total_ms),
                 now_ms(),
+                step.model_calls,
+                ms_column(step.prompt_tokens),
             ],
         );
         match inserted {
@@ -238,7 +245,9 @@ impl Store {
     pub fn run_detail(&self, run: RunId) -> Result<Option<RunDetail>> {
         let mut conn = self.conn();
         // One read transaction: the steps match the summary's count.
-        let tx = conn.transaction().doing(|| format!("reading run {run}"))?;
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .doing(|| format!("reading run {run}"))?;
         let Some(summary) = get_run(&tx, run)? else {
             return Ok(None);
         };
@@ -348,6 +357,8 @@ mod tests {
             decide_ms: Some(900),
             act_ms: Some(40),
             total_ms: Some(950),
+            model_calls: 2,
+            prompt_tokens: Some(587),
             recorded_at: 0,
         }
     }

@@ -69,7 +69,9 @@ impl Store {
             unreachable!("settings are a JSON object");
         };
         let mut conn = self.conn();
-        let tx = conn.transaction().doing(doing)?;
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .doing(doing)?;
         let now = now_ms();
         for (key, value) in &fields {
             tx.execute(

@@ -141,6 +141,9 @@ pub async fn observe_tab(tab_id: i64) -> Result<JsValue, Failure> {
         next = stitch::next_index(&child, next);
         stitch::splice(&mut tree, &frame, child);
     }
+    // Frames inside frames add their depth to the page's.
+    tree.root
+        .cap_depth(itinero_shared::observation::MAX_TREE_DEPTH);
     serde_json::to_string(&tree)
         .ok()
         .and_then(|json| js_sys::JSON::parse(&json).ok())

@@ -289,6 +289,9 @@ const VERBS: &[&str] = &[
     "when",
     "who",
     "switch",
+    "turn",
+    "enable",
+    "disable",
     "mark",
     "buy",
     "download",
@@ -374,6 +377,8 @@ const ROLE_WORDS: &[&str] = &[
     "drop down",
     "list",
     "menu",
+    "page",
+    "screen",
 ];
 
 /// "the Save button" → "Save".
@@ -610,6 +615,13 @@ fn choice_wants(c: &str) -> Vec<Want> {
             on: true,
             only,
         }];
+    }
+    // A menu is opened before its item can be chosen.
+    if let Some(m) =
+        re!(r"^(?:choose|select|pick)\s+(.+?)\s+(?:from|in|under)\s+(?:the\s+)?(.+?)\s+menu$")
+            .captures(c)
+    {
+        return vec![click_of(&m[2]), click_of(&m[1])];
     }
     if let Some(m) = re!(
         r"^(?:choose|select|pick|opt\s+for)\s+(.+?)\s+(?:as|for|in|from|under)\s+(?:the\s+)?(.+)$"
@@ -853,6 +865,51 @@ mod tests {
                 Want::Submit { label: None }
             ]
         );
+    }
+
+    #[test]
+    fn a_menu_item_is_chosen_by_opening_the_menu_first_and_a_page_is_its_link() {
+        let click = |t: &str| Want::Click {
+            target: t.into(),
+            ordinal: None,
+            near: None,
+        };
+        assert_eq!(
+            read("Choose Download from the Options menu."),
+            vec![click("Options"), click("Download")]
+        );
+        assert_eq!(
+            read("Open the Notifications page."),
+            vec![click("Notifications")]
+        );
+    }
+
+    #[test]
+    fn switches_turned_on_and_off_are_two_wants() {
+        let tick = |item: &str, on: bool| Want::Tick {
+            items: vec![item.into()],
+            on,
+            only: false,
+        };
+        let apply = Want::Click {
+            target: "Apply".into(),
+            ordinal: None,
+            near: None,
+        };
+        for goal in [
+            "Turn on Sound effects and turn off Public profile, then click Apply.",
+            "Enable Sound effects, disable Public profile and press Apply.",
+        ] {
+            assert_eq!(
+                read(goal),
+                vec![
+                    tick("Sound effects", true),
+                    tick("Public profile", false),
+                    apply.clone()
+                ],
+                "{goal}"
+            );
+        }
     }
 
     #[test]

@@ -121,7 +121,7 @@ fn singular(w: &str) -> String {
 }
 
 /// Two words are the same when equal, or, for longer words, one typing slip apart.
-fn same_word(a: &str, b: &str) -> bool {
+pub fn same_word(a: &str, b: &str) -> bool {
     a == b || (a.len() >= 5 && b.len() >= 5 && strsim::damerau_levenshtein(a, b) <= 1)
 }
 
