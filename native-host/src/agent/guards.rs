@@ -179,7 +179,11 @@ fn destination(action: &Action, obs: &Observation) -> Option<String> {
 /// Whether `action` leaves for an origin the task has not been on (and why, as a risk): a
 /// navigation or link there, or text typed into a frame of another origin than the page's.
 pub fn leaves(action: &Action, obs: &Observation, taken: &[Taken]) -> Option<(String, String)> {
-    if let Action::Type { target, .. } = action {
+    if let Action::Type { target, text, .. } = action {
+        // A saved secret goes only where the sign-in rules allow, which are stricter.
+        if itinero_shared::vault::mentions_secret(text) {
+            return None;
+        }
         let frame = node_of(obs, target)?.frame_id.unwrap_or(0);
         let page = crate::store::origin_of(&obs.url);
         let field = obs.frame_src(frame).and_then(crate::store::origin_of);

@@ -74,20 +74,29 @@ pub struct AutoLogin {
 
 /// The origin of the frame `frame_id` of `obs`: the page's own for the top frame (and for the
 /// same-origin frames walked in place), else the `src` of the `iframe` the frame was stitched
-/// into. `None` when it cannot be known, and for a frame of another site than the page: a
-/// site's sign-in framed by a stranger's page is the stranger's trap (the user sees the
-/// stranger's page, and the frame may be covered or restyled). Nothing is filled there.
+/// into. `None` when it cannot be known: nothing is filled there.
 pub fn frame_origin(obs: &Observation, frame_id: i64) -> Option<String> {
-    let top = origin_of(&obs.url);
+    obs.frame_src(frame_id).and_then(origin_of)
+}
+
+/// Why nothing may be filled in frame `frame_id` of `obs` whose origin is `framed`: the page
+/// around it is of another site. A site's sign-in framed by a stranger's page is the stranger's
+/// trap: the user sees the stranger's page, and the frame may be covered or restyled.
+fn framed_by_another_site(obs: &Observation, frame_id: i64, framed: &str) -> Option<String> {
     if frame_id == 0 {
-        return top;
+        return None;
     }
-    let framed = obs.frame_src(frame_id).and_then(origin_of)?;
-    let (top_host, framed_host) = (host_of(&top?)?, host_of(&framed)?);
-    let same_site = top_host == framed_host
-        || rules::registrable(&top_host)
-            .is_some_and(|site| rules::registrable(&framed_host) == Some(site));
-    same_site.then_some(framed)
+    let top = origin_of(&obs.url).unwrap_or_default();
+    let same_site = match (host_of(&top), host_of(framed)) {
+        (Some(t), Some(f)) => {
+            t == f
+                || rules::registrable(&t).is_some_and(|site| rules::registrable(&f) == Some(site))
+        }
+        _ => false,
+    };
+    (!same_site).then(|| {
+        format!("its form is in a frame on a page of {top}, another site: a sign-in is filled only on its own site's pages")
+    })
 }
 
 /// Whether `node` is a field that takes `kind`.
@@ -573,6 +582,15 @@ impl SignIn for AutoLogin {
                 acted: false,
             });
         };
+        if let Some(why) = framed_by_another_site(obs, form.frame_id, &origin) {
+            self.audit(&first.origin, &first.username, &obs.url, "refused", &why)
+                .await;
+            self.state().declined.insert(origin.clone());
+            return Some(SignInReport {
+                text: format!("did not use the saved sign-in on {origin}: {why}"),
+                acted: false,
+            });
+        }
         // The sign-in whose username the page already shows, else the best match.
         let shown = obs.indexed().into_iter().find_map(|n| n.value.clone());
         let chosen = candidates
@@ -636,6 +654,9 @@ impl SignIn for AutoLogin {
         let Some(origin) = frame_origin(obs, node.frame_id.unwrap_or(0)) else {
             return refused(&page, "the field's frame has no known origin".into()).await;
         };
+        if let Some(why) = framed_by_another_site(obs, node.frame_id.unwrap_or(0), &origin) {
+            return refused(&origin, why).await;
+        }
         if !takes(node, kind) || !login_form::visible(node, obs) {
             return refused(
                 &origin,
@@ -1031,14 +1052,22 @@ mod tests {
             frame_id: Some(7),
             ..Default::default()
         });
-        assert_eq!(frame_origin(&trap, 7), None);
         let hook = AutoLogin::new(vault.clone(), false, Overrides::default());
         let (b, p) = (FakeBrowser::default(), panel(&["yes"]));
-        assert_eq!(hook.on_page(&trap, &ctx(&b, &p, &stop)).await, None);
+        let report = hook.on_page(&trap, &ctx(&b, &p, &stop)).await.unwrap();
+        assert!(
+            !report.acted && report.text.contains("another site"),
+            "{}",
+            report.text
+        );
         assert!(b.sent.lock().unwrap().is_empty());
+        assert!(
+            p.asked.lock().unwrap().is_empty(),
+            "the user is not even asked"
+        );
         // On the shop's own page, the same frame is the shop's.
         trap.url = format!("{SHOP}/account");
-        assert_eq!(frame_origin(&trap, 7), origin_of(SHOP));
+        assert_eq!(framed_by_another_site(&trap, 7, SHOP), None);
     }
 
     #[tokio::test]

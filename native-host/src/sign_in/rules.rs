@@ -189,4 +189,52 @@ mod tests {
         assert_eq!(ids, [3, 2]);
         assert!(candidates(&all, "https://evil.example").is_empty());
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn label() -> impl Strategy<Value = String> {
+            "[a-z][a-z0-9]{0,6}"
+        }
+
+        proptest! {
+            #[test]
+            fn a_sign_in_never_leaves_its_registrable_domain(
+                site in label(),
+                other in label(),
+                sub in proptest::option::of(label()),
+                tld in prop::sample::select(vec!["com", "org", "co.uk", "github.io", "example"]),
+                same_site in any::<bool>(),
+                allow_http in any::<bool>(),
+            ) {
+                let mut c = saved(&format!("https://{site}.{tld}"));
+                c.same_site = same_site;
+                c.allow_http = allow_http;
+                let host = match &sub {
+                    Some(s) => format!("{s}.{other}.{tld}"),
+                    None => format!("{other}.{tld}"),
+                };
+                for scheme in ["https", "http"] {
+                    let page = format!("{scheme}://{host}");
+                    if applies(&c, &page).is_ok() {
+                        prop_assert_eq!(registrable(&host), registrable(&format!("{site}.{tld}")));
+                        prop_assert!(scheme == "https" || allow_http, "{page}");
+                    }
+                }
+            }
+
+            #[test]
+            fn an_address_matches_only_itself(
+                a in any::<[u8; 4]>(),
+                b in any::<[u8; 4]>(),
+                same_site in any::<bool>(),
+            ) {
+                let ip = |o: [u8; 4]| format!("https://{}.{}.{}.{}", o[0], o[1], o[2], o[3]);
+                let mut c = saved(&ip(a));
+                c.same_site = same_site;
+                prop_assert_eq!(applies(&c, &ip(b)).is_ok(), a == b);
+            }
+        }
+    }
 }

@@ -260,4 +260,59 @@ mod tests {
             "Welcome back, alice. Your horse is correct."
         );
     }
+
+    mod properties {
+        use super::super::*;
+        use base64::engine::general_purpose::STANDARD;
+        use proptest::prelude::*;
+
+        /// Every encoding the scrub promises to undo, as a page or a URL would write it.
+        fn encodings(secret: &str) -> Vec<String> {
+            let json = serde_json::to_string(secret).unwrap();
+            vec![
+                secret.to_owned(),
+                secret.to_uppercase(),
+                utf8_percent_encode(secret, URI_COMPONENT).to_string(),
+                utf8_percent_encode(secret, FORM)
+                    .to_string()
+                    .replace(' ', "+"),
+                json.trim_matches('"').to_owned(),
+                html_escaped(secret, false),
+                html_escaped(secret, true),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn no_encoding_of_a_secret_survives_in_any_text(
+                secret in "[ -~]{8,24}",
+                before in "[ -~]{0,16}",
+                after in "[ -~]{0,16}",
+            ) {
+                let scrubber = Scrubber::new([(secret.as_str(), "{{secret:password}}".to_owned())], 4);
+                for form in encodings(&secret) {
+                    let mut text = format!("{before}{form}{after}");
+                    scrubber.clean(&mut text);
+                    prop_assert!(
+                        !text.to_lowercase().contains(&form.to_lowercase()),
+                        "{form:?} left in {text:?}"
+                    );
+                }
+            }
+
+            #[test]
+            fn a_secret_inside_base64_is_found_at_any_offset(
+                secret in "[ -~]{8,24}",
+                before in "[ -~]{0,16}",
+                after in "[ -~]{0,16}",
+            ) {
+                let scrubber = Scrubber::new([(secret.as_str(), "{{secret:password}}".to_owned())], 4);
+                let encoded = STANDARD.encode(format!("{before}{secret}{after}"));
+                let mut text = encoded.clone();
+                scrubber.clean(&mut text);
+                prop_assert_ne!(&text, &encoded);
+                prop_assert!(text.contains("{{secret:password}}"));
+            }
+        }
+    }
 }
