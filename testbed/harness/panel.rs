@@ -17,6 +17,9 @@ pub async fn type_goal(panel: &Page, goal: &str) -> Result<()> {
     panel
         .run_js::<serde_json::Value>("document.querySelector('#goal').value = ''; return null;")
         .await?;
+    const SENT: &str =
+        "[...document.querySelectorAll('#log li.sent')].filter(li => li.textContent.startsWith('→ ')).length";
+    let before: u64 = panel.run_js(&format!("return {SENT};")).await?;
     let field = panel.find_element("#goal").await?;
     field.click().await?;
     // Inserted as text, as an input method does: key events exist only for what a keyboard
@@ -25,6 +28,12 @@ pub async fn type_goal(panel: &Page, goal: &str) -> Result<()> {
         .execute(chromiumoxide::cdp::browser_protocol::input::InsertTextParams::new(goal))
         .await?;
     field.press_key("Enter").await?;
+    // Started: the panel has sent it and put the last task's result away, so a wait for this
+    // task's result cannot take the last one's.
+    panel
+        .wait_for(&format!("{SENT} > {before}"), WAIT)
+        .await
+        .map_err(|e| anyhow::anyhow!("the panel did not start the goal {goal:?}: {e}"))?;
     Ok(())
 }
 
