@@ -5,6 +5,8 @@
 //! refused as unusable, and the task ends — not whether a 135M model reaches the goal; the test
 //! prints whether it did. BENCHMARKS.md reports how often it does.
 //!
+//! The panel shows the wait: the model's load, then the prompt read, as a moving bar.
+//!
 //! `AGENT_WGPU_GOALS=all` runs every goal of `GOALS` (for the figures), the default only the first.
 
 use std::time::{Duration, Instant};
@@ -65,8 +67,21 @@ async fn the_agent_runs_on_the_built_in_engine_and_every_reply_is_usable() -> Re
 
     let all = std::env::var("AGENT_WGPU_GOALS").as_deref() == Ok("all");
     let goals = if all { &GOALS[..] } else { &GOALS[..1] };
+    // Every label the panel's progress bar shows, recorded as it is shown.
+    panel
+        .run_js::<serde_json::Value>(
+            "const label = document.getElementById('progress-label');
+             window.progressShown = [];
+             new MutationObserver(() => {
+               if (!document.getElementById('progress').hidden) {
+                 window.progressShown.push(label.textContent);
+               }
+             }).observe(label, {childList: true, characterData: true, subtree: true});
+             return null;",
+        )
+        .await?;
     let mut reached = 0;
-    for (start, goal, reached_when) in goals {
+    for (i, (start, goal, reached_when)) in goals.iter().enumerate() {
         let tab = h.chromium.open(&h.fixture_url(start)).await?;
         tab.wait_for("document.readyState === 'complete'", WAIT)
             .await?;
@@ -103,6 +118,27 @@ async fn the_agent_runs_on_the_built_in_engine_and_every_reply_is_usable() -> Re
             "{goal:?}: goal {}",
             if ok { "reached" } else { "not reached" }
         );
+        if i == 0 {
+            let shown: Vec<String> = panel.run_js("return window.progressShown;").await?;
+            ensure!(
+                shown
+                    .first()
+                    .is_some_and(|l| l.starts_with("Loading smollm2-135m-instruct-q4_1")),
+                "the first model call showed the model loading: {shown:?}"
+            );
+            ensure!(
+                shown
+                    .iter()
+                    .any(|l| l.starts_with("The model is reading the page: ")),
+                "the first prompt's reading was shown: {shown:?}"
+            );
+            ensure!(
+                panel
+                    .run_js::<bool>("return document.getElementById('progress').hidden;")
+                    .await?,
+                "the bar is gone once the task ended"
+            );
+        }
         tab.close().await?;
     }
     eprintln!("goals reached: {reached} of {}", goals.len());

@@ -14,7 +14,9 @@ use axum::{Json, Router};
 use itinero_host::llm::ollama::Ollama;
 use itinero_host::llm::openai::OpenAi;
 use itinero_host::llm::scripted::{Scripted, Step};
-use itinero_host::llm::{Backend, ChatReply, ChatRequest, Finish, LlmError, Message, Timeouts};
+use itinero_host::llm::{
+    Backend, ChatReply, ChatRequest, Finish, LlmError, Message, Streamed, Timeouts,
+};
 use serde_json::{json, Value};
 
 /// What the fake server received: (path, authorization header, body).
@@ -247,7 +249,11 @@ async fn chat(
     r: &ChatRequest,
 ) -> (Result<ChatReply, LlmError>, Vec<String>) {
     let mut pieces = Vec::new();
-    let mut sink = |p: &str| pieces.push(p.to_owned());
+    let mut sink = |s: Streamed<'_>| {
+        if let Streamed::Text(p) = s {
+            pieces.push(p.to_owned())
+        }
+    };
     let reply = backend.chat(r, &mut sink).await;
     (reply, pieces)
 }

@@ -373,6 +373,14 @@ pub enum TaskEventKind {
     Plan {
         subgoals: Vec<Subgoal>,
     },
+    /// How far a long wait inside a step has got (a model downloading or loading, a long
+    /// prompt being read): the panel shows a bar until the step's decision. `total` 0: no
+    /// measure, the bar only says that work goes on. Never stored with the run.
+    Progress {
+        label: String,
+        done: u64,
+        total: u64,
+    },
 }
 
 /// One part of a long goal, shown in the panel and ticked off as the run goes.

@@ -660,6 +660,13 @@ fn describe(action: &Action) -> String {
 }
 
 fn on_task_message(p: &mut Panel, msg: ToBrowser) {
+    // A wait's bar lasts until the next thing the task says.
+    if !matches!(
+        &msg,
+        ToBrowser::TaskEvent(e) if matches!(e.kind, TaskEventKind::Progress { .. })
+    ) {
+        p.view.hide_progress();
+    }
     match msg {
         ToBrowser::TaskEvent(e) => {
             if let Some(r) = p.running.as_mut() {
@@ -714,6 +721,9 @@ fn on_task_message(p: &mut Panel, msg: ToBrowser) {
                             .log("note", &format!("Planned {} sub-goals", subgoals.len()));
                     }
                     p.view.show_plan(&subgoals);
+                }
+                TaskEventKind::Progress { label, done, total } => {
+                    p.view.show_progress(&label, done, total)
                 }
             }
         }

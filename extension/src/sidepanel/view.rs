@@ -21,6 +21,9 @@ pub struct View {
     log: Element,
     plan: Element,
     plan_list: Element,
+    progress: Element,
+    progress_label: Element,
+    progress_bar: Element,
     ask: Element,
     ask_text: Element,
     ask_approval: Element,
@@ -98,6 +101,9 @@ impl View {
             log: by_id(&document, "log")?,
             plan: by_id(&document, "plan")?,
             plan_list: by_id(&document, "plan-list")?,
+            progress: by_id(&document, "progress")?,
+            progress_label: by_id(&document, "progress-label")?,
+            progress_bar: by_id(&document, "progress-bar")?,
             ask: by_id(&document, "ask")?,
             ask_text: by_id(&document, "ask-text")?,
             ask_approval: by_id(&document, "ask-approval")?,
@@ -163,6 +169,7 @@ impl View {
     pub fn show_running(&self, running: bool) {
         let _ = self.stop.toggle_attribute_with_force("hidden", !running);
         let _ = self.run.toggle_attribute_with_force("hidden", running);
+        show(&self.progress, false);
         if running {
             let _ = self.answer.toggle_attribute_with_force("hidden", true);
             let _ = self.plan.toggle_attribute_with_force("hidden", true);
@@ -191,6 +198,27 @@ impl View {
         let _ = self
             .plan
             .toggle_attribute_with_force("hidden", subgoals.is_empty());
+    }
+
+    /// How far a long wait inside a step has got: a bar filled `done` of `total`, or one that
+    /// only moves when `total` is 0 (no measure).
+    pub fn show_progress(&self, label: &str, done: u64, total: u64) {
+        self.progress_label.set_text_content(Some(label));
+        if total == 0 {
+            let _ = self.progress_bar.remove_attribute("value");
+            let _ = self.progress_bar.remove_attribute("max");
+        } else {
+            let _ = self.progress_bar.set_attribute("max", &total.to_string());
+            let _ = self
+                .progress_bar
+                .set_attribute("value", &done.min(total).to_string());
+        }
+        show(&self.progress, true);
+    }
+
+    /// The wait is over: the step decided, asked, or the task ended.
+    pub fn hide_progress(&self) {
+        show(&self.progress, false);
     }
 
     /// Shows the agent's question: Allow/Deny for an approval (and "Always allow on this site"

@@ -105,6 +105,17 @@ pub struct Generated {
     pub reused: usize,
 }
 
+/// What [`Generator::generate`] reports as it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generating<'a> {
+    /// Prompt tokens run through the model so far, of the `total` it has to run (the cached
+    /// prefix is not counted): on a CPU a long prompt takes seconds before the first token, and
+    /// whoever waits should see it move. Sent after each batch when there is more than one.
+    Prompt { done: usize, total: usize },
+    /// Reply text that has become certain.
+    Text(&'a str),
+}
+
 /// Generation over one model; keeps its KV cache between calls.
 pub struct Generator<D> {
     decoder: D,
@@ -134,14 +145,15 @@ impl<D: Decoder> Generator<D> {
         &self.tokenizer
     }
 
-    /// Generates for `req`, constrained by `constraint` when given; `on_text` receives the text
-    /// as it becomes certain; `cancel` is checked between tokens.
+    /// Generates for `req`, constrained by `constraint` when given; `on` hears how far the
+    /// prompt has been run and receives the text as it becomes certain; `cancel` is checked
+    /// between tokens.
     pub fn generate(
         &mut self,
         req: &Request,
         mut constraint: Option<&mut Constrained>,
         cancel: &AtomicBool,
-        on_text: &mut dyn FnMut(&str),
+        on: &mut dyn FnMut(Generating<'_>),
     ) -> Result<Generated, GenerateError> {
         let prompt = &req.prompt;
         let Some((&last, before)) = prompt.split_last() else {
@@ -169,14 +181,24 @@ impl<D: Decoder> Generator<D> {
             finish,
             reused,
         };
-        for chunk in before[reused..].chunks(FEED_CHUNK) {
+        let to_feed = &before[reused..];
+        let mut fed = 0;
+        for chunk in to_feed.chunks(FEED_CHUNK) {
             if cancel.load(Ordering::SeqCst) {
                 return Ok(done(Finish::Cancelled, Vec::new(), String::new(), reused));
             }
             self.decoder.feed(chunk, self.cached.len() as u32)?;
             self.cached.extend_from_slice(chunk);
+            fed += chunk.len();
+            if to_feed.len() > FEED_CHUNK {
+                on(Generating::Prompt {
+                    done: fed,
+                    total: to_feed.len(),
+                });
+            }
         }
         let mut logits = self.decoder.step(last, before.len() as u32)?;
+        let mut on_text = |text: &str| on(Generating::Text(text));
         self.cached.push(last);
 
         let vocab = self.tokenizer.vocab();
@@ -303,8 +325,10 @@ mod tests {
     fn collect(g: &mut Generator<Fake>, req: &Request) -> (Generated, String) {
         let mut streamed = String::new();
         let out = g
-            .generate(req, None, &AtomicBool::new(false), &mut |t| {
-                streamed.push_str(t)
+            .generate(req, None, &AtomicBool::new(false), &mut |g| {
+                if let Generating::Text(t) = g {
+                    streamed.push_str(t)
+                }
             })
             .unwrap();
         (out, streamed)
@@ -338,6 +362,61 @@ mod tests {
             "fed from the first difference"
         );
         assert_eq!(g.decoder.calls[1], (0, 4, true));
+    }
+
+    #[test]
+    fn a_long_prompt_reports_its_progress_batch_by_batch() {
+        let tok = tokenizer();
+        let mut g = spelling(&tok, " ok");
+        g.decoder.capacity = 1024;
+        let batch = FEED_CHUNK;
+        // The fake model starts its text after token 0.
+        let mut prompt = vec![7; 2 * batch + 10];
+        prompt.push(0);
+        let req = Request {
+            prompt,
+            max_tokens: 4,
+            ..Default::default()
+        };
+        let mut seen = Vec::new();
+        let mut order = Vec::new();
+        g.generate(&req, None, &AtomicBool::new(false), &mut |e| match e {
+            Generating::Prompt { done, total } => {
+                seen.push((done, total));
+                order.push("prompt");
+            }
+            Generating::Text(_) => order.push("text"),
+        })
+        .unwrap();
+        // The last prompt token is run for its logits, not fed: 2 batches and 10 tokens.
+        let total = 2 * batch + 10;
+        assert_eq!(
+            seen,
+            vec![(batch, total), (2 * batch, total), (total, total)]
+        );
+        assert_eq!(
+            order.iter().position(|&o| o == "text"),
+            Some(3),
+            "{order:?}"
+        );
+        // The same prompt again is cached: nothing to report. A short tail fits one batch: no
+        // progress either, since it would not move before it was done.
+        seen.clear();
+        let mut longer = req.prompt.clone();
+        longer.extend([8; 20]);
+        for prompt in [req.prompt.clone(), longer] {
+            let req = Request {
+                prompt,
+                ..req.clone()
+            };
+            g.generate(&req, None, &AtomicBool::new(false), &mut |e| {
+                if let Generating::Prompt { done, total } = e {
+                    seen.push((done, total));
+                }
+            })
+            .unwrap();
+        }
+        assert_eq!(seen, vec![]);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use itinero_engine::constrain::Constrainer;
-use itinero_engine::generate::{Finish, Generator, GpuModel, Request};
+use itinero_engine::generate::{Finish, Generating, Generator, GpuModel, Request};
 use itinero_engine::gpu::Gpu;
 use itinero_engine::model::Transformer;
 use itinero_engine::models::SMOLLM2_135M;
@@ -43,8 +43,10 @@ fn greedy_generation_matches_llama_cpp_and_the_kept_cache_gives_the_same() {
     };
     let mut streamed = String::new();
     let first = g
-        .generate(&req, None, &AtomicBool::new(false), &mut |t| {
-            streamed.push_str(t)
+        .generate(&req, None, &AtomicBool::new(false), &mut |g| {
+            if let Generating::Text(t) = g {
+                streamed.push_str(t)
+            }
         })
         .unwrap();
     assert_eq!(streamed, first.text);

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::ground::Candidate;
+use super::progress::Reporter;
 use super::prompt::Family;
 use crate::llm::{Backend, ChatRequest, LlmError, Message};
 
@@ -44,6 +45,7 @@ impl Chooser {
         done: &[String],
         title: &str,
         options: &[Candidate],
+        progress: Option<&Reporter>,
     ) -> Result<Choice, LlmError> {
         let options = &options[..options.len().min(MAX_OPTIONS)];
         let mut ask = format!("Goal: {goal}\nPage: {title}\n");
@@ -71,8 +73,8 @@ impl Chooser {
         request.temperature = Some(0.0);
         request.max_tokens = Some(16);
         request.context_tokens = Some(self.family.context_tokens as u32);
-        let mut ignore = |_: &str| {};
-        let reply = self.backend.chat(&request, &mut ignore).await?;
+        let mut sink = Reporter::sink(progress);
+        let reply = self.backend.chat(&request, &mut sink).await?;
         Ok(Choice {
             pick: read_choice(&reply.content, options.len()),
             prompt_tokens: reply.prompt_tokens,
@@ -143,7 +145,7 @@ mod tests {
             option("Delete (beside Bob)", 2),
         ];
         let picked = chooser
-            .choose("Delete the row for Bob", &[], "Users", &options)
+            .choose("Delete the row for Bob", &[], "Users", &options, None)
             .await
             .unwrap();
         assert_eq!(picked.pick, Some(1));

@@ -210,7 +210,13 @@ impl<S: Strategy> Strategy for Grounded<S> {
                     return self.inner.decide(step).await;
                 };
                 let choice = match chooser
-                    .choose(step.goal, &done, &step.observation.title, &options)
+                    .choose(
+                        step.goal,
+                        &done,
+                        &step.observation.title,
+                        &options,
+                        step.progress,
+                    )
                     .await
                 {
                     Ok(c) => Some(c),

@@ -10,9 +10,10 @@
 //! skill's steps), is checked by `guards.rs` and, for long goals, follows `planner.rs`'s
 //! sub-goals. What the model reads is built by `prompt.rs` (with the page written out by
 //! `render.rs`) and what it writes is read by `reply.rs`, `parse.rs`, `validate.rs` and
-//! `resolve.rs`. `memory.rs` is the store's side of a run (record, lessons, examples, the action
-//! cache); `skill_run.rs` chooses and heals skills. The chain is assembled for a task by the
-//! session (`session/chain.rs`), which sits above this layer.
+//! `resolve.rs`; `progress.rs` carries a model call's progress to the panel. `memory.rs` is
+//! the store's side of a run (record, lessons, examples, the action cache); `skill_run.rs`
+//! chooses and heals skills. The chain is assembled for a task by the session
+//! (`session/chain.rs`), which sits above this layer.
 
 pub mod cache;
 pub mod chooser;
@@ -22,6 +23,7 @@ pub mod guards;
 pub mod memory;
 pub mod parse;
 pub mod planner;
+pub mod progress;
 pub mod prompt;
 pub mod recovery;
 pub mod render;

@@ -14,6 +14,7 @@ use itinero_shared::messages::{PlanMode, Subgoal};
 use serde::Deserialize;
 
 use super::parse;
+use super::progress::Reporter;
 use super::prompt::{self, Family};
 use super::strategy::DecideError;
 use crate::llm::{Backend, ChatRequest, Message};
@@ -27,8 +28,13 @@ const PLAN_TOKENS: u32 = 256;
 
 #[async_trait]
 pub trait Planner: Send + Sync {
-    /// Sub-goals for `goal`; an empty list when the goal is one step of work after all.
-    async fn plan(&self, goal: &str) -> Result<Vec<String>, DecideError>;
+    /// Sub-goals for `goal`; an empty list when the goal is one step of work after all. The
+    /// model call's progress goes to `progress`.
+    async fn plan(
+        &self,
+        goal: &str,
+        progress: Option<&Reporter>,
+    ) -> Result<Vec<String>, DecideError>;
 }
 
 /// Whether `goal` gets a plan under `mode`. In `Auto`, a goal is long when it chains parts
@@ -126,7 +132,11 @@ pub fn read_plan(text: &str) -> Result<Vec<String>, String> {
 
 #[async_trait]
 impl Planner for LlmPlanner {
-    async fn plan(&self, goal: &str) -> Result<Vec<String>, DecideError> {
+    async fn plan(
+        &self,
+        goal: &str,
+        progress: Option<&Reporter>,
+    ) -> Result<Vec<String>, DecideError> {
         let user = format!("Goal: {}\n\nThe sub-goals (one JSON object):", goal.trim());
         let messages = if self.family.system_role {
             vec![Message::system(RULES), Message::user(user)]
@@ -138,8 +148,8 @@ impl Planner for LlmPlanner {
         request.max_tokens = Some(PLAN_TOKENS.min(prompt::REPLY_TOKENS as u32));
         request.temperature = Some(0.0);
         request.schema = Some(schema());
-        let mut ignore = |_: &str| {};
-        let reply = self.backend.chat(&request, &mut ignore).await?;
+        let mut sink = Reporter::sink(progress);
+        let reply = self.backend.chat(&request, &mut sink).await?;
         let items = read_plan(&reply.content).map_err(|reason| DecideError::Unusable {
             reason,
             reply: reply.content.clone(),
@@ -214,11 +224,11 @@ mod tests {
             family: prompt::family_of("qwen2.5:3b"),
         };
         let plan = planner
-            .plan("Add socks, then report the total")
+            .plan("Add socks, then report the total", None)
             .await
             .unwrap();
         assert_eq!(plan, ["Add socks to the cart", "Report the cart's total"]);
         assert!(script.requests()[0].schema.is_some());
-        assert!(planner.plan("Do it").await.unwrap().is_empty());
+        assert!(planner.plan("Do it", None).await.unwrap().is_empty());
     }
 }

@@ -32,6 +32,7 @@ use itinero_shared::Action;
 use super::cache;
 use super::guards::{self, Taken, Verdict};
 use super::planner::{self, Planner};
+use super::progress::{self, Reporter};
 use super::prompt::PastStep;
 use super::recovery;
 use super::strategy::{DecideError, Decision, Failed, Step, Strategy};
@@ -186,6 +187,17 @@ pub struct Task {
     /// The model that decides, as the panel names it ("smollm2-135m-instruct-q4_1, built-in
     /// engine"), where there is one.
     pub model: Option<String>,
+}
+
+impl Task {
+    /// The model without where it runs, for the panel's progress ("the model" where there is
+    /// none named).
+    fn model_name(&self) -> &str {
+        self.model
+            .as_deref()
+            .and_then(|m| m.split(", ").next())
+            .unwrap_or("the model")
+    }
 }
 
 /// How a task decides: the strategy chain for every step and, for long goals, the planner.
@@ -580,21 +592,28 @@ impl Run<'_> {
     /// The strategy chain's decision; an unusable reply counts as a failed step.
     async fn decide(&mut self, page: &Page) -> Result<Decided, Flow> {
         let deciding = Instant::now();
-        let decided = self
-            .deciders
-            .strategy
-            .decide(&Step {
-                goal: &self.task.goal,
-                observation: &page.obs,
-                page_key: &page.key,
-                history: &self.history,
-                lessons: &self.lessons,
-                examples: &self.examples,
-                plan: &self.plan,
-                feedback: self.feedback.take(),
-                failed: self.failed.as_ref(),
-            })
-            .await;
+        let feedback = self.feedback.take();
+        let (reporter, heard) = Reporter::channel();
+        let step = Step {
+            goal: &self.task.goal,
+            observation: &page.obs,
+            page_key: &page.key,
+            history: &self.history,
+            lessons: &self.lessons,
+            examples: &self.examples,
+            plan: &self.plan,
+            feedback,
+            failed: self.failed.as_ref(),
+            progress: Some(&reporter),
+        };
+        let decided = with_progress(
+            self.panel,
+            page.step,
+            self.task.model_name(),
+            heard,
+            self.deciders.strategy.decide(&step),
+        )
+        .await;
         // Stop pressed while the model was thinking: its answer is not acted on.
         self.go_on(page.step - 1)?;
         let ms = deciding.elapsed().as_millis() as u64;
@@ -897,7 +916,15 @@ async fn make_plan(
     let Some(planner) = planner.filter(|_| planner::wants_plan(&task.goal, task.plan)) else {
         return (Vec::new(), 0);
     };
-    let planned = planner.plan(&task.goal).await;
+    let (reporter, heard) = Reporter::channel();
+    let planned = with_progress(
+        panel,
+        0,
+        task.model_name(),
+        heard,
+        planner.plan(&task.goal, Some(&reporter)),
+    )
+    .await;
     let calls = match &planned {
         Ok(_) => 1,
         Err(DecideError::Unusable { calls, .. }) => *calls,
@@ -930,6 +957,26 @@ async fn make_plan(
         }
     };
     (plan, calls)
+}
+
+/// Awaits `work` (a step's decision, or the plan) while its model calls' progress, heard on
+/// `heard`, goes to the panel as events of `step`. What is still queued when the work is done
+/// is dropped: the decision that follows says more.
+async fn with_progress<T>(
+    panel: &dyn Panel,
+    step: u32,
+    model: &str,
+    mut heard: tokio::sync::mpsc::UnboundedReceiver<crate::llm::Progress>,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            biased;
+            out = &mut work => return out,
+            Some(p) = heard.recv() => panel.event(step, progress::event(p, model)).await,
+        }
+    }
 }
 
 /// Whether an answer to a yes-or-no question (an approval, a proposed skill) is yes.
@@ -1121,6 +1168,7 @@ mod tests {
                 TaskEventKind::Acted { .. } => "acted",
                 TaskEventKind::Note { .. } => "note",
                 TaskEventKind::Plan { .. } => "plan",
+                TaskEventKind::Progress { .. } => "progress",
             })
             .collect();
         assert_eq!(

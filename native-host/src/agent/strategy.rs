@@ -15,6 +15,7 @@ use itinero_shared::observation::Observation;
 use itinero_shared::Action;
 
 use super::parse::{self, Source};
+use super::progress::Reporter;
 use super::prompt::{self, Family, Input, PastStep};
 use super::reply;
 use super::short_prompt;
@@ -47,6 +48,8 @@ pub struct Step<'a> {
     pub feedback: Option<String>,
     /// The last action, when it did not work.
     pub failed: Option<&'a Failed>,
+    /// Where a model call's progress goes while the step waits for it (the panel's bar).
+    pub progress: Option<&'a Reporter>,
 }
 
 /// A decided action and where it came from.
@@ -181,8 +184,8 @@ impl Strategy for Llm {
             });
             request.schema = Some(reply::schema(&indices));
         }
-        let mut ignore = |_: &str| {};
-        let reply = self.backend.chat(&request, &mut ignore).await?;
+        let mut sink = Reporter::sink(step.progress);
+        let reply = self.backend.chat(&request, &mut sink).await?;
         let unusable = |reason: String| DecideError::Unusable {
             reason,
             reply: reply.content.clone(),

@@ -56,5 +56,6 @@ pub fn step<'a>(goal: &'a str, obs: &'a Observation) -> Step<'a> {
         plan: &[],
         feedback: None,
         failed: None,
+        progress: None,
     }
 }

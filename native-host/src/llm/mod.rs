@@ -16,6 +16,7 @@ pub mod http;
 pub mod lines;
 pub mod ollama;
 pub mod openai;
+pub mod pull;
 #[cfg(any(test, feature = "scripted"))]
 pub mod scripted;
 
@@ -120,8 +121,29 @@ pub struct ModelInfo {
     pub size: Option<u64>,
 }
 
-/// Receives streamed text as it arrives.
-pub type TokenSink<'a> = &'a mut (dyn FnMut(&str) + Send);
+/// How far a model call has got before its reply begins: the parts that take long enough to
+/// look frozen (a first download, a long prompt on a CPU) say so as they go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// The model's file is being fetched into the cache: bytes so far, of `total`.
+    Download { done: u64, total: u64 },
+    /// The model is being read (and, on a GPU, uploaded) before its first use.
+    Load,
+    /// The prompt is being run through the model: tokens so far, of the `total` not already
+    /// in its cache.
+    Prompt { done: u64, total: u64 },
+}
+
+/// What a backend streams while it answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Streamed<'a> {
+    /// Reply text as it arrives (only when the request asks to stream).
+    Text(&'a str),
+    Progress(Progress),
+}
+
+/// Receives what a backend streams.
+pub type TokenSink<'a> = &'a mut (dyn FnMut(Streamed<'_>) + Send);
 
 /// How long to wait: for a connection, and for each piece of a reply (a model may think
 /// for a while before its first token, so the per-piece wait is generous).

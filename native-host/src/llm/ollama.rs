@@ -17,7 +17,8 @@ use super::defuse::defused;
 use super::http::{error_chain, Endpoint};
 use super::lines::Lines;
 use super::{
-    Backend, ChatReply, ChatRequest, Finish, LlmError, ModelInfo, Role, Timeouts, TokenSink,
+    Backend, ChatReply, ChatRequest, Finish, LlmError, ModelInfo, Role, Streamed, Timeouts,
+    TokenSink,
 };
 
 const NAME: &str = "Ollama";
@@ -185,7 +186,7 @@ impl Backend for Ollama {
             if let Some(m) = &chunk.message {
                 if !m.content.is_empty() {
                     if request.stream {
-                        sink(&m.content);
+                        sink(Streamed::Text(&m.content));
                     }
                     content.push_str(&m.content);
                 }

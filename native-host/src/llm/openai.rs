@@ -10,7 +10,8 @@ use super::defuse::defused;
 use super::http::{error_chain, Endpoint};
 use super::lines::Lines;
 use super::{
-    Backend, ChatReply, ChatRequest, Finish, LlmError, ModelInfo, Role, Timeouts, TokenSink,
+    Backend, ChatReply, ChatRequest, Finish, LlmError, ModelInfo, Role, Streamed, Timeouts,
+    TokenSink,
 };
 
 const NAME: &str = "the OpenAI-compatible server";
@@ -278,7 +279,7 @@ impl Backend for OpenAi {
             for choice in chunk.choices {
                 if let Some(piece) = choice.delta.and_then(|d| d.content) {
                     if !piece.is_empty() {
-                        sink(&piece);
+                        sink(Streamed::Text(&piece));
                         reply.content.push_str(&piece);
                     }
                 }

