@@ -10,6 +10,7 @@
 //! - [`legacy`]: the 32-element formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) times [`Q8`] blocks.
 //! - [`kquants`]: Q4_K, Q5_K and Q6_K times [`Q8K`] blocks.
 //! - [`quantize`]: the activations' quantisation, the same numbers as [`super::acts`]'s.
+//! - [`halves`]: f32 rows against the KV cache's halves, for decode's attention.
 //!
 //! Like [`super::dot`]'s, each product takes one weight row and up to `T` activation rows, so
 //! that prefill unpacks a weight block once for several tokens.
@@ -24,6 +25,7 @@
 
 use std::arch::x86_64::*;
 
+pub mod halves;
 pub mod kquants;
 pub mod legacy;
 pub mod quantize;
