@@ -17,11 +17,23 @@ use itinero::harness::stats::{percentile, sorted};
 use itinero::harness::{Harness, LaunchOptions, PageExt, WAIT};
 use itinero_host::store::Store;
 
-/// (the page the task starts on, goal).
-const GOALS: [(&str, &str); 3] = [
+/// (the page the task starts on, goal): questions and errands a user of the shop would give,
+/// enough of them that the median is over a few dozen steps (a small model often asks for help
+/// after a few, which ends its goal).
+const GOALS: [(&str, &str); 10] = [
     ("shop/", "What do wool socks cost?"),
     ("shop/search?q=hat", "Which hats does the shop sell?"),
     ("shop/", "How much is the cheapest scarf?"),
+    ("shop/product/sun-hat", "Add the sun hat to the cart."),
+    ("shop/", "Find leather gloves and tell me their price."),
+    ("shop/?category=socks", "Which socks are the cheapest?"),
+    ("shop/product/silk-scarf", "What is the silk scarf made of?"),
+    ("shop/", "Search for mittens."),
+    (
+        "shop/contact",
+        "Send the shop a message asking about delivery times.",
+    ),
+    ("shop/", "Open the cart and tell me what is in it."),
 ];
 const MAX_STEPS: &str = "6";
 const STEP_WAIT: Duration = Duration::from_secs(300);

@@ -1,7 +1,7 @@
 //! itinero's built-in inference engine.
 //!
 //! The host runs models itself, on the user's GPU through wgpu, so that itinero works with no model
-//! server. This crate is that engine, behind the host's `wgpu` backend (`llm/wgpu.rs`). Its CPU
+//! server. This crate is that engine, behind the host's built-in backend (`llm/builtin.rs`). Its CPU
 //! parts (file, dequantisation, tokenizer, templates) follow llama.cpp and ggml closely because
 //! they are the references the GPU side is tested against:
 //!
@@ -22,7 +22,8 @@
 //!   transformer block.
 //! - [`cpu`]: the same kernels on the CPU — per-block quantised dot products vectorised for the
 //!   CPU's instruction set, split over threads, attention over an f16 KV cache.
-//! - [`rope`]: rotary position embedding's settings and rotation, for both backends.
+//! - [`rope`]: rotary position embedding's settings and rotation, for both backends; [`gate`]:
+//!   the feed-forward block's gated activation, likewise.
 //! - [`device`]: which backend runs a model (a real GPU where there is one, else the CPU).
 //! - [`model`]: the forward pass of the llama family, Qwen 2 and Gemma 3 on those kernels over a
 //!   KV cache, prompts in batches and then one token per step, checked against an f64 CPU pass and
@@ -39,6 +40,7 @@ pub mod chat;
 pub mod constrain;
 pub mod cpu;
 pub mod device;
+pub mod gate;
 pub mod generate;
 pub mod gguf;
 pub mod gpu;

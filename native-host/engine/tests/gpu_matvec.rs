@@ -11,11 +11,12 @@
 mod common;
 
 use half::{bf16, f16};
+use itinero_engine::gate::Gate;
 use itinero_engine::gguf::TensorType;
 use itinero_engine::gpu::tile_tuning;
 use itinero_engine::gpu::{
-    record_pass, Destination, Gate, GpuMatrix, JoinedMatMul, MatMul, MatVec, MatVecConfig,
-    NormedInput, NormedMatVec, Output, Reduction, StepUniform, BATCH_TILE, TILES,
+    record_pass, Destination, GpuMatrix, JoinedMatMul, MatMul, MatVec, MatVecConfig, NormedInput,
+    NormedMatVec, Output, Reduction, StepUniform, BATCH_TILE, TILES,
 };
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;

@@ -12,9 +12,10 @@
 
 mod common;
 
+use itinero_engine::gate::Gate;
 use itinero_engine::gguf::Architecture;
 use itinero_engine::gpu::{
-    record_pass, Attention, AttentionBuffers, AttentionForm, AttentionShape, Bound, Gate,
+    record_pass, Attention, AttentionBuffers, AttentionForm, AttentionShape, Bound,
     GatedActivation, Gpu, HeadNorms, Output, RmsNorm, Rope, RopeOrder, RopeParams, Softmax,
     StepUniform,
 };

@@ -7,7 +7,7 @@ use half::slice::HalfFloatSliceExt;
 use rayon::prelude::*;
 
 use super::isa::Isa;
-use crate::gpu::Gate;
+use crate::gate::Gate;
 
 /// `x` (rows of `w.len()` values) normalised by its root mean square, times `w`, in place; the
 /// sum of squares in f64 as ggml sums it.

@@ -2,15 +2,7 @@
 
 use super::kernel::{grid_for, record_pass, Bound, Kernel};
 use super::{Gpu, GpuError};
-
-/// Which gate function multiplies `up`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Gate {
-    /// silu(gate) · up
-    SwiGlu,
-    /// gelu_tanh(gate) · up
-    GeGlu,
-}
+use crate::gate::Gate;
 
 impl Gate {
     /// The `ACT` constant of the kernels that apply the gate themselves (`gated_act.wgsl`).

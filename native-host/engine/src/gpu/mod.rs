@@ -40,7 +40,7 @@ pub mod softmax;
 pub mod tile_tuning;
 mod typed_pipelines;
 
-pub use activation::{Gate, GatedActivation};
+pub use activation::GatedActivation;
 pub use add::Add;
 pub use attention::{Attention, AttentionBuffers, AttentionForm, AttentionShape};
 pub use device::{Gpu, GpuOptions};

@@ -12,7 +12,8 @@ use super::kernel::{grid, Bound};
 use super::matrix::GpuMatrix;
 use super::matvec::MatVecConfig;
 use super::typed_pipelines::{Slot, TypedPipelines};
-use super::{shader, Gate, Gpu, GpuError};
+use super::{shader, Gpu, GpuError};
+use crate::gate::Gate;
 use crate::tensor_type::TensorType;
 
 #[repr(C)]

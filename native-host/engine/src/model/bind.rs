@@ -3,15 +3,16 @@
 //! biases, Gemma's head and post norms, local layers) bound where the layer has it.
 
 use crate::gpu::{
-    Add, Attention, AttentionBuffers, AttentionShape, Bound, Destination, Gate, GatedActivation,
-    Gpu, GpuError, GpuMatrix, HeadNorms, JoinedMatMul, NormedInput, NormedMatVec, Output, RmsNorm,
-    Rope, RopeParams,
+    Add, Attention, AttentionBuffers, AttentionShape, Bound, Destination, GatedActivation, Gpu,
+    GpuError, GpuMatrix, HeadNorms, JoinedMatMul, NormedInput, NormedMatVec, Output, RmsNorm, Rope,
+    RopeParams,
 };
 
 use super::scratch::Scratch;
 use super::variant::Variant;
 use super::weights::Layer;
 use super::{HParams, ModelError};
+use crate::gate::Gate;
 
 /// A stage of the bound work: compute passes, and between them the copies of the new tokens'
 /// keys and values into layer `l`'s cache (a copy cannot sit inside a pass).

@@ -4,8 +4,8 @@
 
 use super::variant::{SlidingWindow, Variant};
 use super::{HParams, ModelError};
+use crate::gate::Gate;
 use crate::gguf::Gguf;
-use crate::gpu::Gate;
 
 /// llama.cpp's `set_swa_pattern(6)`: every sixth layer is global.
 const GLOBAL_EVERY: u32 = 6;

@@ -6,7 +6,7 @@
 
 use super::variant::Variant;
 use super::HParams;
-use crate::gpu::Gate;
+use crate::gate::Gate;
 
 pub(super) fn variant(hp: &HParams) -> Variant {
     Variant {

@@ -4,13 +4,14 @@
 
 use crate::gpu::tile_tuning;
 use crate::gpu::{
-    Bound, Gate, Gpu, GpuError, GpuMatrix, JoinedMatMul, MatMul, MatVec, NormedMatVec, Output,
+    Bound, Gpu, GpuError, GpuMatrix, JoinedMatMul, MatMul, MatVec, NormedMatVec, Output,
     TileChoice, BATCH_TILE,
 };
 use crate::tensor_type::TensorType;
 
 use super::weights::Layer;
 use super::ModelError;
+use crate::gate::Gate;
 
 /// Tokens per prefill batch: enough that the weights' decoding is spread over many tokens, small
 /// enough that the batch's activations are a few megabytes even for an 8B model.

@@ -4,8 +4,8 @@
 //! questions of a `Variant` rather than of the architecture.
 
 use super::{gemma3, llama, HParams, ModelError};
+use crate::gate::Gate;
 use crate::gguf::{Architecture, Gguf};
-use crate::gpu::Gate;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Variant {
