@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod gguf_writer;
+pub mod llama_cpp;
 
 use std::path::{Path, PathBuf};
 
