@@ -5,7 +5,8 @@
 //! - [`acts`]: activations quantised per block as llama.cpp quantises them for its integer dot
 //!   products.
 //! - [`dot`]: each tensor type's block dot products, in plain Rust shaped for the compiler's
-//!   vectoriser: what runs where there is no hand-written kernel.
+//!   vectoriser: what runs where there is no hand-written kernel (arm64's NEON, with `sdot`
+//!   where the CPU has the dot-product extension, and portable builds).
 //! - [`x86`]: hand-vectorised AVX2 / AVX-512 (VNNI) kernels for the quantised formats, and the
 //!   activations' quantisation.
 //! - [`product`](mod@product): a matrix times a batch of activations, split over threads, compiled per

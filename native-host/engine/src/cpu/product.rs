@@ -5,7 +5,9 @@
 //! Each run is compiled once per instruction set and picked at run time (`Path`): on x86-64
 //! with AVX2 or AVX-512 the quantised formats use [`x86`]'s hand-written kernels (with VNNI where
 //! the CPU has it), everything else [`dot`]'s plain code, which the compiler vectorises for the
-//! features enabled there (and which is all NEON and portable builds run).
+//! features enabled there: on arm64 NEON (the baseline), and where the CPU has it the
+//! dot-product extension (`sdot`), a second compilation of the same code picked at run time;
+//! on other targets their baseline. `scripts/arm64-kernels` tests the arm64 paths under qemu.
 //!
 //! Prefill passes each run's rows over the tokens a group at a time (4, or 8 with AVX-512's 32
 //! vector registers), so a weight block is unpacked once for the group; decode streams each
@@ -146,6 +148,11 @@ enum Path {
     /// … with AVX-512-VNNI too.
     #[cfg(target_arch = "x86_64")]
     Avx512Vnni,
+    /// [`dot`]'s plain code compiled for arm64 with the dot-product extension (`sdot`, four
+    /// byte products summed into 32 bits), which most arm64 CPUs since 2018 have and the
+    /// baseline does not include: the compiler turns the blocks' byte sums into it.
+    #[cfg(target_arch = "aarch64")]
+    NeonDot,
 }
 
 impl Path {
@@ -164,6 +171,8 @@ impl Path {
             Isa::Avx2 if x86::has_avx_vnni() => Path::Avx2Vnni,
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 => Path::Avx2,
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon if std::arch::is_aarch64_feature_detected!("dotprod") => Path::NeonDot,
             _ => Path::Plain,
         }
     }
@@ -232,7 +241,16 @@ fn run(path: Path, m: &Matrix<'_>, acts: &Acts, r0: usize, r1: usize, out: Out) 
         Path::Avx512 => unsafe { run_avx512(m, acts, r0, r1, out) },
         #[cfg(target_arch = "x86_64")]
         Path::Avx512Vnni => unsafe { run_avx512_vnni(m, acts, r0, r1, out) },
+        // SAFETY: `Path::of` picks it only where the CPU has the dot-product extension.
+        #[cfg(target_arch = "aarch64")]
+        Path::NeonDot => unsafe { run_neon_dotprod(m, acts, r0, r1, out) },
     }
+}
+
+#[cfg(target_arch = "aarch64")]
+#[target_feature(enable = "neon,dotprod")]
+unsafe fn run_neon_dotprod(m: &Matrix<'_>, acts: &Acts, r0: usize, r1: usize, out: Out) {
+    run_plain(m, acts, r0, r1, out)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -445,17 +463,29 @@ const PREFETCH: usize = 2048;
 /// Asks for `data[from..to]` in the first-level cache.
 #[inline(always)]
 fn prefetch(data: &[u8], from: usize, to: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let to = to.min(data.len());
-        let mut at = from;
-        while at < to {
-            // SAFETY: a prefetch is a hint that cannot fault, and the address is in `data`.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(data.as_ptr().add(at).cast()) };
-            at += 64;
-        }
+    for at in (from..to.min(data.len())).step_by(64) {
+        // SAFETY: `at` is within `data`.
+        prefetch_line(unsafe { data.as_ptr().add(at) });
     }
+}
+
+/// A hint to load the cache line at `p` into the first-level cache: it cannot fault, whatever
+/// `p` is. Nothing on targets without one.
+#[inline(always)]
+fn prefetch_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; SSE, which has it, is in x86-64's baseline.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast())
+    };
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: `prfm` is a hint that touches no register but its address and never faults.
+    unsafe {
+        std::arch::asm!("prfm pldl1keep, [{0}]", in(reg) p, options(nostack, readonly, preserves_flags))
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let _ = p;
 }
 
 /// Rows `r0..r1` of `m` times every token of `acts`, into `out`.

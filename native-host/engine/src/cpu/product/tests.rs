@@ -53,8 +53,9 @@ fn random_matrix(ty: TensorType, rows: usize, cols: usize, rng: &mut ChaCha8Rng)
     data
 }
 
-/// Every path this CPU runs: the plain code, and on x86-64 each of the hand-written kernels'
-/// instruction sets it has (not only the one `Path::of` would pick).
+/// Every path this CPU runs: the plain code, on x86-64 each of the hand-written kernels'
+/// instruction sets it has (not only the one `Path::of` would pick), and on arm64 the plain
+/// code with the dot-product extension where it has that.
 fn paths() -> Vec<Path> {
     let mut paths = vec![Path::Plain];
     #[cfg(target_arch = "x86_64")]
@@ -67,6 +68,10 @@ fn paths() -> Vec<Path> {
             (Path::Avx512Vnni, avx512 && x86::has_avx512_vnni()),
         ];
         paths.extend(candidates.into_iter().filter(|c| c.1).map(|c| c.0));
+    }
+    #[cfg(target_arch = "aarch64")]
+    if std::arch::is_aarch64_feature_detected!("dotprod") {
+        paths.push(Path::NeonDot);
     }
     paths
 }
@@ -90,6 +95,8 @@ fn seen(acts: &Acts, kind: ActKind) -> Vec<f64> {
 
 #[test]
 fn every_type_matches_an_f64_sum_on_every_instruction_set() {
+    // Which were checked, for whoever reads the test's output (`--nocapture`).
+    eprintln!("paths: {:?}", paths());
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
