@@ -70,8 +70,10 @@ async fn main() -> Result<()> {
         panel.bring_to_front().await?;
         type_goal(&panel, goal).await?;
         let mut seen = 0;
+        let mut working = None;
         let end = loop {
-            let p = progress(&panel, seen, STEP_WAIT).await?;
+            let p = progress(&panel, seen, working.as_deref(), STEP_WAIT).await?;
+            working = p.working.clone();
             seen += p.lines.len();
             models.extend(
                 p.lines

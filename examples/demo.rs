@@ -111,14 +111,21 @@ const STEP_WAIT: Duration = Duration::from_secs(300);
 async fn follow(panel: &chromiumoxide::Page) -> Result<(String, String)> {
     let mut seen = 0;
     let mut asked = false;
+    let mut working: Option<String> = None;
     loop {
-        let p = progress(panel, seen, STEP_WAIT)
+        let p = progress(panel, seen, working.as_deref(), STEP_WAIT)
             .await
             .context("waiting for the agent's next step")?;
         seen += p.lines.len();
         for line in &p.lines {
             println!("    {line}");
         }
+        // What a step waits on (a model's download or load, a long prompt read), once each
+        // time it starts: the first step is not silent for the seconds it takes.
+        if p.working.is_some() && p.working != working {
+            println!("    … {}", p.working.as_deref().unwrap_or_default());
+        }
+        working = p.working;
         match p.shown {
             Some(Shown::Result(status, answer)) => return Ok((status, answer)),
             Some(Shown::Asks { text, question }) if !asked => {

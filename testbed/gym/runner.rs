@@ -47,9 +47,11 @@ pub async fn run(
     let started = Instant::now();
     type_goal(panel, &task.goal).await?;
     let mut seen = 0;
+    let mut working = None;
     let (status, answer) = loop {
         let left = limit.saturating_sub(started.elapsed());
-        let p = match progress(panel, seen, left.max(Duration::from_secs(1))).await {
+        let wait = left.max(Duration::from_secs(1));
+        let p = match progress(panel, seen, working.as_deref(), wait).await {
             Ok(p) => p,
             Err(_) if started.elapsed() >= limit => {
                 click(panel, "#stop").await.ok();
@@ -58,6 +60,7 @@ pub async fn run(
             Err(e) => return Err(e),
         };
         seen += p.lines.len();
+        working = p.working;
         match p.shown {
             Some(Shown::Result(status, answer)) => break (status, answer),
             Some(Shown::Asks { question: true, .. }) => click(panel, "#stop").await?,

@@ -59,23 +59,37 @@ pub enum Shown {
     Asks { text: String, question: bool },
 }
 
-/// What changed in the panel since the activity log had `seen` lines: the new lines, and the
-/// result or a question when one is on screen.
+/// What changed in the panel since the activity log had `seen` lines: the new lines, the result
+/// or a question when one is on screen, and what the step is waiting on when its progress bar
+/// shows (its label up to the figures: "The model is reading the page").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Progress {
     pub lines: Vec<String>,
     pub shown: Option<Shown>,
+    pub working: Option<String>,
 }
 
-/// Waits up to `timeout` for the activity log to grow past `seen` lines, the task's result, or a
-/// question from the agent, whichever comes first.
-pub async fn progress(panel: &Page, seen: usize, timeout: Duration) -> Result<Progress> {
+/// A progress label's words without its figures, which change as it moves.
+const WORKING: &str = "(() => { const p = document.querySelector('#progress'); \
+     return p && !p.hidden ? document.querySelector('#progress-label').textContent.split(': ')[0] : null; })()";
+
+/// Waits up to `timeout` for the activity log to grow past `seen` lines, the task's result, a
+/// question from the agent, or a progress bar about something other than `working`, whichever
+/// comes first.
+pub async fn progress(
+    panel: &Page,
+    seen: usize,
+    working: Option<&str>,
+    timeout: Duration,
+) -> Result<Progress> {
+    let working_js = serde_json::to_string(&working)?;
     panel
         .wait_for(
             &format!(
                 "document.querySelectorAll('#log li').length > {seen} \
                  || (!document.querySelector('#answer').hidden && !!document.querySelector('#answer-status').textContent) \
-                 || (!document.querySelector('#ask').hidden && !!document.querySelector('#ask-text').textContent)"
+                 || (!document.querySelector('#ask').hidden && !!document.querySelector('#ask-text').textContent) \
+                 || ({WORKING} !== null && {WORKING} !== {working_js})"
             ),
             timeout,
         )
@@ -103,7 +117,12 @@ pub async fn progress(panel: &Page, seen: usize, timeout: Duration) -> Result<Pr
         }),
         _ => None,
     };
-    Ok(Progress { lines, shown })
+    let working: Option<String> = panel.run_js(&format!("return {WORKING};")).await?;
+    Ok(Progress {
+        lines,
+        shown,
+        working,
+    })
 }
 
 /// Sets a field of the panel as typing would: the value, then an `input` event. (The panel is
