@@ -67,15 +67,37 @@ async fn the_panel_keeps_sign_ins_in_the_vault_and_the_password_nowhere_else() -
         "{row}"
     );
 
-    // Shown only on a second click; hidden again.
+    // Shown only on a second click, and only with the vault's passphrase given again (the
+    // vault is unlocked: a wrong one is refused, and the refusal listed); hidden again.
     let reveal = "#vault-list li button[data-act='reveal']";
     click(&panel, reveal).await?;
     text_with(&panel, reveal, "Really show it?").await?;
     assert!(!text_with(&panel, "#vault-list", "alice")
         .await?
         .contains(PASSWORD));
+    panel
+        .wait_for("!document.querySelector('#vault-reveal-row').hidden", WAIT)
+        .await?;
+    fill(&panel, "#vault-reveal-passphrase", "not the passphrase").await?;
+    click(&panel, reveal).await?;
+    text_with(&panel, "#vault-status", "Wrong passphrase").await?;
+    text_with(
+        &panel,
+        "#vault-audit",
+        "reveal refused alice on https://shop.example",
+    )
+    .await?;
+    assert!(!text_with(&panel, "#vault-list", "alice")
+        .await?
+        .contains(PASSWORD));
+    click(&panel, reveal).await?;
+    fill(&panel, "#vault-reveal-passphrase", PASSPHRASE).await?;
     click(&panel, reveal).await?;
     let shown = text_with(&panel, "#vault-list .secret", PASSWORD).await?;
+    let left: String = panel
+        .run_js("return document.querySelector('#vault-reveal-passphrase').value;")
+        .await?;
+    assert_eq!(left, "", "the passphrase is not kept in its field");
     assert!(shown.contains("code now: "), "{shown}");
     click(&panel, "#vault-list li button[data-act='hide']").await?;
     panel

@@ -46,10 +46,35 @@ pub fn caller_from_args(args: &[OsString]) -> Option<Caller> {
     None
 }
 
-/// Extension ids allowed to talk to this host: the development build's, the
-/// Firefox add-on's, and whatever `install --extension-id` recorded.
+/// The extension ids a build accepts by itself, named when it is built (comma-separated):
+/// a release's store listings.
+pub const BUILD_IDS: Option<&str> = option_env!("ITINERO_EXTENSION_IDS");
+
+/// The ids this build accepts without `install` having recorded them: those named at build
+/// time; else, in a debug build, the development extension's and the Firefox add-on's; else
+/// none. A release build must not let any program start it with the development id, which is
+/// public: the user's own `install` is what grants that one.
+pub fn built_in_ids() -> Vec<String> {
+    built_in(BUILD_IDS, cfg!(debug_assertions))
+}
+
+fn built_in(named: Option<&str>, debug: bool) -> Vec<String> {
+    match named {
+        Some(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|id| !id.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        None if debug => vec![DEV_EXTENSION_ID.to_owned(), FIREFOX_EXTENSION_ID.to_owned()],
+        None => Vec::new(),
+    }
+}
+
+/// Extension ids allowed to talk to this host: the build's own ([`built_in_ids`]) and
+/// whatever `install` recorded (by default the development extension's, or the build's).
 pub fn allowed_ids(allowed_file: Option<&Path>) -> Vec<String> {
-    let mut ids = vec![DEV_EXTENSION_ID.to_owned(), FIREFOX_EXTENSION_ID.to_owned()];
+    let mut ids = built_in_ids();
     if let Some(text) = allowed_file.and_then(|f| std::fs::read_to_string(f).ok()) {
         for line in text
             .lines()
@@ -115,6 +140,20 @@ mod tests {
         assert!(is_allowed(&ok, &allowed));
         assert!(is_allowed(&dev, &allowed));
         assert!(!is_allowed(&evil, &allowed));
-        assert!(is_allowed(&dev, &allowed_ids(None)));
+        assert!(is_allowed(&dev, &allowed_ids(None)), "a debug build");
+    }
+
+    #[test]
+    fn a_release_build_accepts_only_the_ids_it_was_built_for_and_those_installed() {
+        let dev = || vec![DEV_EXTENSION_ID.to_owned(), FIREFOX_EXTENSION_ID.to_owned()];
+        assert_eq!(built_in(None, true), dev());
+        assert_eq!(built_in(None, false), Vec::<String>::new());
+        let store = "ponmlkjihgfedcbaponmlkjihgfedcba";
+        for debug in [true, false] {
+            assert_eq!(
+                built_in(Some(&format!(" {store}, itinero@example.org ,")), debug),
+                vec![store.to_owned(), "itinero@example.org".to_owned()]
+            );
+        }
     }
 }

@@ -551,9 +551,12 @@ pub enum VaultRequest {
     Remove {
         id: CredentialId,
     },
-    /// The password (and the current TOTP code), for the user's eyes only.
+    /// The password (and the current TOTP code), for the user's eyes only, on the vault's
+    /// passphrase: whoever can start the host cannot read a password without knowing it.
     Reveal {
         id: CredentialId,
+        #[serde(default)]
+        passphrase: String,
     },
     /// Unlocks with the passphrase; creates the vault with it when there is none yet.
     Unlock {
@@ -647,7 +650,7 @@ impl fmt::Debug for VaultRequest {
                 .field("allow_http", allow_http)
                 .finish(),
             VaultRequest::Remove { id } => f.debug_struct("Remove").field("id", id).finish(),
-            VaultRequest::Reveal { id } => f.debug_struct("Reveal").field("id", id).finish(),
+            VaultRequest::Reveal { id, .. } => f.debug_struct("Reveal").field("id", id).finish(),
             VaultRequest::Unlock { .. } => f
                 .debug_struct("Unlock")
                 .field("passphrase", &HIDDEN)
@@ -886,7 +889,11 @@ mod tests {
             password: "hunter22-secret".into(),
             totp_code: Some("492039".into()),
         };
-        let printed = format!("{add:?} {unlock:?} {import:?} {revealed:?} {add:#?}");
+        let reveal = VaultRequest::Reveal {
+            id: 1,
+            passphrase: "correct horse".into(),
+        };
+        let printed = format!("{add:?} {unlock:?} {import:?} {revealed:?} {reveal:?} {add:#?}");
         for secret in [
             "hunter22-secret",
             "JBSWY3DPEHPK3PXP",

@@ -131,11 +131,14 @@ fn row_action(panel: &Rc<RefCell<Panel>>, action: RowAction) {
     match action {
         RowAction::Reveal(id) => {
             if p.vault.arm(id, "reveal", "Really show it?") {
+                let passphrase = p.vault.take_reveal_passphrase();
                 ask(
                     &mut p,
-                    VaultRequest::Reveal { id },
+                    VaultRequest::Reveal { id, passphrase },
                     VaultPending::Reveal(id),
                 );
+            } else {
+                p.vault.ask_reveal_passphrase();
             }
         }
         RowAction::Hide(id) => p.vault.hide_secret(id),
@@ -292,6 +295,14 @@ pub fn show_error(p: &mut Panel, what: VaultPending, message: &str) {
         VaultPending::Reveal(id) => {
             p.vault.hide_secret(id);
             p.vault.status(message, "error");
+            // A refused reveal is listed there.
+            ask(
+                p,
+                VaultRequest::Audit {
+                    limit: AUDIT_LISTED,
+                },
+                VaultPending::Audit,
+            );
         }
         VaultPending::Status
         | VaultPending::Lock

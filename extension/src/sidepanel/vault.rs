@@ -43,6 +43,8 @@ pub struct VaultView {
     unlock: Element,
     status: Element,
     pub list: Element,
+    reveal_row: Element,
+    reveal_passphrase: HtmlInputElement,
     more_row: Element,
     shown: Element,
     pub more: Element,
@@ -78,6 +80,8 @@ impl VaultView {
             unlock: by_id(document, "vault-unlock")?,
             status: by_id(document, "vault-status")?,
             list: by_id(document, "vault-list")?,
+            reveal_row: by_id(document, "vault-reveal-row")?,
+            reveal_passphrase: input(document, "vault-reveal-passphrase")?,
             more_row: by_id(document, "vault-more-row")?,
             shown: by_id(document, "vault-shown")?,
             more: by_id(document, "vault-more")?,
@@ -267,6 +271,20 @@ impl VaultView {
     }
 
     /// A button that acts only on its second click: the first arms it, saying so.
+    /// Asks for the passphrase a reveal needs, beside the row's armed button.
+    pub fn ask_reveal_passphrase(&self) {
+        show(&self.reveal_row, true);
+        focus(self.reveal_passphrase.as_ref());
+    }
+
+    /// The passphrase typed for a reveal, taken out of its field (which is hidden again).
+    pub fn take_reveal_passphrase(&self) -> String {
+        let typed = self.reveal_passphrase.value();
+        self.reveal_passphrase.set_value("");
+        show(&self.reveal_row, false);
+        typed
+    }
+
     pub fn arm(&self, id: CredentialId, act: &str, armed_label: &str) -> bool {
         let Some(b) = self.button(id, act) else {
             return false;

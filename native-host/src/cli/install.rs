@@ -437,11 +437,20 @@ impl ExtensionIds {
                 list.push(id.to_owned());
             }
         }
+        // None named: the ids the build was made for (a release's store listings), else the
+        // development extension and the Firefox add-on, which is what this repository builds.
+        let built = crate::origin::BUILD_IDS.map(|_| crate::origin::built_in_ids());
         if chromium.is_empty() {
-            chromium.push(DEV_EXTENSION_ID.to_owned());
+            chromium = match &built {
+                Some(ids) => ids.iter().filter(|i| is_chromium_id(i)).cloned().collect(),
+                None => vec![DEV_EXTENSION_ID.to_owned()],
+            };
         }
         if firefox.is_empty() {
-            firefox.push(FIREFOX_EXTENSION_ID.to_owned());
+            firefox = match &built {
+                Some(ids) => ids.iter().filter(|i| is_firefox_id(i)).cloned().collect(),
+                None => vec![FIREFOX_EXTENSION_ID.to_owned()],
+            };
         }
         Ok(ExtensionIds { chromium, firefox })
     }

@@ -2,7 +2,7 @@
 //! import sent right after an unlock finds the vault unlocked, and two unlocks never derive
 //! keys at once), each on the blocking pool (Argon2id takes a moment by design) so the read
 //! loop stays free. A password leaves the host only in `Revealed`, which the panel asks for
-//! after the user confirmed.
+//! after the user confirmed, with the vault's passphrase.
 
 use itinero_shared::messages::{VaultRequest, VaultResponse};
 use itinero_shared::{ErrorCode, ToBrowser};
@@ -83,8 +83,8 @@ pub fn reply(vault: &Vault, request: VaultRequest) -> Result<VaultResponse> {
         VaultRequest::Remove { id } => VaultResponse::Removed {
             existed: vault.remove(id)?,
         },
-        VaultRequest::Reveal { id } => {
-            let (password, totp_code) = vault.reveal(id)?;
+        VaultRequest::Reveal { id, passphrase } => {
+            let (password, totp_code) = vault.reveal(id, &passphrase)?;
             VaultResponse::Revealed {
                 password: password.to_string(),
                 totp_code,

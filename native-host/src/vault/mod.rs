@@ -46,6 +46,8 @@ pub enum VaultError {
     NeedsPassphrase(String),
     #[error("wrong passphrase")]
     WrongPassphrase,
+    #[error("this vault's key is kept by the OS secret store, which hands it to any program running as you, so there is no passphrase to confirm who asks: passwords are shown only from a vault with a passphrase")]
+    RevealNeedsPassphrase,
     #[error("a passphrase needs at least {MIN_PASSPHRASE} characters")]
     WeakPassphrase,
     #[error("this vault's key is in the OS secret store, which cannot be read now: {0}")]
@@ -243,19 +245,7 @@ impl Vault {
                 self.unlock_from_keyring(&meta)?;
             }
             Some(meta) => {
-                let (salt, m_kib, t, p) = meta
-                    .kdf
-                    .as_ref()
-                    .ok_or_else(|| VaultError::Damaged("no key derivation settings".into()))?;
-                let kdf = KdfParams {
-                    m_kib: *m_kib,
-                    t: *t,
-                    p: *p,
-                };
-                let key = crypto::derive(passphrase, salt, kdf)
-                    .map_err(|e| VaultError::Damaged(e.to_string()))?;
-                crypto::open(&key, &meta.check, b"check")
-                    .map_err(|_| VaultError::WrongPassphrase)?;
+                let key = key_from_passphrase(&meta, passphrase)?;
                 self.hold(key);
             }
         }
@@ -353,9 +343,33 @@ impl Vault {
         Ok((c.summary, secrets))
     }
 
-    /// The password and the current TOTP code, for the user who asked to see them.
-    pub fn reveal(&self, id: CredentialId) -> Result<(Zeroizing<String>, Option<String>)> {
+    /// The password and the current TOTP code, for the user who asked to see them and gave the
+    /// vault's passphrase again: an unlocked vault (or one whose key the OS secret store hands
+    /// to any program of the user's) must not let whoever can start the host read passwords.
+    /// A vault keyed by the OS secret store has no passphrase to confirm with, so it shows none.
+    pub fn reveal(
+        &self,
+        id: CredentialId,
+        passphrase: &str,
+    ) -> Result<(Zeroizing<String>, Option<String>)> {
         let (summary, secrets) = self.secrets(id)?;
+        let meta = self
+            .store
+            .vault_meta()?
+            .ok_or_else(|| VaultError::Damaged("no vault settings".into()))?;
+        if meta.source == KeySource::Keyring {
+            return Err(VaultError::RevealNeedsPassphrase);
+        }
+        if let Err(e) = key_from_passphrase(&meta, passphrase) {
+            self.audit(
+                &summary.origin,
+                &summary.username,
+                "",
+                "reveal refused",
+                "the passphrase given was not the vault's",
+            )?;
+            return Err(e);
+        }
         let code = match &secrets.totp_seed {
             Some(seed) => Some(totp::code_now(seed).map_err(VaultError::Damaged)?),
             None => None,
@@ -446,6 +460,23 @@ impl Vault {
     }
 }
 
+/// The key `passphrase` derives with the vault's settings, if it opens the vault's check.
+fn key_from_passphrase(meta: &VaultMeta, passphrase: &str) -> Result<Key> {
+    let (salt, m_kib, t, p) = meta
+        .kdf
+        .as_ref()
+        .ok_or_else(|| VaultError::Damaged("no key derivation settings".into()))?;
+    let kdf = KdfParams {
+        m_kib: *m_kib,
+        t: *t,
+        p: *p,
+    };
+    let key =
+        crypto::derive(passphrase, salt, kdf).map_err(|e| VaultError::Damaged(e.to_string()))?;
+    crypto::open(&key, &meta.check, b"check").map_err(|_| VaultError::WrongPassphrase)?;
+    Ok(key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -520,18 +551,31 @@ mod tests {
         let (_, secrets) = vault.secrets(saved.id).unwrap();
         assert_eq!(secrets.password, PASSWORD);
         assert_eq!(secrets.totp_seed.as_deref(), Some("JBSWY3DPEHPK3PXP"));
-        let (password, code) = vault.reveal(saved.id).unwrap();
+        // Unlocked is not enough to see a password: the passphrase is asked again.
+        for given in ["", "tr0ub4dor&4"] {
+            assert!(matches!(
+                vault.reveal(saved.id, given),
+                Err(VaultError::WrongPassphrase)
+            ));
+        }
+        let (password, code) = vault.reveal(saved.id, "tr0ub4dor&3").unwrap();
         assert_eq!(password.as_str(), PASSWORD);
         assert_eq!(code.unwrap().len(), 6);
         vault.lock();
-        assert!(matches!(vault.reveal(saved.id), Err(VaultError::Locked)));
+        assert!(matches!(
+            vault.reveal(saved.id, "tr0ub4dor&3"),
+            Err(VaultError::Locked)
+        ));
         let audit: Vec<String> = vault
             .audit_list(10)
             .unwrap()
             .into_iter()
             .map(|a| a.what)
             .collect();
-        assert_eq!(audit, ["revealed", "added"]);
+        assert_eq!(
+            audit,
+            ["revealed", "reveal refused", "reveal refused", "added"]
+        );
     }
 
     #[test]
@@ -557,6 +601,12 @@ mod tests {
         let other = Vault::new(store.clone(), Box::new(Shared(keys)));
         assert_eq!(other.status().unwrap().state, VaultState::Unlocked);
         assert_eq!(other.secrets(saved.id).unwrap().1.password, PASSWORD);
+        // Any program of the user's gets the key from the secret store: nothing confirms who
+        // asks, so no password is shown.
+        assert!(matches!(
+            other.reveal(saved.id, ""),
+            Err(VaultError::RevealNeedsPassphrase)
+        ));
         // Without the secret store's key it stays locked, saying why.
         let lost = Vault::new(store, Box::new(MemoryKeyring::default()));
         assert_eq!(lost.status().unwrap().state, VaultState::Locked);
