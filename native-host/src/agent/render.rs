@@ -77,43 +77,28 @@ pub fn estimate_tokens(s: &str) -> usize {
 
 /// Renders `obs` in the compact form, cut to `opts.max_tokens`.
 pub fn render(obs: &Observation, opts: &RenderOptions) -> Rendered {
-    let lines = collect_lines(obs, opts);
-    let header = header_line(obs, opts);
-    let above = scroll_line(obs.pages_above, "above");
-    let below = scroll_line(obs.pages_below, "below");
-
-    let all: Vec<bool> = vec![true; lines.len()];
-    let full = assemble(&header, &above, &below, &lines, &all, None);
-    let budget_chars = opts.max_tokens.saturating_mul(4);
-    if full.chars().count() <= budget_chars {
-        return finished(full, &lines, &all, None);
+    let page = Laid::out(obs, opts);
+    if let Some(whole) = page.whole_if_it_fits() {
+        return whole;
     }
 
     // Mandatory: lines ending in an element that is in the viewport.
-    let mut keep: Vec<bool> = lines.iter().map(|l| l.in_view).collect();
+    let mut keep: Vec<bool> = page.lines.iter().map(|l| l.in_view).collect();
     if keep.iter().all(|k| *k) {
         // Everything is in view: nothing may be dropped.
-        return finished(full, &lines, &all, None);
+        return page.whole();
     }
 
     // Cost with no optional lines. Adding lines from the top only ever removes
     // gap markers and shrinks the cut line, so this is an upper bound on the
     // overhead for any longer prefix.
-    let base = assemble(
-        &header,
-        &above,
-        &below,
-        &lines,
-        &keep,
-        Some(&cut_line_for(&lines, &keep)),
-    );
-    let mut used = base.chars().count();
-    for (line, k) in lines.iter().zip(keep.iter_mut()) {
+    let mut used = page.chars_keeping(&keep);
+    for (line, k) in page.lines.iter().zip(keep.iter_mut()) {
         if *k {
             continue;
         }
         let cost = line.chars + 1; // the line and its newline
-        if used + cost > budget_chars {
+        if used + cost > page.budget_chars {
             break;
         }
         used += cost;
@@ -121,11 +106,70 @@ pub fn render(obs: &Observation, opts: &RenderOptions) -> Rendered {
     }
 
     if keep.iter().all(|k| *k) {
-        return finished(full, &lines, &all, None);
+        return page.whole();
     }
-    let cut = cut_line_for(&lines, &keep);
-    let text = assemble(&header, &above, &below, &lines, &keep, Some(&cut));
-    finished(text, &lines, &keep, Some(cut))
+    page.keeping(&keep)
+}
+
+/// A page's lines with what frames them (the header, the scroll lines) and the reader's budget:
+/// what both renderings choose lines from.
+struct Laid {
+    lines: Vec<Line>,
+    header: String,
+    above: Option<String>,
+    below: Option<String>,
+    budget_chars: usize,
+}
+
+impl Laid {
+    fn out(obs: &Observation, opts: &RenderOptions) -> Self {
+        Self {
+            lines: collect_lines(obs, opts),
+            header: header_line(obs, opts),
+            above: scroll_line(obs.pages_above, "above"),
+            below: scroll_line(obs.pages_below, "below"),
+            budget_chars: opts.max_tokens.saturating_mul(4),
+        }
+    }
+
+    /// Every line, cut nowhere.
+    fn whole(&self) -> Rendered {
+        let all = vec![true; self.lines.len()];
+        let text = assemble(
+            &self.header,
+            &self.above,
+            &self.below,
+            &self.lines,
+            &all,
+            None,
+        );
+        finished(text, &self.lines, &all, None)
+    }
+
+    /// Every line, where the page fits the budget.
+    fn whole_if_it_fits(&self) -> Option<Rendered> {
+        let whole = self.whole();
+        (whole.text.chars().count() <= self.budget_chars).then_some(whole)
+    }
+
+    /// The lines of `keep`, with the cut line that says what was left out.
+    fn keeping(&self, keep: &[bool]) -> Rendered {
+        let cut = cut_line_for(&self.lines, keep);
+        let text = assemble(
+            &self.header,
+            &self.above,
+            &self.below,
+            &self.lines,
+            keep,
+            Some(&cut),
+        );
+        finished(text, &self.lines, keep, Some(cut))
+    }
+
+    /// The length of [`Laid::keeping`]'s text.
+    fn chars_keeping(&self, keep: &[bool]) -> usize {
+        self.keeping(keep).text.chars().count()
+    }
 }
 
 /// The page's lines in document order.
@@ -151,16 +195,11 @@ pub fn render_focused(
     opts: &RenderOptions,
     relevance: &dyn Fn(&str) -> f32,
 ) -> Rendered {
-    let lines = collect_lines(obs, opts);
-    let header = header_line(obs, opts);
-    let above = scroll_line(obs.pages_above, "above");
-    let below = scroll_line(obs.pages_below, "below");
-    let all: Vec<bool> = vec![true; lines.len()];
-    let full = assemble(&header, &above, &below, &lines, &all, None);
-    let budget_chars = opts.max_tokens.saturating_mul(4);
-    if full.chars().count() <= budget_chars {
-        return finished(full, &lines, &all, None);
+    let page = Laid::out(obs, opts);
+    if let Some(whole) = page.whole_if_it_fits() {
+        return whole;
     }
+    let lines = &page.lines;
     let mut ranked: Vec<(usize, f32)> = lines
         .iter()
         .enumerate()
@@ -178,27 +217,17 @@ pub fn render_focused(
             .then(a.cmp(b))
     });
     let mut keep = vec![false; lines.len()];
-    let none = assemble(
-        &header,
-        &above,
-        &below,
-        &lines,
-        &keep,
-        Some(&cut_line_for(&lines, &keep)),
-    );
     // Each kept line costs itself, its newline and at most one `...` line.
-    let mut used = none.chars().count();
+    let mut used = page.chars_keeping(&keep);
     for (i, _) in ranked {
         let cost = lines[i].chars + 1 + 4;
-        if used + cost > budget_chars {
+        if used + cost > page.budget_chars {
             continue;
         }
         used += cost;
         keep[i] = true;
     }
-    let cut = cut_line_for(&lines, &keep);
-    let text = assemble(&header, &above, &below, &lines, &keep, Some(&cut));
-    finished(text, &lines, &keep, Some(cut))
+    page.keeping(&keep)
 }
 
 fn finished(text: String, lines: &[Line], keep: &[bool], cut: Option<String>) -> Rendered {

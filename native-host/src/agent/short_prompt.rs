@@ -56,8 +56,8 @@ const MOVES_ON: &[&str] = &[
     "add to cart",
 ];
 
-/// Cautious tokens of `s`: three characters a token.
-fn tokens(s: &str) -> usize {
+/// Cautious tokens of `s` where no tokenizer is at hand: three characters a token.
+pub fn estimate(s: &str) -> usize {
     s.chars().count().div_ceil(3)
 }
 
@@ -115,16 +115,12 @@ pub fn build(
     }
 }
 
-/// Cautious tokens of `text` where no tokenizer is at hand: three characters a token.
-pub fn estimate(text: &str) -> usize {
-    tokens(text)
-}
-
 /// The prompt with `page_share` of the page's estimated room.
 fn build_with(input: &Input<'_>, system_role: bool, page_share: f64) -> (Prompt, Vec<u32>) {
     let mut head = format!("Goal: {}\n", input.goal.trim());
-    if let Some(now) = input.plan.iter().find(|p| !p.done) {
-        head.push_str(&format!("Now: {}\n", now.text));
+    let now = input.plan.iter().find(|p| !p.done).map(|p| p.text.as_str());
+    if let Some(now) = now {
+        head.push_str(&format!("Now: {now}\n"));
     }
     let skipped = input.history.len().saturating_sub(RECENT_STEPS);
     if !input.history.is_empty() {
@@ -138,22 +134,14 @@ fn build_with(input: &Input<'_>, system_role: bool, page_share: f64) -> (Prompt,
         .map(|f| format!("\nYour last reply could not be used: {f}\n"))
         .unwrap_or_default();
     const CLOSING: &str = "\nNext action (JSON):";
-    let fixed = tokens(RULES)
-        + tokens(&head)
-        + tokens(&feedback)
-        + tokens(CLOSING)
-        + tokens("Page:\n")
+    let fixed = estimate(RULES)
+        + estimate(&head)
+        + estimate(&feedback)
+        + estimate(CLOSING)
+        + estimate("Page:\n")
         + TEMPLATE_TOKENS;
     let page_tokens = BUDGET.saturating_sub(fixed);
-    let goal_terms = terms(&format!(
-        "{} {}",
-        input.goal,
-        input
-            .plan
-            .iter()
-            .find(|p| !p.done)
-            .map_or("", |p| p.text.as_str())
-    ));
+    let goal_terms = terms(&format!("{} {}", input.goal, now.unwrap_or_default()));
     let page = render_focused(
         input.observation,
         &RenderOptions {
@@ -170,7 +158,7 @@ fn build_with(input: &Input<'_>, system_role: bool, page_share: f64) -> (Prompt,
     } else {
         vec![Message::user(format!("{RULES}\n\n{user}"))]
     };
-    let total = messages.iter().map(|m| tokens(&m.content)).sum::<usize>() + TEMPLATE_TOKENS;
+    let total = messages.iter().map(|m| estimate(&m.content)).sum::<usize>() + TEMPLATE_TOKENS;
     let prompt = Prompt {
         messages,
         tokens: total,
