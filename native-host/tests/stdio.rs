@@ -4,7 +4,8 @@
 //! panic, and the process's exit status says which.
 
 use std::io::{Read, Write};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use itinero_shared::codec::{Direction, FrameDecoder};
 use itinero_shared::envelope::Envelope;
@@ -61,6 +62,65 @@ fn exchange(mut host: Host, input: &[u8]) -> (Vec<Envelope<ToBrowser>>, Option<i
     }
     dec.finish().expect("the host never writes a partial frame");
     (replies, status.code(), err)
+}
+
+/// A host kept running while a test talks to it: its stdin for the test to write, and its
+/// replies read as they come.
+struct Live {
+    child: Child,
+    stdout: ChildStdout,
+    decoder: FrameDecoder,
+}
+
+impl Live {
+    fn start(data: &Path) -> (Self, ChildStdin) {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_itinero-host"))
+            .arg(dev_origin())
+            .env("ITINERO_DATA_DIR", data)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let live = Self {
+            child,
+            stdout,
+            decoder: FrameDecoder::new(Direction::ToBrowser),
+        };
+        (live, stdin)
+    }
+
+    /// The next `n` replies, waiting for them.
+    fn replies(&mut self, n: usize) -> Vec<Envelope<ToBrowser>> {
+        let mut replies = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            while let Some(f) = self.decoder.next_frame().unwrap() {
+                replies.push(Envelope::<ToBrowser>::from_json(&f).unwrap());
+            }
+            if replies.len() >= n {
+                return replies;
+            }
+            let read = self.stdout.read(&mut buf).unwrap();
+            assert!(
+                read > 0,
+                "the host closed stdout after {} replies",
+                replies.len()
+            );
+            self.decoder.push(&buf[..read]);
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for the host to exit (its stdin closed by the test).
+    fn end(mut self) {
+        self.child.wait().unwrap();
+    }
 }
 
 fn frame(json: &str) -> Vec<u8> {
@@ -284,30 +344,15 @@ fn the_host_dumps_no_core_and_keeps_its_files_private() {
     ] {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_itinero-host"))
-        .arg(dev_origin())
-        .env("ITINERO_DATA_DIR", data.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (mut host, mut stdin) = Live::start(data.path());
     stdin
         .write_all(&frame(
             r#"{"v":1,"id":1,"type":"Hello","body":{"protocol":1,"extension_version":"0.1.0"}}"#,
         ))
         .unwrap();
     // The answer to Hello comes after start-up, so what start-up does is done by then.
-    let mut stdout = child.stdout.take().unwrap();
-    let mut dec = FrameDecoder::new(Direction::ToBrowser);
-    let mut buf = [0u8; 4096];
-    while dec.next_frame().unwrap().is_none() {
-        let n = stdout.read(&mut buf).unwrap();
-        assert!(n > 0, "the host closed stdout before answering Hello");
-        dec.push(&buf[..n]);
-    }
-    let limits = std::fs::read_to_string(format!("/proc/{}/limits", child.id())).unwrap();
+    host.replies(1);
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", host.pid())).unwrap();
     let core = limits
         .lines()
         .find(|l| l.starts_with("Max core file size"))
@@ -315,7 +360,7 @@ fn the_host_dumps_no_core_and_keeps_its_files_private() {
     let fields: Vec<&str> = core.split_whitespace().collect();
     assert_eq!(&fields[4..6], ["0", "0"], "{core}");
     // An undumpable process's /proc files belong to root.
-    let owner = std::fs::metadata(format!("/proc/{}/environ", child.id()))
+    let owner = std::fs::metadata(format!("/proc/{}/environ", host.pid()))
         .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
         .unwrap();
     assert_eq!(
@@ -323,7 +368,7 @@ fn the_host_dumps_no_core_and_keeps_its_files_private() {
         "the host can be traced by other processes of the user"
     );
     drop(stdin);
-    child.wait().unwrap();
+    host.end();
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(data.path()), 0o700);
     assert_eq!(mode(&logs), 0o700);
@@ -354,39 +399,21 @@ fn a_60_mib_frame_of_small_values_costs_at_most_three_times_its_size() {
     input.extend(frame(
         r#"{"v":1,"id":3,"type":"Ping","body":{"payload":"after"}}"#,
     ));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_itinero-host"))
-        .arg(dev_origin())
-        .env("ITINERO_DATA_DIR", tempfile::tempdir().unwrap().path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (mut host, mut stdin) = Live::start(data.path());
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(&input);
         stdin
     });
-    let mut stdout = child.stdout.take().unwrap();
-    let mut dec = FrameDecoder::new(Direction::ToBrowser);
-    let mut replies = Vec::new();
-    let mut buf = [0u8; 4096];
-    while replies.len() < 2 {
-        let n = stdout.read(&mut buf).unwrap();
-        assert!(n > 0, "the host closed stdout early");
-        dec.push(&buf[..n]);
-        while let Some(f) = dec.next_frame().unwrap() {
-            replies.push(Envelope::<ToBrowser>::from_json(&f).unwrap());
-        }
-    }
-    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let replies = host.replies(2);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", host.pid())).unwrap();
     let peak_kib: usize = status
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .unwrap();
     drop(writer.join().unwrap());
-    child.wait().unwrap();
+    host.end();
     assert_eq!(replies[0].id, 2);
     assert!(
         matches!(&replies[1].msg, ToBrowser::Pong(p) if p.payload.as_deref() == Some("after")),
