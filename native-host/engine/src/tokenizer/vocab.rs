@@ -103,6 +103,169 @@ pub struct Vocab {
     pub eog: BTreeSet<TokenId>,
 }
 
+/// The defaults of a tokenizer model type, as llama.cpp sets them before reading the GGUF's
+/// keys; for byte-level BPE, with its pre-tokenizer and merge ranks.
+fn model_defaults(m: &Metadata, model: &str) -> Result<Defaults, TokenizerError> {
+    Ok(match model {
+        "gpt2" => {
+            let merges = match m.array("tokenizer.ggml.merges")? {
+                Array::String(lines) => lines,
+                other => {
+                    return Err(TokenizerError::Invalid(format!(
+                        "tokenizer.ggml.merges holds {} values, not strings",
+                        other.element_type()
+                    )))
+                }
+            };
+            let pre_name = match m.opt_str("tokenizer.ggml.pre")? {
+                Some(name) => name,
+                None => {
+                    tracing::warn!("the GGUF names no pre-tokenizer; using llama.cpp's default");
+                    "default"
+                }
+            };
+            let pre = PreTokenizer::by_name(pre_name)?;
+            let mut ranks = HashMap::with_capacity(merges.len());
+            for (rank, line) in merges.iter().enumerate() {
+                // llama.cpp splits a merge at its first space after the first byte; with no
+                // such space the pair is ("", ""), which never matches.
+                if line.as_bytes().iter().skip(1).any(|&b| b == b' ') {
+                    ranks.entry(line.clone()).or_insert(rank as u32);
+                }
+            }
+            Defaults {
+                bos: Some(11),
+                eos: Some(11),
+                unk: None,
+                add_bos: pre.add_bos,
+                add_space_prefix: false,
+                clean_spaces: pre.clean_spaces,
+                kind: VocabKind::Bpe {
+                    ignore_merges: pre.ignore_merges,
+                    pre,
+                    ranks,
+                },
+            }
+        }
+        "llama" => Defaults {
+            bos: Some(1),
+            eos: Some(2),
+            unk: Some(0),
+            add_bos: true,
+            add_space_prefix: true,
+            clean_spaces: false,
+            kind: VocabKind::Spm,
+        },
+        other => return Err(TokenizerError::UnsupportedModel(other.to_string())),
+    })
+}
+
+/// Every token's text, score and attributes, and the ids by text. An empty text becomes
+/// `[EMPTY_i]`, as llama.cpp names it; a text twice is an error.
+fn token_table(
+    m: &Metadata,
+    texts: &[String],
+) -> Result<(Vec<TokenData>, HashMap<String, TokenId>), TokenizerError> {
+    let n = texts.len();
+    let scores: Option<Vec<f32>> = match m.opt_array("tokenizer.ggml.scores")? {
+        None => None,
+        Some(Array::F32(s)) => Some(s.clone()),
+        Some(Array::I32(s)) => Some(s.iter().map(|&v| v as f32).collect()),
+        Some(other) => {
+            return Err(TokenizerError::Invalid(format!(
+                "tokenizer.ggml.scores holds {} values",
+                other.element_type()
+            )))
+        }
+    };
+    let types: Option<&Vec<i32>> = match m.opt_array("tokenizer.ggml.token_type")? {
+        None => None,
+        Some(Array::I32(t)) => Some(t),
+        Some(other) => {
+            return Err(TokenizerError::Invalid(format!(
+                "tokenizer.ggml.token_type holds {} values, not i32",
+                other.element_type()
+            )))
+        }
+    };
+    for (key, len) in [
+        ("tokenizer.ggml.scores", scores.as_ref().map(Vec::len)),
+        ("tokenizer.ggml.token_type", types.map(Vec::len)),
+    ] {
+        if let Some(len) = len.filter(|&l| l < n) {
+            return Err(TokenizerError::Invalid(format!(
+                "{key} has {len} entries for {n} tokens"
+            )));
+        }
+    }
+    let mut tokens = Vec::with_capacity(n);
+    let mut ids = HashMap::with_capacity(n);
+    for (i, text) in texts.iter().enumerate() {
+        let text = if text.is_empty() {
+            format!("[EMPTY_{i}]")
+        } else {
+            text.clone()
+        };
+        if ids.insert(text.clone(), i as TokenId).is_some() {
+            return Err(TokenizerError::Invalid(format!(
+                "token {text:?} appears twice in the vocabulary"
+            )));
+        }
+        tokens.push(TokenData {
+            text,
+            score: scores.as_ref().map_or(0.0, |s| s[i]),
+            attr: types.map_or(TokenAttr::NORMAL, |t| TokenAttr::from_token_type(t[i])),
+        });
+    }
+    Ok((tokens, ids))
+}
+
+/// The special tokens' ids: the model type's defaults, then what the GGUF names, each kept only
+/// within the vocabulary's `n` tokens.
+struct Specials {
+    bos: Option<TokenId>,
+    eos: Option<TokenId>,
+    eot: Option<TokenId>,
+    eom: Option<TokenId>,
+    unk: Option<TokenId>,
+    pad: Option<TokenId>,
+}
+
+impl Specials {
+    fn read(
+        m: &Metadata,
+        n: usize,
+        bos: Option<TokenId>,
+        eos: Option<TokenId>,
+        unk: Option<TokenId>,
+    ) -> Result<Self, TokenizerError> {
+        let in_range = |id: Option<TokenId>| id.filter(|&i| (i as usize) < n);
+        let read_id =
+            |key: &str, current: Option<TokenId>| -> Result<Option<TokenId>, TokenizerError> {
+                Ok(match m.opt_u32(key)? {
+                    Some(id) if (id as usize) < n => Some(id),
+                    Some(id) => {
+                        tracing::warn!(
+                            key,
+                            id,
+                            "special token id is outside the vocabulary; ignoring it"
+                        );
+                        current
+                    }
+                    None => current,
+                })
+            };
+        Ok(Self {
+            bos: read_id("tokenizer.ggml.bos_token_id", in_range(bos))?,
+            eos: read_id("tokenizer.ggml.eos_token_id", in_range(eos))?,
+            eot: read_id("tokenizer.ggml.eot_token_id", None)?,
+            eom: read_id("tokenizer.ggml.eom_token_id", None)?,
+            unk: read_id("tokenizer.ggml.unknown_token_id", in_range(unk))?,
+            pad: read_id("tokenizer.ggml.padding_token_id", None)?,
+        })
+    }
+}
+
 /// The per-model-type defaults llama.cpp starts from.
 struct Defaults {
     bos: Option<TokenId>,
@@ -200,156 +363,20 @@ impl Vocab {
                 )))
             }
         };
-        let n = texts.len();
-
-        // Defaults per model type, as llama.cpp sets them before reading the GGUF's keys.
-        let d = match model {
-            "gpt2" => {
-                let merges = match m.array("tokenizer.ggml.merges")? {
-                    Array::String(lines) => lines,
-                    other => {
-                        return Err(TokenizerError::Invalid(format!(
-                            "tokenizer.ggml.merges holds {} values, not strings",
-                            other.element_type()
-                        )))
-                    }
-                };
-                let pre_name = match m.opt_str("tokenizer.ggml.pre")? {
-                    Some(name) => name,
-                    None => {
-                        tracing::warn!(
-                            "the GGUF names no pre-tokenizer; using llama.cpp's default"
-                        );
-                        "default"
-                    }
-                };
-                let pre = PreTokenizer::by_name(pre_name)?;
-                let mut ranks = HashMap::with_capacity(merges.len());
-                for (rank, line) in merges.iter().enumerate() {
-                    // llama.cpp splits a merge at its first space after the first byte; with no
-                    // such space the pair is ("", ""), which never matches.
-                    if line.as_bytes().iter().skip(1).any(|&b| b == b' ') {
-                        ranks.entry(line.clone()).or_insert(rank as u32);
-                    }
-                }
-                Defaults {
-                    bos: Some(11),
-                    eos: Some(11),
-                    unk: None,
-                    add_bos: pre.add_bos,
-                    add_space_prefix: false,
-                    clean_spaces: pre.clean_spaces,
-                    kind: VocabKind::Bpe {
-                        ignore_merges: pre.ignore_merges,
-                        pre,
-                        ranks,
-                    },
-                }
-            }
-            "llama" => Defaults {
-                bos: Some(1),
-                eos: Some(2),
-                unk: Some(0),
-                add_bos: true,
-                add_space_prefix: true,
-                clean_spaces: false,
-                kind: VocabKind::Spm,
-            },
-            other => return Err(TokenizerError::UnsupportedModel(other.to_string())),
-        };
         let Defaults {
-            mut bos,
-            mut eos,
-            mut unk,
+            bos,
+            eos,
+            unk,
             mut add_bos,
             mut add_space_prefix,
             clean_spaces,
             kind,
-        } = d;
+        } = model_defaults(m, model)?;
         if let Some(v) = m.opt_bool("tokenizer.ggml.add_space_prefix")? {
             add_space_prefix = v;
         }
-
-        let scores: Option<Vec<f32>> = match m.opt_array("tokenizer.ggml.scores")? {
-            None => None,
-            Some(Array::F32(s)) => Some(s.clone()),
-            Some(Array::I32(s)) => Some(s.iter().map(|&v| v as f32).collect()),
-            Some(other) => {
-                return Err(TokenizerError::Invalid(format!(
-                    "tokenizer.ggml.scores holds {} values",
-                    other.element_type()
-                )))
-            }
-        };
-        let types: Option<&Vec<i32>> = match m.opt_array("tokenizer.ggml.token_type")? {
-            None => None,
-            Some(Array::I32(t)) => Some(t),
-            Some(other) => {
-                return Err(TokenizerError::Invalid(format!(
-                    "tokenizer.ggml.token_type holds {} values, not i32",
-                    other.element_type()
-                )))
-            }
-        };
-        for (key, len) in [
-            ("tokenizer.ggml.scores", scores.as_ref().map(Vec::len)),
-            ("tokenizer.ggml.token_type", types.map(Vec::len)),
-        ] {
-            if let Some(len) = len.filter(|&l| l < n) {
-                return Err(TokenizerError::Invalid(format!(
-                    "{key} has {len} entries for {n} tokens"
-                )));
-            }
-        }
-
-        let mut tokens = Vec::with_capacity(n);
-        let mut ids = HashMap::with_capacity(n);
-        for (i, text) in texts.iter().enumerate() {
-            let text = if text.is_empty() {
-                format!("[EMPTY_{i}]")
-            } else {
-                text.clone()
-            };
-            if ids.insert(text.clone(), i as TokenId).is_some() {
-                return Err(TokenizerError::Invalid(format!(
-                    "token {text:?} appears twice in the vocabulary"
-                )));
-            }
-            tokens.push(TokenData {
-                text,
-                score: scores.as_ref().map_or(0.0, |s| s[i]),
-                attr: types.map_or(TokenAttr::NORMAL, |t| TokenAttr::from_token_type(t[i])),
-            });
-        }
-
-        let in_range = |id: Option<TokenId>| id.filter(|&i| (i as usize) < n);
-        bos = in_range(bos);
-        eos = in_range(eos);
-        unk = in_range(unk);
-        let mut pad = None;
-        let mut eot = None;
-        let mut eom = None;
-        let read_id =
-            |key: &str, current: Option<TokenId>| -> Result<Option<TokenId>, TokenizerError> {
-                Ok(match m.opt_u32(key)? {
-                    Some(id) if (id as usize) < n => Some(id),
-                    Some(id) => {
-                        tracing::warn!(
-                            key,
-                            id,
-                            "special token id is outside the vocabulary; ignoring it"
-                        );
-                        current
-                    }
-                    None => current,
-                })
-            };
-        bos = read_id("tokenizer.ggml.bos_token_id", bos)?;
-        eos = read_id("tokenizer.ggml.eos_token_id", eos)?;
-        eot = read_id("tokenizer.ggml.eot_token_id", eot)?;
-        eom = read_id("tokenizer.ggml.eom_token_id", eom)?;
-        unk = read_id("tokenizer.ggml.unknown_token_id", unk)?;
-        pad = read_id("tokenizer.ggml.padding_token_id", pad)?;
+        let (tokens, ids) = token_table(m, texts)?;
+        let special = Specials::read(m, texts.len(), bos, eos, unk)?;
         if let Some(v) = m.opt_bool("tokenizer.ggml.add_bos_token")? {
             add_bos = v;
         }
@@ -359,12 +386,12 @@ impl Vocab {
             tokens,
             ids,
             kind,
-            bos,
-            eos,
-            eot,
-            eom,
-            unk,
-            pad,
+            bos: special.bos,
+            eos: special.eos,
+            eot: special.eot,
+            eom: special.eom,
+            unk: special.unk,
+            pad: special.pad,
             add_bos,
             add_eos,
             add_space_prefix,
