@@ -78,7 +78,8 @@ pub fn estimate_tokens(s: &str) -> usize {
 /// Renders `obs` in the compact form, cut to `opts.max_tokens`.
 pub fn render(obs: &Observation, opts: &RenderOptions) -> Rendered {
     let page = Laid::out(obs, opts);
-    if let Some(whole) = page.whole_if_it_fits() {
+    let whole = page.whole();
+    if page.fits(&whole) {
         return whole;
     }
 
@@ -86,7 +87,7 @@ pub fn render(obs: &Observation, opts: &RenderOptions) -> Rendered {
     let mut keep: Vec<bool> = page.lines.iter().map(|l| l.in_view).collect();
     if keep.iter().all(|k| *k) {
         // Everything is in view: nothing may be dropped.
-        return page.whole();
+        return whole;
     }
 
     // Cost with no optional lines. Adding lines from the top only ever removes
@@ -106,7 +107,7 @@ pub fn render(obs: &Observation, opts: &RenderOptions) -> Rendered {
     }
 
     if keep.iter().all(|k| *k) {
-        return page.whole();
+        return whole;
     }
     page.keeping(&keep)
 }
@@ -146,10 +147,9 @@ impl Laid {
         finished(text, &self.lines, &all, None)
     }
 
-    /// Every line, where the page fits the budget.
-    fn whole_if_it_fits(&self) -> Option<Rendered> {
-        let whole = self.whole();
-        (whole.text.chars().count() <= self.budget_chars).then_some(whole)
+    /// Whether `rendered` is within the budget.
+    fn fits(&self, rendered: &Rendered) -> bool {
+        rendered.text.chars().count() <= self.budget_chars
     }
 
     /// The lines of `keep`, with the cut line that says what was left out.
@@ -166,9 +166,19 @@ impl Laid {
         finished(text, &self.lines, keep, Some(cut))
     }
 
-    /// The length of [`Laid::keeping`]'s text.
+    /// The length of [`Laid::keeping`]'s text, without the rest of its rendering.
     fn chars_keeping(&self, keep: &[bool]) -> usize {
-        self.keeping(keep).text.chars().count()
+        let cut = cut_line_for(&self.lines, keep);
+        assemble(
+            &self.header,
+            &self.above,
+            &self.below,
+            &self.lines,
+            keep,
+            Some(&cut),
+        )
+        .chars()
+        .count()
     }
 }
 
@@ -196,7 +206,8 @@ pub fn render_focused(
     relevance: &dyn Fn(&str) -> f32,
 ) -> Rendered {
     let page = Laid::out(obs, opts);
-    if let Some(whole) = page.whole_if_it_fits() {
+    let whole = page.whole();
+    if page.fits(&whole) {
         return whole;
     }
     let lines = &page.lines;
