@@ -52,9 +52,47 @@ pub fn event(p: Progress, model: &str) -> TaskEventKind {
     TaskEventKind::Progress { label, done, total }
 }
 
+/// Passes on only the events whose label differs from the last one passed: a download reports
+/// every HTTP chunk it reads, thousands for a model, while its label moves once per megabyte, and
+/// each event is a frame to the panel.
+#[derive(Default)]
+pub struct Changes {
+    last: Option<String>,
+}
+
+impl Changes {
+    pub fn event(&mut self, p: Progress, model: &str) -> Option<TaskEventKind> {
+        let event = event(p, model);
+        let TaskEventKind::Progress { label, .. } = &event else {
+            return Some(event);
+        };
+        if self.last.as_deref() == Some(label.as_str()) {
+            return None;
+        }
+        self.last = Some(label.clone());
+        Some(event)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_download_is_shown_once_per_megabyte_not_once_per_chunk() {
+        let mut changes = Changes::default();
+        let total = 5_000_000;
+        let shown = (0..=total)
+            .step_by(16_384)
+            .filter_map(|done| changes.event(Progress::Download { done, total }, "m"))
+            .count();
+        assert_eq!(shown, 5);
+        assert!(changes.event(Progress::Load, "m").is_some());
+        assert!(changes.event(Progress::Load, "m").is_none());
+        assert!(changes
+            .event(Progress::Prompt { done: 1, total: 2 }, "m")
+            .is_some());
+    }
 
     #[test]
     fn progress_reaches_the_receiver_and_text_does_not() {

@@ -970,11 +970,16 @@ async fn with_progress<T>(
     work: impl std::future::Future<Output = T>,
 ) -> T {
     tokio::pin!(work);
+    let mut changes = progress::Changes::default();
     loop {
         tokio::select! {
             biased;
             out = &mut work => return out,
-            Some(p) = heard.recv() => panel.event(step, progress::event(p, model)).await,
+            Some(p) = heard.recv() => {
+                if let Some(event) = changes.event(p, model) {
+                    panel.event(step, event).await;
+                }
+            }
         }
     }
 }
