@@ -216,11 +216,16 @@ pub struct Perform {
 }
 
 /// Where a saved secret may be typed: the content script refuses the action (`ValueRejected`)
-/// unless the target's own document has this origin and the field is of this kind.
+/// unless the target's own document has this origin, the field is of this kind, and its form
+/// sends to this origin or to a host of `site`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SecretField {
     pub origin: String,
     pub kind: crate::vault::SecretKind,
+    /// The registrable domain of `origin` (by the public suffix list, which only the host
+    /// has), whose other hosts a sign-in form may send to; none for an IP address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<String>,
 }
 
 /// What happened when an action ran, reported precisely so recovery can act on it.

@@ -42,6 +42,10 @@ pub struct DomNode {
     pub value: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub href: Option<String>,
+    /// The origin a form control's form sends to, only when that is not the page's own: what
+    /// is typed there and submitted leaves the site as surely as a link does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sends_to: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placeholder: Option<String>,
     /// Other attributes worth showing the model, e.g. `name`, `id`, `aria-haspopup`.

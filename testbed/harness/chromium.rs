@@ -91,6 +91,9 @@ impl Chromium {
             "--remote-debugging-port=0",
             // Fixtures are laid out for this viewport; headless would otherwise use 800x600.
             "--window-size=1280,720",
+            // Any `*.test` name is loopback, so tests can serve look-alike and foreign hosts
+            // (`shop.test.evil.test`, punycode) from the fixture server.
+            "--host-resolver-rules=MAP *.test 127.0.0.1",
             "--enable-logging=stderr",
             "--v=0",
         ])

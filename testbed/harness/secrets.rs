@@ -61,6 +61,32 @@ pub fn encodings(secret: &str) -> Vec<String> {
 /// Fails naming where a secret was found (never the secret itself): the extension's storage
 /// and the side panel's page (read from `panel`), the host's log, or any file of the profile.
 pub async fn assert_nowhere(h: &Harness, panel: &Page, secrets: &[&str]) -> Result<()> {
+    assert_nowhere_in(h, panel, secrets, &[h.chromium.profile_dir().to_path_buf()]).await
+}
+
+/// [`assert_nowhere`] over what itinero writes alone: its data directory (store and logs) and
+/// the extension's storage, leaving out the browser's own history and cache, where a page
+/// that puts a password in its own address or title has put it, whatever the agent does.
+pub async fn assert_itinero_kept_nothing(
+    h: &Harness,
+    panel: &Page,
+    secrets: &[&str],
+) -> Result<()> {
+    let profile = h.chromium.profile_dir();
+    let dirs = [
+        h.host_data_dir(),
+        profile.join("Default/Local Extension Settings"),
+        profile.join("Default/Extension State"),
+    ];
+    assert_nowhere_in(h, panel, secrets, &dirs).await
+}
+
+async fn assert_nowhere_in(
+    h: &Harness,
+    panel: &Page,
+    secrets: &[&str],
+    dirs: &[std::path::PathBuf],
+) -> Result<()> {
     let storage: String = panel
         .run_js(
             "const l = await chrome.storage.local.get(null); \
@@ -90,7 +116,10 @@ pub async fn assert_nowhere(h: &Harness, panel: &Page, secrets: &[&str]) -> Resu
             bail!("{place} holds secret #{n}");
         }
     }
-    let found = files_holding(h.chromium.profile_dir(), &needles);
+    let found: Vec<_> = dirs
+        .iter()
+        .flat_map(|d| files_holding(d, &needles))
+        .collect();
     ensure!(
         found.is_empty(),
         "secrets are readable in {:?}",

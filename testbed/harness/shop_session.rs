@@ -139,8 +139,20 @@ impl Session {
         path: &str,
         routes: axum::Router,
     ) -> Result<Self> {
+        Self::start_env(options, path, routes, Vec::new()).await
+    }
+
+    /// Like [`Session::start_with`], with more environment for the host (another backend's
+    /// address, for tasks that choose it in the settings).
+    pub async fn start_env(
+        options: ShopOptions,
+        path: &str,
+        routes: axum::Router,
+        host_env: Vec<(String, String)>,
+    ) -> Result<Self> {
         let script = tempfile::tempdir()?;
-        let launch = LaunchOptions::scripted(&script.path().join("script.json"));
+        let mut launch = LaunchOptions::scripted(&script.path().join("script.json"));
+        launch.host_env.extend(host_env);
         let shop = DemoShop::new(options);
         let gate = Gate::new();
         let routes = shop.router().merge(gate.routes()).merge(routes);

@@ -6,6 +6,7 @@
 
 mod act;
 mod dom;
+mod form_target;
 mod navigation;
 mod observe;
 mod occlusion;

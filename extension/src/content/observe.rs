@@ -41,6 +41,7 @@ use super::dom::{
     read_node, read_paint, read_rect, read_scrolls, read_text_rect, shadow_root_of, viewport, At,
     Attrs, Bounds, Box4, Clip, Display, ElementFacts, NodeFacts, PaintFacts,
 };
+use super::form_target;
 use super::occlusion;
 use super::overlap::{self, Cover, Span, Target};
 use super::paint;
@@ -121,9 +122,22 @@ struct Doc {
     /// Content showed up in view from below a box wholly off screen, where no style (so no
     /// cover) is read: every point in this document must be hit-tested.
     escaped: Cell<bool>,
+    /// The document's origin, read at the first form control that needs it.
+    origin: OnceCell<String>,
 }
 
 impl Doc {
+    fn origin(&self) -> String {
+        self.origin
+            .get_or_init(|| {
+                self.doc
+                    .location()
+                    .and_then(|l| l.origin().ok())
+                    .unwrap_or_default()
+            })
+            .clone()
+    }
+
     /// A box of this document's viewport in the top frame's, rounded as observations give boxes.
     fn top_rect(&self, (x, y, w, h): Box4) -> Rect {
         Rect {
@@ -544,6 +558,7 @@ impl Observer {
             active: OnceCell::new(),
             covers: RefCell::new(Vec::new()),
             escaped: Cell::new(false),
+            origin: OnceCell::new(),
         });
         let mut children = Vec::new();
         if let Some(body) = doc.body() {
@@ -1312,6 +1327,9 @@ impl Walk<'_> {
         node.name = name;
         node.value = semantics::value(tag, &props);
         node.href = props.href.take();
+        if semantics::is_form_control(tag) || tag == "button" {
+            node.sends_to = form_target::sends_to(el, &ctx.doc.origin());
+        }
         node.placeholder = non_empty(attrs.get("placeholder"));
         for a in ["name", "id", "aria-haspopup", "aria-controls"] {
             if let Some(v) = non_empty(attrs.get(a)) {
@@ -1391,6 +1409,7 @@ impl Walk<'_> {
             active: OnceCell::new(),
             covers: RefCell::new(Vec::new()),
             escaped: Cell::new(false),
+            origin: OnceCell::new(),
         });
         let inner = Ctx {
             container: Some(Rc::new(Elem::new(

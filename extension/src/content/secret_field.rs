@@ -7,8 +7,10 @@
 //! (GET): the next page's URL would carry it into the browser's history, the server's logs and
 //! every observation after. A form that says so (a `method` or `formmethod` of `get`, or an
 //! `action` with no method) is refused outright; a form with neither is a script's, which
-//! normally sends it itself, so its native GET sending is held back instead.
+//! normally sends it itself, so its native GET sending is held back instead. Nor into a form
+//! that sends to another site than the sign-in's: an injected form on the right page.
 
+use super::form_target;
 use itinero_shared::messages::SecretField;
 use itinero_shared::vault::SecretKind;
 use wasm_bindgen::closure::Closure;
@@ -52,6 +54,15 @@ pub fn refuse(win: &Window, el: &Element, field: &SecretField) -> Option<String>
             "its form sends with GET, which would put the {} in the next page's address",
             field.kind.word()
         ));
+    }
+    if let Some(form) = input.form() {
+        let elsewhere = form_target::destinations(&form)
+            .into_iter()
+            .find(|to| !form_target::may_send_secret(&origin, field.site.as_deref(), to));
+        if let Some(to) = elsewhere {
+            let to = web_sys::Url::new(&to).map_or(to, |u| u.origin());
+            return Some(format!("its form sends to {to}, another site"));
+        }
     }
     let r = el.get_bounding_client_rect();
     let style = win.get_computed_style(el).ok().flatten();

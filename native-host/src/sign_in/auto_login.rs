@@ -99,6 +99,21 @@ fn framed_by_another_site(obs: &Observation, frame_id: i64, framed: &str) -> Opt
     })
 }
 
+/// Why a secret must not go into `fields` of a page of `origin`, if one of them is in a form
+/// that sends elsewhere: an injected form on the right page (a comment, a profile field) is
+/// how a look-alike gets a saved password without a look-alike origin.
+fn sends_elsewhere(
+    obs: &Observation,
+    fields: impl IntoIterator<Item = u32>,
+    origin: &str,
+) -> Option<String> {
+    fields
+        .into_iter()
+        .filter_map(|i| obs.find_indexed(i)?.sends_to.as_deref())
+        .find(|to| !rules::may_send_to(origin, to))
+        .map(|to| format!("its form sends to {to}, another site"))
+}
+
 /// Whether `node` is a field that takes `kind`.
 fn takes(node: &DomNode, kind: SecretKind) -> bool {
     node.tag == "input" && kind.fits_input_type(node.input_type.as_deref().unwrap_or("text"))
@@ -396,10 +411,7 @@ impl AutoLogin {
                 submit,
                 clear: true,
             };
-            let field = SecretField {
-                origin: origin.clone(),
-                kind: *kind,
-            };
+            let field = rules::secret_field(&origin, *kind);
             self.remember_typed(*kind, value.clone());
             let outcome = ctx
                 .browser
@@ -582,7 +594,9 @@ impl SignIn for AutoLogin {
                 acted: false,
             });
         };
-        if let Some(why) = framed_by_another_site(obs, form.frame_id, &origin) {
+        let why = framed_by_another_site(obs, form.frame_id, &origin)
+            .or_else(|| sends_elsewhere(obs, form.indices(), &origin));
+        if let Some(why) = why {
             self.audit(&first.origin, &first.username, &obs.url, "refused", &why)
                 .await;
             self.state().declined.insert(origin.clone());
@@ -654,7 +668,9 @@ impl SignIn for AutoLogin {
         let Some(origin) = frame_origin(obs, node.frame_id.unwrap_or(0)) else {
             return refused(&page, "the field's frame has no known origin".into()).await;
         };
-        if let Some(why) = framed_by_another_site(obs, node.frame_id.unwrap_or(0), &origin) {
+        let why = framed_by_another_site(obs, node.frame_id.unwrap_or(0), &origin)
+            .or_else(|| sends_elsewhere(obs, [target.index], &origin));
+        if let Some(why) = why {
             return refused(&origin, why).await;
         }
         if !takes(node, kind) || !login_form::visible(node, obs) {
@@ -706,7 +722,7 @@ impl SignIn for AutoLogin {
                 submit: *submit,
                 clear: *clear,
             },
-            SecretField { origin, kind },
+            rules::secret_field(&origin, kind),
         )))
     }
 
@@ -1144,7 +1160,8 @@ mod tests {
             field,
             SecretField {
                 origin: SHOP.into(),
-                kind: SecretKind::Password
+                kind: SecretKind::Password,
+                site: rules::secret_field(SHOP, SecretKind::Password).site,
             }
         );
         // The same placeholder on another origin's page.

@@ -31,6 +31,20 @@ pub struct LoginForm {
     pub frame_id: i64,
 }
 
+impl LoginForm {
+    /// Its fields and its button, whatever the step.
+    pub fn indices(&self) -> Vec<u32> {
+        let fields = match self.step {
+            LoginStep::Password { username, password } => {
+                username.into_iter().chain([password]).collect()
+            }
+            LoginStep::Username { username } => vec![username],
+            LoginStep::Totp { code } => vec![code],
+        };
+        fields.into_iter().chain(self.submit).collect()
+    }
+}
+
 static USERNAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)user|e-?mail|login|account|identifier|phone|\bid\b").expect("valid regex")
 });

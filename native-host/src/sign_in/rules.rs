@@ -10,6 +10,7 @@
 //!
 //! Each refusal says why, for the audit list and the user.
 
+use itinero_shared::messages::SecretField;
 use itinero_shared::vault::CredentialSummary;
 use reqwest::Url;
 
@@ -32,6 +33,32 @@ pub fn registrable(host: &str) -> Option<String> {
         return None;
     }
     psl::domain_str(host).map(str::to_owned)
+}
+
+/// Whether a form on a page of `page` may send a secret to `to`: the same origin, or another
+/// host of the page's registrable domain (a shop's sign-in posting to its `login.` host), never
+/// from https to http.
+pub fn may_send_to(page: &str, to: &str) -> bool {
+    if page == to {
+        return true;
+    }
+    let (Some((p_scheme, p_host, _)), Some((t_scheme, t_host, _))) = (parts(page), parts(to))
+    else {
+        return false;
+    };
+    if p_scheme == "https" && t_scheme != "https" {
+        return false;
+    }
+    p_host == t_host || registrable(&p_host).is_some_and(|s| registrable(&t_host) == Some(s))
+}
+
+/// Where a secret for a page of `origin` may be typed, for the page's own check as it types.
+pub fn secret_field(origin: &str, kind: itinero_shared::vault::SecretKind) -> SecretField {
+    SecretField {
+        origin: origin.to_owned(),
+        kind,
+        site: parts(origin).and_then(|(_, host, _)| registrable(&host)),
+    }
 }
 
 /// Whether `credential` may be filled on a page of `page_origin`; otherwise why not.
@@ -152,6 +179,34 @@ mod tests {
         let mut pages = saved("https://alice.github.io");
         pages.same_site = true;
         assert!(applies(&pages, "https://bob.github.io").is_err());
+    }
+
+    #[test]
+    fn a_form_sends_a_secret_only_within_its_site_and_never_down_to_http() {
+        let page = "https://www.shop.example";
+        assert!(may_send_to(page, page));
+        assert!(may_send_to(page, "https://login.shop.example"));
+        assert!(!may_send_to(page, "http://login.shop.example"));
+        assert!(!may_send_to(page, "https://evil.test"));
+        assert!(!may_send_to(page, "https://shop.example.evil.test"));
+        assert!(!may_send_to("https://a.github.io", "https://b.github.io"));
+        assert!(!may_send_to(
+            "http://127.0.0.1:8080",
+            "http://127.1.0.1:8080"
+        ));
+        assert!(!may_send_to(page, "javascript:alert(1)"));
+        assert_eq!(
+            secret_field(page, itinero_shared::vault::SecretKind::Password).site,
+            Some("shop.example".into())
+        );
+        assert_eq!(
+            secret_field(
+                "http://127.0.0.1:8080",
+                itinero_shared::vault::SecretKind::Password
+            )
+            .site,
+            None
+        );
     }
 
     #[test]
