@@ -8,11 +8,29 @@ pub mod act;
 pub mod doctor;
 pub mod host;
 pub mod install;
+#[cfg(feature = "engine")]
 pub mod models;
+#[cfg(feature = "engine")]
 pub mod models_bench;
+#[cfg(feature = "engine")]
 pub mod models_pull;
 pub mod observe;
 pub mod skills;
 pub mod tabs;
 pub mod task;
 pub mod vault;
+
+/// `models` in a host built without the engine: every subcommand reads or runs models through
+/// it, so each says that it is missing rather than being unknown.
+#[cfg(not(feature = "engine"))]
+pub mod models {
+    #[derive(Debug, clap::Args)]
+    pub struct ModelsArgs {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        args: Vec<String>,
+    }
+
+    pub fn run_models(_: &ModelsArgs) -> anyhow::Result<bool> {
+        anyhow::bail!(crate::llm::NO_ENGINE)
+    }
+}

@@ -78,8 +78,9 @@ pub async fn choose_model(
                 },
                 Err(e) => e,
             };
+            let choice = builtin(model, device).map_err(|e| format!("{why}; {e}"))?;
             tracing::info!("{why}: the task runs on the built-in engine");
-            Ok(builtin(model, device))
+            Ok(choice)
         }
         "ollama" => {
             let ollama = ollama_backend()?;
@@ -107,7 +108,7 @@ pub async fn choose_model(
                 model,
             })
         }
-        "wgpu" => Ok(builtin(model, device)),
+        "wgpu" => builtin(model, device),
         // The agent's own strategies only: what it does with no model at all.
         "none" => Err("no model is used (backend `none`)".into()),
         other => Err(format!(
@@ -117,12 +118,35 @@ pub async fn choose_model(
 }
 
 /// The built-in engine: the model in process, shared by every task of the host.
-fn builtin(model: Option<String>, device: EngineDevice) -> ModelChoice {
+#[cfg(feature = "engine")]
+fn builtin(model: Option<String>, device: EngineDevice) -> Result<ModelChoice, String> {
     let model = model.unwrap_or_else(|| super::builtin::DEFAULT_MODEL.to_owned());
-    ModelChoice {
+    Ok(ModelChoice {
         backend: super::builtin::shared(&model, device),
         model,
-    }
+    })
+}
+
+#[cfg(not(feature = "engine"))]
+fn builtin(_: Option<String>, _: EngineDevice) -> Result<ModelChoice, String> {
+    Err(super::NO_ENGINE.into())
+}
+
+/// The models the built-in engine can run now.
+#[cfg(feature = "engine")]
+async fn builtin_models() -> Result<ModelList, String> {
+    let models = tokio::task::spawn_blocking(super::builtin::runnable_models)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(ModelList {
+        backend: "wgpu".to_owned(),
+        models: models.into_iter().map(|m| m.name).collect(),
+    })
+}
+
+#[cfg(not(feature = "engine"))]
+async fn builtin_models() -> Result<ModelList, String> {
+    Err(super::NO_ENGINE.into())
 }
 
 /// The scripted backend reading `path`, in a build for tests.
@@ -152,15 +176,6 @@ pub async fn list_models(
     settings: &Settings,
 ) -> Result<ModelList, String> {
     let backend = backend.unwrap_or(settings.backend);
-    let builtin = || async {
-        let models = tokio::task::spawn_blocking(super::builtin::runnable_models)
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(ModelList {
-            backend: "wgpu".to_owned(),
-            models: models.into_iter().map(|m| m.name).collect(),
-        })
-    };
     let api: Box<dyn Backend> = match backend {
         BackendChoice::Auto => {
             if let Ok(ollama) = ollama_backend() {
@@ -174,13 +189,13 @@ pub async fn list_models(
                     _ => {}
                 }
             }
-            return builtin().await;
+            return builtin_models().await;
         }
         BackendChoice::Ollama => Box::new(ollama_backend()?),
         BackendChoice::OpenAi => Box::new(openai_backend(
             openai_url.or(settings.openai_url.as_deref()),
         )?),
-        BackendChoice::Wgpu => return builtin().await,
+        BackendChoice::Wgpu => return builtin_models().await,
     };
     let models = api.models().await.map_err(|e| e.to_string())?;
     Ok(ModelList {

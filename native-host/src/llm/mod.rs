@@ -5,10 +5,13 @@
 //! [`scripted`] replays replies from a script for tests (only in builds with the `scripted`
 //! feature, which the tests and benchmarks turn on: whoever starts a host that has it can choose
 //! the model's replies). [`builtin`] runs the model in the host with the built-in engine
-//! (`native-host/engine`), on the GPU or the CPU: the backend when nothing else is set up.
+//! (`native-host/engine`), on the GPU or the CPU: the backend when nothing else is set up. It
+//! and [`pull`], which fetches its models, are in builds with the `engine` feature (the
+//! default); without it, choosing the built-in engine fails with [`NO_ENGINE`].
 //!
 //! A request is cancelled by dropping its future: the HTTP connection closes with it.
 
+#[cfg(feature = "engine")]
 pub mod builtin;
 pub mod choose;
 pub mod defuse;
@@ -16,6 +19,7 @@ pub mod http;
 pub mod lines;
 pub mod ollama;
 pub mod openai;
+#[cfg(feature = "engine")]
 pub mod pull;
 #[cfg(any(test, feature = "scripted"))]
 pub mod scripted;
@@ -24,6 +28,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+
+/// Why the built-in engine, or a command that needs it, is refused in a build without it.
+pub const NO_ENGINE: &str =
+    "this host was built without the built-in engine (cargo feature `engine`)";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

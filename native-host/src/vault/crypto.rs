@@ -59,8 +59,8 @@ pub struct KdfParams {
 }
 
 impl KdfParams {
-    /// Cheap costs for tests, which check the plumbing, not Argon2's strength.
-    #[cfg(test)]
+    /// Cheap costs for tests and fuzzing, which check the plumbing, not Argon2's strength.
+    #[cfg(any(test, fuzzing))]
     pub const FAST: KdfParams = KdfParams {
         m_kib: 64,
         t: 1,
@@ -70,12 +70,20 @@ impl KdfParams {
 
 impl Default for KdfParams {
     /// OWASP's recommendation for Argon2id: 19 MiB, 2 passes, 1 lane.
+    #[cfg(not(fuzzing))]
     fn default() -> Self {
         Self {
             m_kib: 19 * 1024,
             t: 2,
             p: 1,
         }
+    }
+
+    /// In a fuzzing build (`cargo fuzz` sets `cfg(fuzzing)`) a new vault derives cheaply: the
+    /// fuzzer looks for the vault's mistakes, and a strong derivation would take most of its time.
+    #[cfg(fuzzing)]
+    fn default() -> Self {
+        Self::FAST
     }
 }
 
