@@ -38,7 +38,11 @@ fn runtime() -> &'static Runtime {
 struct Written(Arc<Mutex<Vec<u8>>>);
 
 impl AsyncWrite for Written {
-    fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         self.0.lock().unwrap().extend_from_slice(buf);
         Poll::Ready(Ok(buf.len()))
     }
