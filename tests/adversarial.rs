@@ -745,6 +745,15 @@ async fn pages_built_to_get_something_out_get_nothing() -> Result<()> {
         );
         Ok(())
     });
+    case!("a sign-in form whose controls shadow its own properties", {
+        let log = suite.sign_in(&adv("shadowed.html"), &shop).await?;
+        said(&log, "its form sends with GET")?;
+        ensure!(
+            value(s, "#password").await?.is_empty(),
+            "the password was typed"
+        );
+        Ok(())
+    });
     case!("a sign-in form on the shop that sends to another site", {
         let log = suite
             .case(

@@ -56,6 +56,13 @@ extern "C" {
     fn end_walk_js();
     #[wasm_bindgen(js_name = readAttributes)]
     fn read_attributes_js(el: &Element) -> String;
+    /// An attribute read through `Element`'s prototype: a form's controls cannot shadow it.
+    #[wasm_bindgen(js_name = attributeOf)]
+    pub fn attribute_of(el: &Element, name: &str) -> Option<String>;
+    /// Attribute `name` of each element under `root` matching `selector` (empty where absent),
+    /// read through the prototypes as [`attribute_of`] is.
+    #[wasm_bindgen(js_name = attributesIn)]
+    pub fn attributes_in(root: &Element, selector: &str, name: &str) -> Vec<String>;
     /// The text a person reads in an element (its name from content); see read.js.
     #[wasm_bindgen(js_name = contentText)]
     pub fn content_text(el: &Element) -> String;

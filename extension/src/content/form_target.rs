@@ -2,9 +2,18 @@
 //! of the button that sends it. The observation marks a control whose form sends to another
 //! origin (the host then treats submitting it as leaving the site), and the secret check
 //! refuses a sign-in form that would carry a password to another site.
+//!
+//! The addresses are read as attributes and resolved here, never through `form.action`: a
+//! control named `action` shadows that property, and reading it as a string would read an
+//! element.
 
 use wasm_bindgen::JsCast;
-use web_sys::{Element, HtmlButtonElement, HtmlFormElement, HtmlInputElement};
+use web_sys::{
+    Element, HtmlButtonElement, HtmlFormElement, HtmlInputElement, HtmlSelectElement,
+    HtmlTextAreaElement,
+};
+
+use super::dom::{attribute_of, attributes_in};
 
 /// The origin of `url` (`null` for what has none, such as `javascript:`).
 fn origin_of(url: &str) -> String {
@@ -13,38 +22,55 @@ fn origin_of(url: &str) -> String {
         .unwrap_or_else(|_| "null".into())
 }
 
-/// The form `el` belongs to, and the address its own `formaction` names, if it has one.
-fn form_of(el: &Element) -> Option<(HtmlFormElement, Option<String>)> {
-    let own = el.has_attribute("formaction");
+/// An `action` or `formaction` value as the browser sends to it: resolved against `el`'s base
+/// URL, and the document's own address when it is absent or empty.
+fn resolve(el: &Element, value: Option<String>) -> String {
+    let value = value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+    let Some(value) = value else {
+        return el
+            .owner_document()
+            .and_then(|d| d.url().ok())
+            .unwrap_or_default();
+    };
+    el.base_uri()
+        .ok()
+        .flatten()
+        .and_then(|base| web_sys::Url::new_with_base(&value, &base).ok())
+        .map_or(value, |u| u.href())
+}
+
+/// The form `el` belongs to.
+fn form_of(el: &Element) -> Option<HtmlFormElement> {
     if let Some(b) = el.dyn_ref::<HtmlButtonElement>() {
-        return Some((b.form()?, own.then(|| b.form_action())));
+        return b.form();
     }
     if let Some(i) = el.dyn_ref::<HtmlInputElement>() {
-        return Some((i.form()?, own.then(|| i.form_action())));
+        return i.form();
     }
-    let form = el.closest("form").ok().flatten()?;
-    Some((form.dyn_into().ok()?, None))
+    if let Some(s) = el.dyn_ref::<HtmlSelectElement>() {
+        return s.form();
+    }
+    el.dyn_ref::<HtmlTextAreaElement>()?.form()
 }
 
 /// Every address `form` can send to: its `action` and the `formaction` of each of its buttons.
 pub fn destinations(form: &HtmlFormElement) -> Vec<String> {
-    let mut all = vec![form.action()];
-    if let Ok(list) = form.query_selector_all("[formaction]") {
-        for node in (0..list.length()).filter_map(|i| list.item(i)) {
-            if let Some(b) = node.dyn_ref::<HtmlButtonElement>() {
-                all.push(b.form_action());
-            } else if let Some(i) = node.dyn_ref::<HtmlInputElement>() {
-                all.push(i.form_action());
-            }
-        }
-    }
-    all
+    let action = resolve(form, attribute_of(form, "action"));
+    let buttons = attributes_in(form, "[formaction]", "formaction");
+    std::iter::once(action)
+        .chain(buttons.into_iter().map(|v| resolve(form, Some(v))))
+        .collect()
 }
 
 /// The origin `el`'s form sends to, when that is not `page` (its document's origin).
 pub fn sends_to(el: &Element, page: &str) -> Option<String> {
-    let (form, own) = form_of(el)?;
-    let to = origin_of(&own.unwrap_or_else(|| form.action()));
+    let form = form_of(el)?;
+    let own = attribute_of(el, "formaction");
+    let to = match own {
+        Some(own) => resolve(el, Some(own)),
+        None => resolve(&form, attribute_of(&form, "action")),
+    };
+    let to = origin_of(&to);
     (to != page).then_some(to)
 }
 

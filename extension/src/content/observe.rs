@@ -127,15 +127,13 @@ struct Doc {
 }
 
 impl Doc {
-    fn origin(&self) -> String {
-        self.origin
-            .get_or_init(|| {
-                self.doc
-                    .location()
-                    .and_then(|l| l.origin().ok())
-                    .unwrap_or_default()
-            })
-            .clone()
+    fn origin(&self) -> &str {
+        self.origin.get_or_init(|| {
+            self.doc
+                .location()
+                .and_then(|l| l.origin().ok())
+                .unwrap_or_default()
+        })
     }
 
     /// A box of this document's viewport in the top frame's, rounded as observations give boxes.
@@ -1328,7 +1326,7 @@ impl Walk<'_> {
         node.value = semantics::value(tag, &props);
         node.href = props.href.take();
         if semantics::is_form_control(tag) || tag == "button" {
-            node.sends_to = form_target::sends_to(el, &ctx.doc.origin());
+            node.sends_to = form_target::sends_to(el, ctx.doc.origin());
         }
         node.placeholder = non_empty(attrs.get("placeholder"));
         for a in ["name", "id", "aria-haspopup", "aria-controls"] {

@@ -901,3 +901,19 @@ export function readScrolls(node, d, i, win) {
   const o = styleAt(node, d, i, win).getPropertyValue('overflow-y');
   return (o === 'auto' || o === 'scroll') && el.scrollHeight > el.clientHeight + 1;
 }
+
+// A form's own properties and methods are shadowed by its controls' names (`<input
+// name="action">` makes `form.action` that input, `name="getAttribute"` its method): what is read
+// of a form goes through the prototypes.
+const getAttribute = Element.prototype.getAttribute;
+const selectAll = Element.prototype.querySelectorAll;
+
+/** `el`'s attribute `name`, or null, whatever its controls are named. */
+export function attributeOf(el, name) {
+  return getAttribute.call(el, name);
+}
+
+/** The attribute `name` of each element under `root` that `selector` matches, in order. */
+export function attributesIn(root, selector, name) {
+  return Array.from(selectAll.call(root, selector), e => getAttribute.call(e, name) ?? '');
+}

@@ -10,6 +10,7 @@
 //! normally sends it itself, so its native GET sending is held back instead. Nor into a form
 //! that sends to another site than the sign-in's: an injected form on the right page.
 
+use super::dom::{attribute_of, attributes_in};
 use super::form_target;
 use itinero_shared::messages::SecretField;
 use itinero_shared::vault::SecretKind;
@@ -101,18 +102,16 @@ pub fn refuse(win: &Window, el: &Element, field: &SecretField) -> Option<String>
 /// so, `Some(false)` when it says it posts, `None` when it says nothing (GET by default, unless
 /// a script sends it).
 fn sends_in_address(form: &HtmlFormElement) -> Option<bool> {
-    let says_get = |v: Option<String>| v.is_some_and(|m| m.trim().eq_ignore_ascii_case("get"));
-    let submitters = form.query_selector_all("[formmethod]").ok();
-    let submitter_get = submitters.is_some_and(|list| {
-        (0..list.length())
-            .filter_map(|i| list.item(i))
-            .filter_map(|n| n.dyn_into::<Element>().ok())
-            .any(|e| says_get(e.get_attribute("formmethod")))
-    });
-    match form.get_attribute("method") {
+    let says_get = |v: &str| v.trim().eq_ignore_ascii_case("get");
+    // Read through the prototypes: a control named `getAttribute` or `querySelectorAll` would
+    // otherwise hide the form's own.
+    let submitter_get = attributes_in(form, "[formmethod]", "formmethod")
+        .iter()
+        .any(|m| says_get(m));
+    match attribute_of(form, "method") {
         _ if submitter_get => Some(true),
-        Some(m) => Some(says_get(Some(m))),
-        None if form.has_attribute("action") => Some(true),
+        Some(m) => Some(says_get(&m)),
+        None if attribute_of(form, "action").is_some() => Some(true),
         None => None,
     }
 }
