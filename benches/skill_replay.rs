@@ -208,6 +208,7 @@ async fn bench() -> Result<()> {
             &Request::Run {
                 goal: GOAL.into(),
                 tab_id: Some(tab),
+                for_program: None,
             },
         )
         .await?;
@@ -245,6 +246,7 @@ async fn bench() -> Result<()> {
                 skill: SKILL.into(),
                 params: params.clone(),
                 tab_id: Some(tab),
+                for_program: None,
             },
         )
         .await?;

@@ -6,6 +6,8 @@ pub mod control;
 pub mod hardening;
 pub mod llm;
 pub mod logging;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod origin;
 pub mod paths;
 pub mod session;

@@ -1,14 +1,17 @@
 //! `itinero-host`: started by the browser it speaks native messaging on stdio (and serves
 //! the control socket); started by a person it is a CLI (`install`, `uninstall`, `doctor`,
 //! `tabs`, `observe`, `act` and `run`, which reach the browser through the running host, and
-//! `skills`, which works on the store and runs skills through the host; `vault`; `models`).
+//! `skills`, which works on the store and runs skills through the host; `vault`; `mcp`, a server
+//! for other AI tools; `models`).
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use itinero_host::cli::{act, doctor, install, models, observe, skills, tabs, task, vault};
+use itinero_host::cli::{
+    act, doctor, install, mcp, models, observe, skills, stats, tabs, task, vault,
+};
 use itinero_host::control::ControlServer;
 use itinero_host::store::StoreSlot;
 use itinero_host::{hardening, logging, origin, paths, session};
@@ -49,6 +52,10 @@ enum Command {
     Skills(skills::SkillsArgs),
     /// The credentials itinero signs in with: add, list, remove, import, audit, unlock, lock.
     Vault(vault::VaultArgs),
+    /// How the runs went over time: tasks, success, model calls, who decided the steps.
+    Stats(stats::StatsArgs),
+    /// Serve the browser to other AI tools over the Model Context Protocol (stdio).
+    Mcp(mcp::McpArgs),
     /// The models the built-in engine can run (itinero's cache, Ollama's store), and what a GGUF holds.
     Models(models::ModelsArgs),
 }
@@ -71,6 +78,8 @@ fn main() -> ExitCode {
         Command::Run(a) => task::run_goal(a),
         Command::Skills(a) => skills::run_skills(a),
         Command::Vault(a) => vault::run_vault(a),
+        Command::Stats(a) => stats::run_stats(a),
+        Command::Mcp(a) => mcp::run_mcp(a),
         Command::Models(a) => models::run_models(a),
     };
     match result {

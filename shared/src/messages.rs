@@ -164,6 +164,11 @@ pub struct TaskOptions {
     /// Replay this skill (with these parameter values) instead of asking the model each step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skill: Option<SkillRun>,
+    /// Carry out these actions, in order, instead of deciding: a program that names its own
+    /// steps (an MCP client) still has each checked by the guards and approved by the user like
+    /// a model's, and the task ends after the last or at the first that fails.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<crate::Action>,
 }
 
 /// A skill to replay and its parameters.
@@ -411,6 +416,11 @@ pub struct AskUser {
     /// offers to remember the answer for the site rather than remembering it unasked.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub from_model: bool,
+    /// The program that started the task (an MCP client), when not the panel: the question
+    /// is the user's to answer in the panel, never the program's, and the panel says whose
+    /// task asks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -1206,6 +1216,7 @@ mod tests {
                 kind: "question".into(),
                 can_always: true,
                 from_model: true,
+                started_by: Some("the MCP client claude".into()),
             }),
             ToBrowser::TaskFinished(TaskFinished {
                 task_id: 1,

@@ -118,6 +118,15 @@ pub struct Observation {
 
 impl Observation {
     /// The node that carries `index`, if any.
+    /// The target an action needs for the element numbered `index`: its index and fingerprint.
+    pub fn target_at(&self, index: u32) -> Option<crate::Target> {
+        let node = self.find_indexed(index)?;
+        Some(crate::Target {
+            index: node.index?,
+            fingerprint: node.fingerprint.clone()?,
+        })
+    }
+
     pub fn find_indexed(&self, index: u32) -> Option<&DomNode> {
         fn walk(node: &DomNode, index: u32) -> Option<&DomNode> {
             if node.index == Some(index) {

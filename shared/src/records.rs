@@ -242,6 +242,66 @@ impl From<TaskStatus> for RunStatus {
     }
 }
 
+/// How the runs of one period (and one site, or all) went: what shows whether itinero gets
+/// better with use, as the cache and skills take steps off the model. Times are Unix
+/// milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsagePeriod {
+    /// The period's first moment (a day, week or month, UTC).
+    pub start: i64,
+    /// The site (`scheme://host[:port]`), or `None` for every site together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<String>,
+    /// Tasks that ended in the period (running ones are not counted yet).
+    pub tasks: u32,
+    pub succeeded: u32,
+    pub model_calls: u64,
+    pub steps: StepsBy,
+    /// The median time from a task's start to its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_task_ms: Option<u64>,
+}
+
+/// Steps by what decided them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepsBy {
+    /// A remembered step (the action cache).
+    pub cache: u32,
+    /// A saved skill's replay.
+    pub skill: u32,
+    /// What the goal names found on the page, or a moved target found again, with no model.
+    pub grounding: u32,
+    /// A model's reply (one model, a vote, or the model choosing among candidates).
+    pub model: u32,
+    /// Sign-in, the user's answers, the guards, a program's own steps.
+    pub other: u32,
+}
+
+impl StepsBy {
+    pub fn total(&self) -> u32 {
+        self.cache + self.skill + self.grounding + self.model + self.other
+    }
+
+    /// Counts a step decided by `strategy` (the name a step record keeps).
+    pub fn count(&mut self, strategy: &str) {
+        match strategy {
+            "cache" => self.cache += 1,
+            "skill" => self.skill += 1,
+            "grounded" | "recovery" => self.grounding += 1,
+            "llm" | "vote" | "chooser" => self.model += 1,
+            _ => self.other += 1,
+        }
+    }
+
+    pub fn add(&mut self, other: &StepsBy) {
+        self.cache += other.cache;
+        self.skill += other.skill;
+        self.grounding += other.grounding;
+        self.model += other.model;
+        self.other += other.other;
+    }
+}
+
 /// One run as the history lists it. Times are Unix milliseconds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunSummary {

@@ -97,6 +97,9 @@ struct Panel {
     vault: VaultView,
     next_id: u64,
     running: Option<Running>,
+    /// A question on screen from a task another program started (an MCP client): (task,
+    /// question). Its approvals are the user's to give here, never the program's.
+    outside_question: Option<(u64, u64)>,
     page: Page,
     /// Requests waiting for their reply, by id.
     pending: HashMap<u64, Pending>,
@@ -133,6 +136,7 @@ pub fn start() -> Result<(), JsValue> {
         vault: VaultView::find(&document)?,
         next_id: 1,
         running: None,
+        outside_question: None,
         page: Page::Run,
         pending: HashMap::new(),
         open_run: None,
@@ -617,7 +621,8 @@ fn stop(panel: &Rc<RefCell<Panel>>) {
 
 fn answer(panel: &Rc<RefCell<Panel>>, reply: String) {
     let mut p = panel.borrow_mut();
-    let Some((task_id, question_id)) = p.running.as_mut().and_then(|r| r.question.take()) else {
+    let asked = p.running.as_mut().and_then(|r| r.question.take());
+    let Some((task_id, question_id)) = asked.or_else(|| p.outside_question.take()) else {
         return;
     };
     let remember = p.view.remember_answer();
@@ -822,6 +827,14 @@ fn on_message(panel: &Rc<RefCell<Panel>>, msg: JsValue) {
                 msg if ours => on_task_message(&mut p, msg),
                 // Acknowledgements of Stop and of answers: the task's own stream says what follows.
                 ToBrowser::TaskEvent(_) => {}
+                ToBrowser::AskUser(q) if q.started_by.is_some() => {
+                    let by = q.started_by.clone().unwrap_or_default();
+                    p.outside_question = Some((q.task_id, q.question_id));
+                    let shown = format!("A task {by} started asks: {}", q.question);
+                    p.view
+                        .show_question(&shown, q.kind == "approval", q.can_always, q.from_model);
+                    p.view.log("note", &shown);
+                }
                 ToBrowser::Error(err) => p.view.log(
                     "error",
                     &format!("Host error ({:?}): {}", err.code, err.message),

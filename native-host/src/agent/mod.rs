@@ -7,7 +7,7 @@
 //! the goal names found on the page by `ground/`, with no model, or picked among by the model
 //! in `chooser.rs`; `strategy.rs`: the
 //! model, asked again when its reply cannot be used; `vote.rs`: several samples; `replay.rs`: a
-//! skill's steps), is checked by `guards.rs` and, for long goals, follows `planner.rs`'s
+//! skill's steps; `given.rs`: the steps a program named itself), is checked by `guards.rs` and, for long goals, follows `planner.rs`'s
 //! sub-goals. What the model reads is built by `prompt.rs` (with the page written out by
 //! `render.rs`) and what it writes is read by `reply.rs`, `parse.rs`, `validate.rs` and
 //! `resolve.rs`; `progress.rs` carries a model call's progress to the panel. `memory.rs` is
@@ -17,6 +17,7 @@
 
 pub mod cache;
 pub mod chooser;
+pub mod given;
 pub mod ground;
 pub mod grounded;
 pub mod guards;

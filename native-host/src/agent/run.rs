@@ -30,6 +30,7 @@ use itinero_shared::records::{ApprovalPolicy, StepRecord};
 use itinero_shared::Action;
 
 use super::cache;
+use super::given;
 use super::guards::{self, Taken, Verdict};
 use super::planner::{self, Planner};
 use super::progress::{self, Reporter};
@@ -653,6 +654,8 @@ impl Run<'_> {
         let thought = decided.decision.thought.as_deref().unwrap_or_default();
         match guards::check(&self.task.goal, &action, &page.obs, &self.taken) {
             Verdict::Allow => {}
+            // A program's own steps are carried out as given, never completed for it.
+            Verdict::Replace { .. } if decided.decision.strategy == given::NAME => {}
             Verdict::Replace {
                 action: instead,
                 why,

@@ -71,6 +71,7 @@ pub fn run_goal(args: &GoalArgs) -> Result<bool> {
     let request = Request::Run {
         goal: args.goal.clone(),
         tab_id: args.tab_id,
+        for_program: None,
     };
     start(&request, &args.follow)
 }
@@ -81,6 +82,7 @@ pub fn run_skill(args: &SkillArgs) -> Result<bool> {
         skill: args.name.clone(),
         params: args.params.clone(),
         tab_id: args.tab_id,
+        for_program: None,
     };
     start(&request, &args.follow)
 }

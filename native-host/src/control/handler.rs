@@ -52,7 +52,7 @@ pub async fn handle(link: &BrowserLink, tasks: Option<&Tasks>, request: Request)
                 round_trip_ms: ms(t.round_trip),
             }),
         // The server streams a run itself ([`super::run_task`]).
-        Request::Run { .. } | Request::RunSkill { .. } => {
+        Request::Run { .. } | Request::RunSkill { .. } | Request::Perform { .. } => {
             Ok(Response::error("runs are served by the connection"))
         }
         Request::Reply { .. } | Request::Stop => Ok(Response::error(

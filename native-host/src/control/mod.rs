@@ -170,6 +170,7 @@ mod socket_tests {
             skill: "Search the shop".into(),
             params: vec![],
             tab_id: None,
+            for_program: None,
         };
         match client.call(&run).await.unwrap() {
             Response::Error { message, .. } => assert_eq!(

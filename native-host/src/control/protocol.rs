@@ -6,7 +6,7 @@
 //! ← {"kind":"outcome","outcome":{"kind":"done"},"elapsed_ms":162,"round_trip_ms":168.4}
 //! ```
 //!
-//! `run` and `run_skill` are answered by a stream: `started`, then the task's `event`s and
+//! `run`, `run_skill` and `perform` are answered by a stream: `started`, then the task's `event`s and
 //! `question`s, then `finished` (or an `error` when it cannot start). While it runs the client
 //! may send `reply` (to a question) and `stop`; a client that goes away stops the task. The
 //! connection closes after `finished`.
@@ -56,6 +56,20 @@ pub enum Request {
         /// The tab to run in; default: the active web page.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tab_id: Option<i64>,
+        /// See [`Request::Perform`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        for_program: Option<String>,
+    },
+    /// Carries out actions in a tab as a task: each is checked by the guards, a risky one waits
+    /// for the user's approval, and a `{{secret:…}}` is filled by auto-login, as for a model's
+    /// step; answered by a stream like `run`.
+    Perform {
+        tab_id: i64,
+        actions: Vec<Action>,
+        /// The program the task is for (an MCP client), by name: its questions, approvals
+        /// included, are asked in the side panel rather than sent to this connection.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        for_program: Option<String>,
     },
     /// Runs a skill of the store in a tab, as the panel would; answered by a stream.
     RunSkill {
@@ -68,6 +82,9 @@ pub enum Request {
         /// active tab.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tab_id: Option<i64>,
+        /// See [`Request::Perform`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        for_program: Option<String>,
     },
     /// Unlocks the host's vault with its passphrase.
     UnlockVault { passphrase: Hidden },

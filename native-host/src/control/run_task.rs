@@ -1,11 +1,13 @@
-//! `run` and `run_skill` on the control socket: a task started by a program on this machine
-//! (the CLI's `run` and `skills run`, the benchmarks) instead of the panel. It is a task of the
-//! browser session like any other — recorded in the history, counted in a skill's statistics,
-//! stoppable — whose events and questions go to the client rather than to the panel.
+//! `run`, `run_skill` and `perform` on the control socket: a task started by a program on this
+//! machine (the CLI's `run` and `skills run`, the MCP server, the benchmarks) instead of the
+//! panel. It is a task of the browser session like any other — recorded in the history, counted
+//! in a skill's statistics, stoppable — whose events go to the client rather than to the panel;
+//! its questions go to the client too, unless it runs for a program, which must not answer
+//! them itself (then the user answers in the panel).
 
 use itinero_shared::envelope::MessageSet;
 use itinero_shared::messages::{SkillRun, StartTask, TabInfo, TaskOptions, UserReply};
-use itinero_shared::ToBrowser;
+use itinero_shared::{Action, ToBrowser};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tracing::{debug, info};
 
@@ -13,7 +15,7 @@ use super::protocol::{Request, Response};
 use crate::session::link::BrowserLink;
 use crate::session::outbox::Outbox;
 use crate::session::tasks::Tasks;
-use crate::skills::params;
+use crate::skills::{params, words};
 use crate::store::{origin_of, Store, StoreError, StoredSkill};
 
 /// What a client asked to run.
@@ -24,12 +26,80 @@ pub enum Job {
         name: String,
         params: Vec<(String, String)>,
     },
+    /// Actions the client named, carried out as a task's steps.
+    Steps(Vec<Action>),
 }
 
-/// A task ready to start: its goal, the skill it replays, and the site it belongs on.
+/// A run a client asked for: the job, the tab (default: chosen for it) and the program it runs
+/// for, whose questions the user answers in the panel.
+pub struct Run {
+    pub job: Job,
+    pub tab_id: Option<i64>,
+    pub for_program: Option<String>,
+}
+
+impl TryFrom<Request> for Run {
+    /// A request a stream answers; any other comes back.
+    type Error = Request;
+
+    fn try_from(request: Request) -> Result<Self, Request> {
+        Ok(match request {
+            Request::Run {
+                goal,
+                tab_id,
+                for_program,
+            } => Run {
+                job: Job::Goal(goal),
+                tab_id,
+                for_program,
+            },
+            Request::RunSkill {
+                skill,
+                params,
+                tab_id,
+                for_program,
+            } => Run {
+                job: Job::Skill {
+                    name: skill,
+                    params,
+                },
+                tab_id,
+                for_program,
+            },
+            Request::Perform {
+                tab_id,
+                actions,
+                for_program,
+            } => Run {
+                job: Job::Steps(actions),
+                tab_id: Some(tab_id),
+                for_program,
+            },
+            other => return Err(other),
+        })
+    }
+}
+
+impl Job {
+    /// For the log.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Job::Goal(_) => "goal",
+            Job::Skill { .. } => "skill",
+            Job::Steps(_) => "steps",
+        }
+    }
+}
+
+/// Most actions one `perform` carries out.
+const MAX_STEPS: usize = 20;
+
+/// A task ready to start: its goal, the skill it replays or the steps it carries out, and the
+/// site it belongs on.
 struct Ready {
     goal: String,
     skill: Option<SkillRun>,
+    steps: Vec<Action>,
     origin: Option<String>,
 }
 
@@ -64,6 +134,7 @@ async fn prepare(tasks: &Tasks, skill: &str, values: &[(String, String)]) -> Res
         .map_err(|e| format!("cannot run the skill \"{}\": {e}", s.name))?;
     Ok(Ready {
         goal,
+        steps: Vec::new(),
         origin: Some(s.origin.clone()),
         skill: Some(SkillRun {
             id: stored.id,
@@ -85,6 +156,35 @@ fn pick_tab(tabs: &[TabInfo], origin: Option<&str>) -> Option<i64> {
         .map(|t| t.tab_id)
 }
 
+/// Steps to carry out, with the goal the history shows for them: what they do, in words.
+fn steps_ready(steps: Vec<Action>) -> Result<Ready, String> {
+    if steps.is_empty() {
+        return Err("no action to perform".into());
+    }
+    if steps.len() > MAX_STEPS {
+        return Err(format!(
+            "{} actions in one request; at most {MAX_STEPS}",
+            steps.len()
+        ));
+    }
+    if let Some(a) = steps
+        .iter()
+        .find(|a| matches!(a, Action::Done { .. } | Action::AskUser { .. }))
+    {
+        return Err(format!(
+            "{} is not an action in the page: a program ends its own work and asks its own questions",
+            a.kind()
+        ));
+    }
+    let said: Vec<String> = steps.iter().map(words::action).collect();
+    Ok(Ready {
+        goal: format!("Perform: {}", said.join("; ")),
+        skill: None,
+        steps,
+        origin: None,
+    })
+}
+
 async fn send<W: AsyncWrite + Unpin>(write: &mut W, response: &Response) -> std::io::Result<()> {
     let mut out = serde_json::to_vec(response).expect("responses always serialise");
     out.push(b'\n');
@@ -96,8 +196,7 @@ async fn send<W: AsyncWrite + Unpin>(write: &mut W, response: &Response) -> std:
 pub async fn serve<R, W>(
     link: &BrowserLink,
     tasks: Option<&Tasks>,
-    job: Job,
-    tab_id: Option<i64>,
+    run: Run,
     reader: &mut R,
     write: &mut W,
 ) where
@@ -108,6 +207,11 @@ pub async fn serve<R, W>(
         let _ = send(write, &Response::error("this host runs no tasks")).await;
         return;
     };
+    let Run {
+        job,
+        tab_id,
+        for_program,
+    } = run;
     let prepared = match job {
         Job::Goal(goal) if goal.trim().is_empty() => {
             Err("the goal is empty: say what to do".into())
@@ -115,9 +219,11 @@ pub async fn serve<R, W>(
         Job::Goal(goal) => Ok(Ready {
             goal: goal.trim().to_owned(),
             skill: None,
+            steps: Vec::new(),
             origin: None,
         }),
         Job::Skill { name, params } => prepare(tasks, &name, &params).await,
+        Job::Steps(steps) => steps_ready(steps),
     };
     let ready = match prepared {
         Ok(ready) => ready,
@@ -154,11 +260,12 @@ pub async fn serve<R, W>(
         tab_id,
         options: TaskOptions {
             skill: ready.skill,
+            steps: ready.steps,
             ..Default::default()
         },
     };
     // The request id only tags the task's messages to `out`, which is this connection's alone.
-    let task_id = tasks.start_reporting_to(out, 1, start);
+    let task_id = tasks.start_reporting_to(out, 1, start, for_program);
     info!(task_id, tab_id, "task started from the control socket");
     let started = Response::Started {
         task_id,

@@ -18,7 +18,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tracing::{debug, info, warn};
 
 use super::protocol::{Request, Response};
-use super::run_task::{self, Job};
+use super::run_task::{self, Run};
 use super::{discovery, handler, socket_path, MAX_REQUEST_BYTES};
 use crate::session::link::BrowserLink;
 use crate::session::tasks::Tasks;
@@ -173,31 +173,17 @@ async fn serve_connection(
             continue;
         } else {
             match serde_json::from_str::<Request>(&line) {
-                Ok(Request::Run { goal, tab_id }) => {
-                    debug!("control request: run");
-                    let job = Job::Goal(goal);
-                    let tasks = tasks.as_ref();
-                    run_task::serve(&link, tasks, job, tab_id, &mut reader, &mut write).await;
-                    return;
-                }
-                Ok(Request::RunSkill {
-                    skill,
-                    params,
-                    tab_id,
-                }) => {
-                    debug!(skill, "control request: run_skill");
-                    let job = Job::Skill {
-                        name: skill,
-                        params,
-                    };
-                    let tasks = tasks.as_ref();
-                    run_task::serve(&link, tasks, job, tab_id, &mut reader, &mut write).await;
-                    return;
-                }
-                Ok(request) => {
-                    debug!(?request, "control request");
-                    handler::handle(&link, tasks.as_ref(), request).await
-                }
+                Ok(request) => match Run::try_from(request) {
+                    Ok(run) => {
+                        debug!(job = run.job.name(), "control request: a run");
+                        run_task::serve(&link, tasks.as_ref(), run, &mut reader, &mut write).await;
+                        return;
+                    }
+                    Err(request) => {
+                        debug!(?request, "control request");
+                        handler::handle(&link, tasks.as_ref(), request).await
+                    }
+                },
                 Err(e) => Response::error(format!("unreadable request: {e}")),
             }
         };

@@ -9,6 +9,7 @@ use itinero_shared::records::Settings;
 
 use super::chain::{deciders, without_model};
 use super::panel::SessionPanel;
+use crate::agent::given::Given;
 use crate::agent::memory::StoreMemory;
 use crate::agent::replay::Replay;
 use crate::agent::run::{Deciders, Panel, Task};
@@ -86,6 +87,9 @@ pub async fn prepare(
         approval: settings.approval,
         model: None,
     };
+    if !options.steps.is_empty() {
+        return given(start, store, vault, settings, &options, task, panel).await;
+    }
     let wire_model = options.model.as_deref().or(settings.model.as_deref());
     let refused = wire_model
         .into_iter()
@@ -142,6 +146,49 @@ pub async fn prepare(
     Prepared {
         task,
         deciders,
+        memory,
+    }
+}
+
+/// A task of steps a program named: no model, no skill, no plan and nothing learnt for the
+/// cache (its strategy is not one the cache keeps); the guards, approvals and auto-login as
+/// for any task.
+async fn given(
+    start: &StartTask,
+    store: Option<Store>,
+    vault: Option<Vault>,
+    settings: Settings,
+    options: &TaskOptions,
+    mut task: Task,
+    panel: &SessionPanel,
+) -> Prepared {
+    // Each step, the end, and room for auto-login's own steps on a sign-in page.
+    task.max_steps = u32::try_from(options.steps.len()).unwrap_or(u32::MAX / 2) * 2 + 4;
+    let overrides = site_overrides(store.as_ref(), panel).await;
+    let memory = Arc::new(StoreMemory::new(
+        store,
+        NewRun {
+            goal: start.goal.clone(),
+            start_url: String::new(),
+            tab_id: Some(start.tab_id),
+            backend: String::new(),
+            model: String::new(),
+        },
+    ));
+    let sign_in = vault.map(|vault| {
+        Box::new(AutoLogin::new(
+            vault,
+            settings.sign_in_names_user,
+            overrides,
+        )) as Box<dyn crate::agent::run::SignIn>
+    });
+    Prepared {
+        task,
+        deciders: Ok(Deciders {
+            strategy: Box::new(Given::new(options.steps.clone())),
+            planner: None,
+            sign_in,
+        }),
         memory,
     }
 }

@@ -82,12 +82,20 @@ impl Tasks {
     pub fn start(&self, request_id: u64, start: StartTask) -> Option<u64> {
         // Gone only once the session ended, when nobody is left to start a task for.
         let out = self.out.upgrade()?;
-        Some(self.start_reporting_to(out, request_id, start))
+        Some(self.start_reporting_to(out, request_id, start, None))
     }
 
     /// Like [`Tasks::start`], with the task's events, questions and result sent to `out`
     /// rather than to the browser: a task started from the control socket reports to its client.
-    pub fn start_reporting_to(&self, out: Outbox, request_id: u64, start: StartTask) -> u64 {
+    /// With `for_program` (the program's name) its questions go to the side panels instead,
+    /// for the user to answer: a program must not approve its own risky steps.
+    pub fn start_reporting_to(
+        &self,
+        out: Outbox,
+        request_id: u64,
+        start: StartTask,
+        for_program: Option<String>,
+    ) -> u64 {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = Arc::new(Notify::new());
         let task_id = self.registry.add(stop.clone(), stopped.clone());
@@ -98,6 +106,13 @@ impl Tasks {
             task_id,
             stopped,
             answer_within: super::panel::answer_within(),
+            // A browser already gone has no panel to ask in; the wait for an answer ends it.
+            asks_user: for_program.map(|by| {
+                (
+                    self.out.upgrade().unwrap_or_else(|| Outbox::channel().0),
+                    by,
+                )
+            }),
         };
         let handle = tokio::spawn(self.clone().run(task_id, start, panel, stop));
         if let Some(running) = self.registry.lock().running.get_mut(&task_id) {

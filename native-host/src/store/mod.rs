@@ -34,6 +34,7 @@ mod settings;
 mod site;
 mod skills;
 mod slot;
+mod stats;
 mod trajectories;
 mod vault;
 
@@ -51,6 +52,7 @@ pub use runs::NewRun;
 pub use site::origin_of;
 pub use skills::StoredSkill;
 pub use slot::StoreSlot;
+pub use stats::{civil_from_days as civil_date, summarise, Period, RunFacts};
 pub use trajectories::Trajectory;
 pub use vault::{NewSealed, SealedCredential, VaultMeta};
 
