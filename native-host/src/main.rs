@@ -25,7 +25,7 @@ use itinero_shared::{encode_frame, ErrorCode, ToBrowser};
     name = "itinero-host",
     version,
     about = "itinero's native-messaging host. Browsers start it by themselves; people use the subcommands.",
-    after_help = "Started by a browser, it is given the caller's origin (chrome-extension://<id>/) and speaks the native-messaging protocol on stdin/stdout."
+    after_help = "Exit status: 0 done; 1 the task, action or check did not succeed (its output says why); 2 itinero could not do what was asked (no browser or host to reach, a store or file it cannot use, wrong arguments).\n\nStarted by a browser, it is given the caller's origin (chrome-extension://<id>/) and speaks the native-messaging protocol on stdin/stdout."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -60,6 +60,12 @@ enum Command {
     Models(models::ModelsArgs),
 }
 
+/// A task, action or check that ran and did not succeed.
+const EXIT_DID_NOT_SUCCEED: u8 = 1;
+/// Nothing could be done: no host to reach, an unusable store or file, wrong arguments (clap's
+/// own usage errors exit with 2 too).
+const EXIT_COULD_NOT_RUN: u8 = 2;
+
 fn main() -> ExitCode {
     hardening::harden_process();
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
@@ -84,10 +90,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
+        Ok(false) => ExitCode::from(EXIT_DID_NOT_SUCCEED),
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            ExitCode::from(EXIT_COULD_NOT_RUN)
         }
     }
 }

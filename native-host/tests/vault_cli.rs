@@ -154,6 +154,20 @@ fn credentials_are_added_listed_imported_and_removed_without_a_secret_leaking() 
         .filter_map(|l| l.split_whitespace().nth(3))
         .collect();
     assert_eq!(whats, ["removed", "added", "added"], "{audit}");
+    let audit: serde_json::Value =
+        serde_json::from_str(&ok(data, &["audit", "--json"], None, "")).unwrap();
+    let whats: Vec<&str> = audit
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["what"].as_str().unwrap())
+        .collect();
+    assert_eq!(whats, ["removed", "added", "added"], "{audit}");
+    let status: serde_json::Value =
+        serde_json::from_str(&ok(data, &["status", "--json"], None, "")).unwrap();
+    assert_eq!(status["state"], "locked", "{status}");
+    assert_eq!(status["source"], "passphrase", "{status}");
+    assert!(status["credentials"].as_u64().is_some(), "{status}");
 
     for (file, bytes) in files(data) {
         for secret in [PASSWORD, SEED, "hunter2", PASSPHRASE] {
@@ -163,4 +177,38 @@ fn credentials_are_added_listed_imported_and_removed_without_a_secret_leaking() 
             );
         }
     }
+}
+
+#[test]
+fn a_command_that_cannot_run_exits_2_and_one_that_did_not_succeed_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_itinero-host"))
+            .args(args)
+            .env("ITINERO_DATA_DIR", dir.path())
+            .env("HOME", dir.path())
+            .output()
+            .unwrap()
+    };
+    // No browser runs, so no host: itinero could not do it.
+    let tabs = run(&["tabs"]);
+    assert_eq!(tabs.status.code(), Some(2), "{tabs:?}");
+    assert!(String::from_utf8_lossy(&tabs.stderr).contains("no running itinero host"));
+    // The checks ran and one failed: nothing is installed in this browser profile.
+    let profile = dir.path().join("profile");
+    std::fs::create_dir_all(&profile).unwrap();
+    let doctor = run(&[
+        "doctor",
+        "--json",
+        "--profile-dir",
+        profile.to_str().unwrap(),
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    assert_eq!(report["ok"], false, "{report}");
+    assert_eq!(doctor.status.code(), Some(1), "{report}");
+    assert!(report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["status"] == "fail" && c["fix"].is_string()));
 }

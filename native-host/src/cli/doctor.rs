@@ -28,11 +28,15 @@ pub struct DoctorArgs {
     /// extension id(s) that must be allowed (default: itinero's own build)
     #[arg(long = "extension-id")]
     pub extension_id: Vec<String>,
+    /// print the checks as JSON: {"ok": …, "checks": [{"status", "what", "fix"}]}
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Outcome of one check. Only `Fail` makes the doctor (and its exit status) unhappy:
 /// a `Warn` still works, a `Skip` was not applicable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Status {
     Ok,
     Warn,
@@ -52,7 +56,7 @@ impl Status {
 }
 
 /// One line of the report, with the repair for anything not ok.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Check {
     pub status: Status,
     pub what: String,
@@ -127,6 +131,11 @@ pub fn run_doctor(args: &DoctorArgs) -> Result<bool> {
     let ok = all_ok(&checks);
     let failed = checks.iter().filter(|c| c.status == Status::Fail).count();
     let mut out = io::stdout().lock();
+    if args.json {
+        let report = serde_json::json!({"ok": ok, "checks": checks});
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        return Ok(ok);
+    }
     out.write_all(render(&checks).as_bytes())?;
     if ok {
         writeln!(out, "all checks passed")?;

@@ -26,7 +26,11 @@ pub struct VaultArgs {
 #[derive(Debug, Subcommand)]
 pub enum VaultCommand {
     /// Whether the vault exists, where its key is kept, and how many credentials it holds.
-    Status,
+    Status {
+        /// Print it as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Save a credential; the password (and with --totp the TOTP seed) is asked without echo.
     Add {
         /// The site, e.g. https://shop.example (a login page's URL works too).
@@ -57,6 +61,9 @@ pub enum VaultCommand {
     Audit {
         #[arg(long, default_value_t = 30)]
         limit: u32,
+        /// Print the entries as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Give the running host the passphrase (it asks in the side panel otherwise).
     Unlock(HostArgs),
@@ -74,7 +81,7 @@ pub fn run_vault(args: &VaultArgs) -> Result<bool> {
     let data_dir = crate::paths::data_dir()?;
     let vault = Vault::new(store, vault::key_store::for_data_dir(&data_dir));
     match &args.command {
-        VaultCommand::Status => status(&vault),
+        VaultCommand::Status { json } => status(&vault, *json),
         VaultCommand::Add {
             origin,
             username,
@@ -142,8 +149,12 @@ pub fn run_vault(args: &VaultArgs) -> Result<bool> {
             }
             Ok(())
         }
-        VaultCommand::Audit { limit } => {
+        VaultCommand::Audit { limit, json } => {
             let entries = vault.audit_list(*limit)?;
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&entries)?);
+                return Ok(true);
+            }
             if entries.is_empty() {
                 println!("nothing yet: fills and refusals are listed here");
             }
@@ -171,9 +182,15 @@ pub fn run_vault(args: &VaultArgs) -> Result<bool> {
     .map(|()| true)
 }
 
-fn status(vault: &Vault) -> Result<()> {
+fn status(vault: &Vault, json: bool) -> Result<()> {
     let status = vault.status()?;
     let count = vault.list()?.len();
+    if json {
+        let mut value = serde_json::to_value(&status)?;
+        value["credentials"] = count.into();
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
+    }
     let state = match status.state {
         VaultState::NotCreated => "not created yet".to_owned(),
         VaultState::Locked => "locked".to_owned(),
