@@ -40,6 +40,18 @@ pub enum TaskStatus {
     StepLimit,
 }
 
+impl TaskStatus {
+    /// How the panel, the CLI and the MCP server head a task's answer.
+    pub fn heading(self) -> &'static str {
+        match self {
+            TaskStatus::Succeeded => "Done",
+            TaskStatus::Failed => "Failed",
+            TaskStatus::Stopped => "Stopped",
+            TaskStatus::StepLimit => "Step limit reached",
+        }
+    }
+}
+
 // ---- settings ----
 
 /// The user's settings, kept by the host. Every field has a default, so settings written by an
@@ -282,15 +294,16 @@ impl StepsBy {
         self.cache + self.skill + self.grounding + self.model + self.other
     }
 
-    /// Counts a step decided by `strategy` (the name a step record keeps).
-    pub fn count(&mut self, strategy: &str) {
-        match strategy {
-            "cache" => self.cache += 1,
-            "skill" => self.skill += 1,
-            "grounded" | "recovery" => self.grounding += 1,
-            "llm" | "vote" | "chooser" => self.model += 1,
-            _ => self.other += 1,
-        }
+    /// Counts `n` steps decided by `strategy` (the name a step record keeps).
+    pub fn count(&mut self, strategy: &str, n: u32) {
+        let kind = match strategy {
+            "cache" => &mut self.cache,
+            "skill" => &mut self.skill,
+            "grounded" | "recovery" => &mut self.grounding,
+            "llm" | "vote" | "chooser" => &mut self.model,
+            _ => &mut self.other,
+        };
+        *kind += n;
     }
 
     pub fn add(&mut self, other: &StepsBy) {

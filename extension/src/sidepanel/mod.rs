@@ -751,12 +751,13 @@ fn on_task_message(p: &mut Panel, msg: ToBrowser) {
             library::offer(p, saved, &goal);
             p.view.show_running(false);
             p.view.hide_question();
-            let (status, heading) = match f.status {
-                TaskStatus::Succeeded => ("succeeded", "Done"),
-                TaskStatus::Failed => ("failed", "Failed"),
-                TaskStatus::Stopped => ("stopped", "Stopped"),
-                TaskStatus::StepLimit => ("step_limit", "Step limit reached"),
+            let status = match f.status {
+                TaskStatus::Succeeded => "succeeded",
+                TaskStatus::Failed => "failed",
+                TaskStatus::Stopped => "stopped",
+                TaskStatus::StepLimit => "step_limit",
             };
+            let heading = f.status.heading();
             let answer = f.answer.unwrap_or_default();
             p.view.show_answer(status, heading, &answer);
             p.view.log("reply", &format!("{heading}: {answer}"));

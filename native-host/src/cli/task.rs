@@ -140,13 +140,7 @@ async fn follow(client: &mut ControlClient, args: &FollowArgs) -> Result<bool> {
                 let answer = finished.answer.unwrap_or_default();
                 let ok = finished.status == TaskStatus::Succeeded;
                 if !args.json {
-                    let heading = match finished.status {
-                        TaskStatus::Succeeded => "Done",
-                        TaskStatus::Failed => "Failed",
-                        TaskStatus::Stopped => "Stopped",
-                        TaskStatus::StepLimit => "Step limit reached",
-                    };
-                    println!("{heading}: {answer}");
+                    println!("{}: {answer}", finished.status.heading());
                 }
                 return Ok(ok);
             }

@@ -24,13 +24,7 @@ pub struct Ended {
 impl Ended {
     /// The result's text: the status and answer first, then the steps.
     pub fn text(&self) -> String {
-        let heading = match self.status {
-            TaskStatus::Succeeded => "Done",
-            TaskStatus::Failed => "Failed",
-            TaskStatus::Stopped => "Stopped",
-            TaskStatus::StepLimit => "Step limit reached",
-        };
-        let mut text = format!("{heading}: {}", self.answer);
+        let mut text = format!("{}: {}", self.status.heading(), self.answer);
         if !self.steps.is_empty() {
             text.push_str("\n\nSteps:\n");
             text.push_str(&self.steps.join("\n"));

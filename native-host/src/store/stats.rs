@@ -2,7 +2,7 @@
 //! many tasks ended and succeeded, the model calls they took, what decided their steps and how
 //! long they took. Read from `runs` and `steps`; nothing is kept besides.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use itinero_shared::records::{RunStatus, StepsBy, UsagePeriod};
 use rusqlite::params;
@@ -151,21 +151,32 @@ impl Store {
             })
             .and_then(|rows| rows.collect())
             .doing(doing)?;
-        let mut by_run = conn
+        // Every counted run's steps by decider, in one pass over the same runs.
+        let mut by_decider = conn
             .prepare_cached(
-                "SELECT s.strategy, COUNT(*) FROM steps s JOIN runs r ON r.id = s.run_id \
-                 WHERE s.run_id = ?1 GROUP BY s.strategy",
+                "SELECT s.run_id, s.strategy, COUNT(*) FROM steps s JOIN runs r ON r.id = s.run_id \
+                 WHERE r.status != 'running' AND r.started_at >= ?1 \
+                   AND (?2 IS NULL OR r.origin = ?2) \
+                 GROUP BY s.run_id, s.strategy",
             )
             .doing(doing)?;
-        for (id, facts) in &mut runs {
-            let counts: Vec<(String, i64)> = by_run
-                .query_map([*id], |row| Ok((row.get(0)?, row.get(1)?)))
-                .and_then(|rows| rows.collect())
-                .doing(doing)?;
-            for (strategy, n) in counts {
-                for _ in 0..n.max(0) {
-                    facts.steps.count(&strategy);
-                }
+        let counts: Vec<(i64, String, i64)> = by_decider
+            .query_map(params![since, site], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })
+            .and_then(|rows| rows.collect())
+            .doing(doing)?;
+        let at: HashMap<i64, usize> = runs
+            .iter()
+            .enumerate()
+            .map(|(i, (id, _))| (*id, i))
+            .collect();
+        for (id, strategy, n) in counts {
+            if let Some(&i) = at.get(&id) {
+                runs[i]
+                    .1
+                    .steps
+                    .count(&strategy, u32::try_from(n).unwrap_or(u32::MAX));
             }
         }
         Ok(runs.into_iter().map(|(_, f)| f).collect())
@@ -202,7 +213,7 @@ mod tests {
     fn run(site: &str, day: i64, ok: bool, secs: i64, calls: u64, by: &[&str]) -> RunFacts {
         let mut steps = StepsBy::default();
         for s in by {
-            steps.count(s);
+            steps.count(s, 1);
         }
         let started_at = NOV_27_2026 + day * DAY_MS;
         RunFacts {
