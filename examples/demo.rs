@@ -22,8 +22,15 @@ async fn main() -> Result<()> {
     let display =
         std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
     let headless = !display || std::env::var_os("ITINERO_HEADLESS").is_some();
+    // ITINERO_CHROMIUM, which scripts/demo sets to the browser scripts/setup.sh chose.
+    let options = LaunchOptions {
+        headless,
+        keep_profile: true,
+        ..Default::default()
+    };
     println!(
-        "==> starting Chromium ({}) with the itinero extension and a fresh profile",
+        "==> starting {} ({}) with the itinero extension and a fresh profile",
+        options.chromium.display(),
         if headless {
             "headless: no display"
         } else {
@@ -31,16 +38,9 @@ async fn main() -> Result<()> {
         }
     );
     let shop = DemoShop::new(ShopOptions::default());
-    let h = Harness::start_full(
-        LaunchOptions {
-            headless,
-            keep_profile: true,
-            ..Default::default()
-        },
-        shop.router(),
-    )
-    .await
-    .context("starting Chromium with the extension")?;
+    let h = Harness::start_full(options, shop.router())
+        .await
+        .context("starting Chromium with the extension")?;
     let profile = h.chromium.profile_dir().to_path_buf();
     println!("    profile:        {}", profile.display());
     println!(

@@ -25,7 +25,8 @@ pub const VIEWPORT: (i64, i64) = (1280, 720);
 pub struct LaunchOptions {
     /// Headless unless a display is wanted (the demo shows a window when there is one).
     pub headless: bool,
-    /// Chromium binary; `ITINERO_CHROMIUM` or `/usr/bin/chromium` by default.
+    /// Chromium binary: `ITINERO_CHROMIUM` (which scripts/setup.sh sets to the browser it
+    /// chose), else the first of [`FALLBACK_BROWSERS`] present.
     pub chromium: PathBuf,
     /// Keep the profile directory after drop (the demo leaves it for the user to inspect).
     pub keep_profile: bool,
@@ -33,13 +34,50 @@ pub struct LaunchOptions {
     pub host_env: Vec<(String, String)>,
 }
 
+/// Browsers that load an unpacked extension with `--load-extension`, in scripts/setup.sh's order
+/// of preference, for a run without ITINERO_CHROMIUM (`cargo test` by hand). Google-branded Chrome
+/// is not among them: since version 137 it ignores the switch.
+pub const FALLBACK_BROWSERS: [&str; 6] = [
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+    "/usr/bin/brave-browser",
+    "/usr/bin/brave-browser-stable",
+    "/usr/bin/microsoft-edge",
+    "/usr/bin/microsoft-edge-stable",
+];
+
+/// ITINERO_CHROMIUM, else the first usable fallback, else `/usr/bin/chromium` (for the error
+/// that names what is missing).
+pub fn default_browser() -> PathBuf {
+    if let Some(path) = std::env::var_os("ITINERO_CHROMIUM") {
+        return PathBuf::from(path);
+    }
+    FALLBACK_BROWSERS
+        .iter()
+        .map(Path::new)
+        .find(|p| p.exists() && !is_snap_launcher(p))
+        .unwrap_or(Path::new(FALLBACK_BROWSERS[0]))
+        .to_path_buf()
+}
+
+/// Ubuntu's `/usr/bin/chromium-browser` is a script that starts the Chromium snap, whose
+/// confinement keeps it from starting the native host and hides its private /tmp (where the
+/// profile would be) from the harness.
+fn is_snap_launcher(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head));
+    read.is_ok() && head.starts_with(b"#!") && head.windows(6).any(|w| w == b"/snap/")
+}
+
+/// What Google-branded Chrome (137 and later) logs when it drops `--load-extension`.
+const LOAD_EXTENSION_REFUSED: &str = "--load-extension is not allowed";
+
 impl Default for LaunchOptions {
     fn default() -> Self {
         Self {
             headless: true,
-            chromium: std::env::var_os("ITINERO_CHROMIUM")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium")),
+            chromium: default_browser(),
             keep_profile: false,
             host_env: Vec::new(),
         }
@@ -59,7 +97,7 @@ impl Chromium {
     pub async fn launch(options: LaunchOptions) -> Result<Self> {
         if !options.chromium.exists() {
             bail!(
-                "Chromium was not found at {}; install it with `sudo apt-get install -y chromium` or set ITINERO_CHROMIUM",
+                "no browser was found at {}: run ./scripts/demo or ./scripts/test (they find or install one and set ITINERO_CHROMIUM), install Debian's chromium, or set ITINERO_CHROMIUM to Chromium, Chrome for Testing, Brave or Edge",
                 options.chromium.display()
             );
         }
@@ -142,6 +180,12 @@ impl Chromium {
         });
         if let Err(e) = wait_for_extension(&browser).await {
             let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            if log.contains(LOAD_EXTENSION_REFUSED) {
+                bail!(
+                    "{} ignores --load-extension (Google-branded Chrome does since version 137), so the extension cannot be loaded in it; set ITINERO_CHROMIUM to Chromium, Chrome for Testing, Brave or Edge (scripts/setup.sh finds one)",
+                    options.chromium.display()
+                );
+            }
             bail!("{e:#}\n--- chromium log ---\n{}", tail(&log, 40));
         }
         let mut profile = Some(profile);
@@ -294,5 +338,23 @@ async fn devtools_url(profile: &Path, child: &mut Child) -> Result<String> {
             bail!("Chromium did not open its DevTools port within 60 s");
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snap_launchers_are_told_from_browsers() {
+        let dir = tempfile::tempdir().unwrap();
+        let shim = dir.path().join("chromium-browser");
+        std::fs::write(&shim, "#!/bin/sh\nexec /snap/bin/chromium \"$@\"\n").unwrap();
+        assert!(is_snap_launcher(&shim));
+        // Debian's /usr/bin/chromium is a launcher script too, for the real binary.
+        let deb = dir.path().join("chromium");
+        std::fs::write(&deb, "#!/bin/sh\nexec /usr/lib/chromium/chromium \"$@\"\n").unwrap();
+        assert!(!is_snap_launcher(&deb));
+        assert!(!is_snap_launcher(&dir.path().join("missing")));
     }
 }

@@ -161,10 +161,19 @@ pub fn diagnose(
     // browser's only when the browser appears installed.
     let targets: Vec<(Target, bool)> = match profile_dir {
         Some(dir) => vec![(Target::profile(layout.os, dir)?, true)],
-        None => Browser::EACH
-            .into_iter()
-            .filter_map(|b| layout.target(b).map(|t| (t, layout.appears_installed(b))))
-            .collect(),
+        None => {
+            let mut targets: Vec<(Target, bool)> = Browser::EACH
+                .into_iter()
+                // Chromium's deb profile here; the snap's is its own target below.
+                .filter_map(|b| layout.target(b).map(|t| (t, layout.profile_in_use(b))))
+                .collect();
+            if let Some(snap) = layout.snap_target() {
+                if layout.has_snap_chromium() || snap.manifest_path.exists() {
+                    targets.push((snap, layout.snap_appears_installed()));
+                }
+            }
+            targets
+        }
     };
     let before = checks.len();
     for (target, expected) in &targets {
@@ -177,6 +186,12 @@ pub fn diagnose(
             current_exe,
             &mut checks,
         );
+        if target.snap && (*expected || target.manifest_path.exists()) {
+            checks.push(Check::warn(
+                format!("{}: {}", target.label(), install::SNAP_CONFINEMENT_NOTE),
+                install::SNAP_CONFINEMENT_FIX,
+            ));
+        }
     }
     // With no browser installed and no manifest anywhere, every browser line is a
     // skip: the host still cannot be reached, and that deserves a failure.
@@ -760,6 +775,53 @@ mod tests {
             check.fix.as_deref().is_some_and(|f| f.contains(".damaged")),
             "{:?}",
             check.fix
+        );
+    }
+
+    #[test]
+    fn doctor_checks_the_chromium_snap_profile_and_warns_about_its_confinement() {
+        let root = tempfile::tempdir().unwrap();
+        let layout = Layout::with_home(
+            Os::Linux,
+            root.path().join("home"),
+            root.path().join("data"),
+        );
+        let snap_profile = layout.snap_chromium_dir().unwrap();
+        fs::create_dir_all(snap_profile.join("Default")).unwrap();
+        let host = fake_host(root.path(), "itinero-host");
+
+        let checks = diagnose(&layout, None, &[], Some(&host)).unwrap();
+        let report = render(&checks);
+        assert!(!all_ok(&checks), "{report}");
+        assert!(
+            report.contains("FAIL chromium (snap): no host manifest at ")
+                && report.contains("     fix: itinero-host install --browser chromium\n"),
+            "{report}"
+        );
+        // The deb's profile is not in use: its manifest is not expected.
+        assert!(line_with(&report, "chromium: not installed").starts_with("skip "));
+
+        let targets = select_targets(&layout, &[], None).unwrap();
+        install_into(
+            &layout,
+            &targets,
+            &ExtensionIds::parse(&[]).unwrap(),
+            &host,
+            &mut io::sink(),
+        )
+        .unwrap();
+        let checks = diagnose(&layout, None, &[], Some(&host)).unwrap();
+        let report = render(&checks);
+        assert!(all_ok(&checks), "{report}");
+        assert!(line_with(&report, "chromium (snap): host manifest at").starts_with("ok   "));
+        assert!(
+            line_with(&report, "chromium (snap): allowed_origins includes").starts_with("ok   ")
+        );
+        let warning = line_with(&report, "chromium (snap): the Chromium snap is confined");
+        assert!(warning.starts_with("warn "), "{report}");
+        assert!(
+            report.contains("fix: use a browser installed from a .deb"),
+            "{report}"
         );
     }
 

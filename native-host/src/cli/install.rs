@@ -23,6 +23,19 @@ pub const MANIFEST_DESCRIPTION: &str = "itinero native host";
 /// Directory a Chromium-family browser searches, relative to its user-data-dir.
 const CHROMIUM_HOSTS_DIR: &str = "NativeMessagingHosts";
 
+/// The Chromium snap's user-data-dir under the home directory: the snap sets CHROME_CONFIG_HOME
+/// to its `$SNAP_USER_COMMON`, so it never reads `~/.config/chromium`.
+const SNAP_CHROMIUM_PROFILE: [&str; 4] = ["snap", "chromium", "common", "chromium"];
+
+/// Why a manifest in the Chromium snap's profile may still not connect: snapd confines the
+/// browser, and its AppArmor profile does not let it run programs from the home directory, so
+/// the host it finds is not started (reported by snapd's and KeePassXC's maintainers; this
+/// machine has no snapd to try it on).
+pub const SNAP_CONFINEMENT_NOTE: &str = "the Chromium snap is confined by snapd and does not start native-messaging hosts outside the snap (\"Native host has exited\" in the panel)";
+
+/// What to use instead of the Chromium snap.
+pub const SNAP_CONFINEMENT_FIX: &str = "use a browser installed from a .deb: Chromium where the distribution has one (Debian: sudo apt-get install chromium), Google Chrome, Brave or Microsoft Edge; then itinero-host install --browser chromium,chrome,brave,edge";
+
 /// Arguments of `itinero-host install`.
 #[derive(clap::Args, Debug)]
 pub struct InstallArgs {
@@ -38,6 +51,9 @@ pub struct InstallArgs {
     /// path of the host binary to register (default: the current executable, canonicalised)
     #[arg(long)]
     pub host_path: Option<PathBuf>,
+    /// print what was written as JSON: {"ok", "manifests": [{"browser", "snap", "path", "registry_key"}], "allowed_extensions": {"file", "added", "allowed"}, "warnings"}
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `itinero-host uninstall`.
@@ -215,6 +231,42 @@ impl Layout {
         Some(join_all(&self.config_dir, parts))
     }
 
+    /// The Chromium snap's profile directory (Linux only), which exists once the snap has run
+    /// for this user.
+    pub fn snap_chromium_dir(&self) -> Option<PathBuf> {
+        (self.os == Os::Linux).then(|| join_all(&self.home, &SNAP_CHROMIUM_PROFILE))
+    }
+
+    /// Whether the Chromium snap has run for this user (`~/snap/chromium` exists): then
+    /// `install` writes the manifest into its profile too.
+    pub fn has_snap_chromium(&self) -> bool {
+        self.os == Os::Linux && self.home.join("snap").join("chromium").is_dir()
+    }
+
+    /// Where the host gets registered in the Chromium snap's profile; `None` off Linux.
+    pub fn snap_target(&self) -> Option<Target> {
+        Some(Target {
+            browser: Browser::Chromium,
+            profile_dir: None,
+            snap: true,
+            manifest_path: self
+                .snap_chromium_dir()?
+                .join(CHROMIUM_HOSTS_DIR)
+                .join(manifest_file_name()),
+            registry_key: None,
+        })
+    }
+
+    /// Every place the host gets registered for `browser`: its per-user location and, for
+    /// Chromium on Linux where the snap has run, the snap's profile.
+    pub fn targets(&self, browser: Browser) -> Vec<Target> {
+        let mut targets: Vec<Target> = self.target(browser).into_iter().collect();
+        if browser == Browser::Chromium && self.has_snap_chromium() {
+            targets.extend(self.snap_target());
+        }
+        targets
+    }
+
     /// Directory the browser searches for host manifests (on Windows: where we
     /// keep the manifest the registry key points at).
     pub fn manifest_dir(&self, browser: Browser) -> Option<PathBuf> {
@@ -258,6 +310,7 @@ impl Layout {
         Some(Target {
             browser,
             profile_dir: None,
+            snap: false,
             manifest_path: self.manifest_dir(browser)?.join(manifest_file_name()),
             registry_key: self.registry_key(browser),
         })
@@ -266,16 +319,35 @@ impl Layout {
     /// Whether the browser seems to be installed and used: its profile directory
     /// holds something besides a manifest directory — which `install` itself may
     /// have created, and which must not make a browser look installed afterwards.
+    /// Chromium counts as installed when either its deb's or its snap's profile is in use.
     pub fn appears_installed(&self, browser: Browser) -> bool {
-        let Some(dir) = self.browser_data_dir(browser) else {
-            return false;
-        };
-        match fs::read_dir(&dir) {
-            Ok(entries) => entries.flatten().any(|e| {
-                e.file_name() != CHROMIUM_HOSTS_DIR && e.file_name() != "native-messaging-hosts"
-            }),
-            Err(_) => false,
+        if browser == Browser::Chromium && self.snap_appears_installed() {
+            return true;
         }
+        self.profile_in_use(browser)
+    }
+
+    /// Whether the browser's own profile directory (for Chromium: the deb's, not the snap's)
+    /// holds a profile.
+    pub fn profile_in_use(&self, browser: Browser) -> bool {
+        self.browser_data_dir(browser)
+            .is_some_and(|dir| holds_a_profile(&dir))
+    }
+
+    /// Whether the Chromium snap's profile holds a profile (not only a manifest directory).
+    pub fn snap_appears_installed(&self) -> bool {
+        self.snap_chromium_dir()
+            .is_some_and(|dir| holds_a_profile(&dir))
+    }
+}
+
+/// A browser data directory that holds something besides a manifest directory.
+fn holds_a_profile(dir: &Path) -> bool {
+    match fs::read_dir(dir) {
+        Ok(entries) => entries.flatten().any(|e| {
+            e.file_name() != CHROMIUM_HOSTS_DIR && e.file_name() != "native-messaging-hosts"
+        }),
+        Err(_) => false,
     }
 }
 
@@ -296,6 +368,8 @@ pub struct Target {
     /// The browser (a profile directory counts as Chromium: same manifest format).
     pub browser: Browser,
     pub profile_dir: Option<PathBuf>,
+    /// The Chromium snap's profile rather than the deb's (reports name it, and warn).
+    pub snap: bool,
     pub manifest_path: PathBuf,
     /// Windows only; relative to `HKEY_CURRENT_USER`.
     pub registry_key: Option<String>,
@@ -313,6 +387,7 @@ impl Target {
             .with_context(|| format!("cannot make {} absolute", dir.display()))?;
         Ok(Target {
             browser: Browser::Chromium,
+            snap: false,
             manifest_path: dir.join(CHROMIUM_HOSTS_DIR).join(manifest_file_name()),
             profile_dir: Some(dir),
             registry_key: None,
@@ -323,6 +398,7 @@ impl Target {
     pub fn label(&self) -> String {
         match &self.profile_dir {
             Some(dir) => format!("profile {}", dir.display()),
+            None if self.snap => format!("{} (snap)", self.browser.name()),
             None => self.browser.name().to_owned(),
         }
     }
@@ -400,7 +476,7 @@ pub fn select_targets(
     }
     Ok(resolve_browsers(layout, browsers)
         .into_iter()
-        .filter_map(|b| layout.target(b))
+        .flat_map(|b| layout.targets(b))
         .collect())
 }
 
@@ -620,6 +696,36 @@ pub fn merge_allowed_ids(file: &Path, ids: &[String]) -> Result<Vec<String>> {
     Ok(added)
 }
 
+/// What `install` wrote, as `--json` prints it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct InstallReport {
+    pub manifests: Vec<WrittenManifest>,
+    pub allowed_extensions: AllowedExtensions,
+    /// Things that were written but may not work as they are (the Chromium snap).
+    pub warnings: Vec<String>,
+}
+
+/// One manifest written, and the registry key naming it on Windows.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct WrittenManifest {
+    /// The `--browser` name; `chromium` for a profile directory.
+    pub browser: &'static str,
+    pub snap: bool,
+    pub profile_dir: Option<PathBuf>,
+    pub path: PathBuf,
+    pub registry_key: Option<String>,
+}
+
+/// The host's own list of extension ids it answers.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct AllowedExtensions {
+    pub file: PathBuf,
+    /// Ids this install added to the file.
+    pub added: Vec<String>,
+    /// Ids this install needed, added or already there.
+    pub allowed: Vec<String>,
+}
+
 /// Writes the manifests (and registry keys) for `targets` and records the ids the
 /// host must accept, reporting one line per thing written to `out`.
 pub fn install_into(
@@ -628,7 +734,9 @@ pub fn install_into(
     ids: &ExtensionIds,
     host_path: &Path,
     out: &mut dyn Write,
-) -> Result<()> {
+) -> Result<InstallReport> {
+    let mut manifests = Vec::new();
+    let mut warnings = Vec::new();
     for target in targets {
         let manifest = host_manifest_json(target.browser, host_path, ids)?;
         let mut text = serde_json::to_string_pretty(&manifest)?;
@@ -649,6 +757,23 @@ pub fn install_into(
                 target.manifest_path.display()
             )?;
         }
+        if target.snap {
+            let warning = format!(
+                "{}: {}; {}",
+                target.label(),
+                SNAP_CONFINEMENT_NOTE,
+                SNAP_CONFINEMENT_FIX
+            );
+            writeln!(out, "warning: {warning}")?;
+            warnings.push(warning);
+        }
+        manifests.push(WrittenManifest {
+            browser: target.browser.name(),
+            snap: target.snap,
+            profile_dir: target.profile_dir.clone(),
+            path: target.manifest_path.clone(),
+            registry_key: target.registry_key.clone(),
+        });
     }
     let mut allowed: Vec<String> = Vec::new();
     for target in targets {
@@ -670,7 +795,15 @@ pub fn install_into(
     } else {
         writeln!(out, "wrote {} (added {})", file.display(), added.join(", "))?;
     }
-    Ok(())
+    Ok(InstallReport {
+        manifests,
+        allowed_extensions: AllowedExtensions {
+            file: file.clone(),
+            added,
+            allowed,
+        },
+        warnings,
+    })
 }
 
 /// `uninstall --browser` with nothing given means: wherever `install` would have
@@ -692,11 +825,18 @@ pub fn uninstall_targets(
             chosen.push(browser);
         }
     }
-    Ok(Browser::EACH
+    let mut targets: Vec<Target> = Browser::EACH
         .into_iter()
         .filter(|b| chosen.contains(b))
-        .filter_map(|b| layout.target(b))
-        .collect())
+        .flat_map(|b| layout.targets(b))
+        .collect();
+    // A snap manifest left behind after the snap's own directory went is still taken away.
+    if let Some(snap) = layout.snap_target() {
+        if snap.manifest_path.exists() && !targets.contains(&snap) {
+            targets.push(snap);
+        }
+    }
+    Ok(targets)
 }
 
 /// Removes the manifests (and registry keys) of `targets`; absent ones are
@@ -738,7 +878,19 @@ pub fn run_install(args: &InstallArgs) -> Result<()> {
     };
     let host = resolve_host_path(&host)?;
     let targets = select_targets(&layout, &args.browser, args.profile_dir.as_deref())?;
-    install_into(&layout, &targets, &ids, &host, &mut io::stdout().lock())
+    if !args.json {
+        install_into(&layout, &targets, &ids, &host, &mut io::stdout().lock())?;
+        return Ok(());
+    }
+    let report = install_into(&layout, &targets, &ids, &host, &mut io::sink())?;
+    let mut json = serde_json::to_value(&report)?;
+    json["ok"] = Value::Bool(true);
+    writeln!(
+        io::stdout().lock(),
+        "{}",
+        serde_json::to_string_pretty(&json)?
+    )?;
+    Ok(())
 }
 
 /// `itinero-host uninstall`.
@@ -1183,6 +1335,121 @@ mod tests {
             let err = resolve_host_path(&host).unwrap_err().to_string();
             assert!(err.contains("chmod +x"), "{err}");
         }
+    }
+
+    /// A home where the Chromium snap has run: its profile under ~/snap/chromium/common.
+    fn with_snap_profile(l: &Layout) -> PathBuf {
+        let profile = l.snap_chromium_dir().unwrap();
+        fs::create_dir_all(profile.join("Default")).unwrap();
+        profile
+    }
+
+    #[test]
+    fn chromium_snap_location() {
+        let l = layout(Os::Linux, Path::new("/r"));
+        let snap = l.snap_target().unwrap();
+        assert_eq!(
+            snap.manifest_path,
+            Path::new(
+                "/r/home/snap/chromium/common/chromium/NativeMessagingHosts/dev.itinero.host.json"
+            )
+        );
+        assert_eq!(snap.label(), "chromium (snap)");
+        assert_eq!(
+            snap.install_command(&[]),
+            "itinero-host install --browser chromium"
+        );
+        // No ~/snap/chromium under /r: only the deb's place.
+        assert_eq!(
+            l.targets(Browser::Chromium),
+            vec![l.target(Browser::Chromium).unwrap()]
+        );
+        for os in [Os::MacOs, Os::Windows] {
+            assert_eq!(layout(os, Path::new("/r")).snap_target(), None);
+        }
+    }
+
+    #[test]
+    fn install_writes_into_the_chromium_snap_profile_when_the_snap_has_run() {
+        let root = tempfile::tempdir().unwrap();
+        let host = fake_host(root.path());
+        let l = layout(Os::Linux, root.path());
+        with_snap_profile(&l);
+        // The snap's profile alone makes Chromium look installed.
+        assert!(l.appears_installed(Browser::Chromium));
+        assert!(!l.profile_in_use(Browser::Chromium));
+        assert_eq!(resolve_browsers(&l, &[]), vec![Browser::Chromium]);
+
+        let targets = select_targets(&l, &[], None).unwrap();
+        let snap = l.snap_target().unwrap();
+        assert_eq!(
+            targets,
+            vec![l.target(Browser::Chromium).unwrap(), snap.clone()]
+        );
+        let mut out = Vec::new();
+        let report = install_into(&l, &targets, &ids(&[]), &host, &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.contains(&format!(
+                "wrote {} (chromium (snap))",
+                snap.manifest_path.display()
+            )),
+            "{out}"
+        );
+        assert!(
+            out.contains("warning: chromium (snap): the Chromium snap is confined"),
+            "{out}"
+        );
+        let m: Value =
+            serde_json::from_str(&fs::read_to_string(&snap.manifest_path).unwrap()).unwrap();
+        assert_eq!(m["path"], json!(host.to_str().unwrap()));
+
+        // What --json prints.
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["manifests"].as_array().unwrap().len(), 2);
+        assert_eq!(json["manifests"][1]["browser"], json!("chromium"));
+        assert_eq!(json["manifests"][1]["snap"], json!(true));
+        assert_eq!(
+            json["manifests"][1]["path"],
+            json!(snap.manifest_path.to_str().unwrap())
+        );
+        assert_eq!(json["manifests"][0]["snap"], json!(false));
+        assert_eq!(
+            json["allowed_extensions"]["added"],
+            json!([DEV_EXTENSION_ID])
+        );
+        assert_eq!(json["warnings"].as_array().unwrap().len(), 1);
+
+        // uninstall takes both away, the snap's even once ~/snap/chromium is gone.
+        fs::remove_dir_all(l.snap_chromium_dir().unwrap().join("Default")).unwrap();
+        fs::remove_file(l.target(Browser::Chromium).unwrap().manifest_path).unwrap();
+        let gone: Vec<String> = uninstall_targets(&l, &[], None)
+            .unwrap()
+            .iter()
+            .map(Target::label)
+            .collect();
+        assert!(gone.contains(&"chromium (snap)".to_owned()), "{gone:?}");
+        uninstall_from(&uninstall_targets(&l, &[], None).unwrap(), &mut io::sink()).unwrap();
+        assert!(!snap.manifest_path.exists());
+    }
+
+    #[test]
+    fn install_report_without_a_snap_has_no_warning() {
+        let root = tempfile::tempdir().unwrap();
+        let host = fake_host(root.path());
+        let l = layout(Os::Linux, root.path());
+        let targets = select_targets(&l, &[Browser::Brave], None).unwrap();
+        let report = install_into(&l, &targets, &ids(&[]), &host, &mut io::sink()).unwrap();
+        assert!(report.warnings.is_empty());
+        assert_eq!(report.manifests[0].browser, "brave");
+        assert_eq!(report.allowed_extensions.file, l.allowed_extensions_file);
+        // Again: nothing new to allow.
+        let report = install_into(&l, &targets, &ids(&[]), &host, &mut io::sink()).unwrap();
+        assert!(report.allowed_extensions.added.is_empty());
+        assert_eq!(
+            report.allowed_extensions.allowed,
+            vec![DEV_EXTENSION_ID.to_owned()]
+        );
     }
 
     #[test]
