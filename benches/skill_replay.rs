@@ -1,5 +1,5 @@
-//! A 10-step task on the demo shop, run first by the model and then replayed as a skill: the
-//! wall time of each, and their ratio.
+//! A 10-step task on the demo shop, run first by the model and then replayed as a skill, with
+//! and without the picture after each step: the wall time of each, and their ratios.
 //!
 //! Everything is real (Chromium with the extension, the host, its SQLite store, the shop on
 //! loopback) except the model, which is the scripted backend answering at once — so the
@@ -236,32 +236,14 @@ async fn bench() -> Result<()> {
         .map(|p| (p.name.clone(), p.example.clone()))
         .collect();
     s.script(vec![])?;
-    let mut replay = Vec::new();
-    let mut replay_split = Split::default();
-    for i in 0..=RUNS {
-        s.open("shop/").await?;
-        let ran = run(
-            &s,
-            &Request::RunSkill {
-                skill: SKILL.into(),
-                params: params.clone(),
-                tab_id: Some(tab),
-                for_program: None,
-            },
-        )
-        .await?;
-        ensure!(
-            ran.sources.len() == 11 && ran.sources.iter().all(|s| s == "skill"),
-            "the replay was decided by {:?}",
-            ran.sources
-        );
-        if i > 0 {
-            replay.push(ran.elapsed);
-            replay_split.add(&store)?;
-        }
-    }
+    let (replay, replay_split, pictured) = replays(&s, &store, &params, tab).await?;
+    // The same replays without pictures: what the picture after each step costs.
+    let mut settings = store.settings()?;
+    settings.keep_pictures = false;
+    store.set_settings(&settings)?;
+    let (bare, bare_split, _) = replays(&s, &store, &params, tab).await?;
     ensure!(
-        s.shop.contact_messages().len() == 2 * (RUNS + 1),
+        s.shop.contact_messages().len() == 3 * (RUNS + 1),
         "messages missing"
     );
 
@@ -283,8 +265,53 @@ async fn bench() -> Result<()> {
         "  skill replay:                     median {r:.0} ms, {:.0} ms per step",
         r / 11.0
     );
+    let b = median(&bare);
+    println!(
+        "  skill replay, no pictures:        median {b:.0} ms, {:.0} ms per step",
+        b / 11.0
+    );
     println!("    model-driven steps: {}", model_split.line());
     println!("    replayed steps:     {}", replay_split.line());
+    println!("    without pictures:   {}", bare_split.line());
+    println!("  pictures kept by the last replay: {pictured} of 11 steps");
     println!("  replay / model-driven: {:.2}", r / m);
+    println!("  replay with pictures / without: {:.2}", r / b);
     Ok(())
+}
+
+/// The skill replayed `RUNS` times after one warm-up: the wall times, where they went, and how
+/// many steps of the last replay kept a picture.
+async fn replays(
+    s: &Session,
+    store: &Store,
+    params: &[(String, String)],
+    tab: i64,
+) -> Result<(Vec<Duration>, Split, usize)> {
+    let mut times = Vec::new();
+    let mut split = Split::default();
+    for i in 0..=RUNS {
+        s.open("shop/").await?;
+        let ran = run(
+            s,
+            &Request::RunSkill {
+                skill: SKILL.into(),
+                params: params.to_vec(),
+                tab_id: Some(tab),
+                for_program: None,
+            },
+        )
+        .await?;
+        ensure!(
+            ran.sources.len() == 11 && ran.sources.iter().all(|s| s == "skill"),
+            "the replay was decided by {:?}",
+            ran.sources
+        );
+        if i > 0 {
+            times.push(ran.elapsed);
+            split.add(store)?;
+        }
+    }
+    let last = store.recent_runs(1)?.first().context("no run stored")?.id;
+    let pictured = store.pictures(last)?.iter().filter(|p| p.is_kept()).count();
+    Ok((times, split, pictured))
 }

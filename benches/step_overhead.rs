@@ -178,6 +178,8 @@ async fn one_task(pages: &[Observation], steps: usize, store: &Store) -> Result<
         plan: PlanMode::Off,
         approval: itinero_shared::records::ApprovalPolicy::AskRisky,
         model: None,
+        // The stand-in browser takes no pictures: what a step costs without them.
+        pictures: false,
     };
     let memory = StoreMemory::new(
         Some(store.clone()),

@@ -201,6 +201,31 @@ async fn the_host_signs_in_on_one_and_two_step_forms_with_a_code_and_no_secret_g
     ] {
         assert!(steps.contains(said), "{said:?} not in\n{steps}");
     }
+    // No picture of a page the host typed a secret into.
+    let two_step = last_run(&s)?;
+    let shown: Value =
+        serde_json::from_str(&host(&s, &["runs", "show", &two_step, "--json"], "")?)?;
+    let signed_in: Vec<u64> = shown["steps"]
+        .as_array()
+        .context("no steps")?
+        .iter()
+        .filter(|step| {
+            step["strategy"] == "vault"
+                && step["outcome_text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("filled in the saved"))
+        })
+        .filter_map(|step| step["n"].as_u64())
+        .collect();
+    assert!(!signed_in.is_empty(), "no sign-in step in {shown}");
+    for n in &signed_in {
+        let picture = shown["pictures"]
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["n"].as_u64() == Some(*n)))
+            .with_context(|| format!("step {n} has no picture record in {shown}"))?;
+        assert_eq!(picture["bytes"], 0, "step {n} was pictured");
+        assert_eq!(picture["withheld"], "a saved secret was typed in this step");
+    }
     let audit = host(&s, &["vault", "audit"], "")?;
     for what in ["consented", "filled", "signed in"] {
         assert!(audit.contains(what), "{what} not in\n{audit}");

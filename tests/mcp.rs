@@ -122,6 +122,7 @@ async fn an_mcp_client_drives_the_browser_through_itinero_with_approvals_intact(
             "observe_tab",
             "run_skill",
             "run_task",
+            "show_run",
             "show_skill"
         ]
     );
@@ -193,6 +194,29 @@ async fn an_mcp_client_drives_the_browser_through_itinero_with_approvals_intact(
     let heard = client.heard.lock().unwrap().join("\n");
     assert!(heard.contains("What do wool socks cost?"), "{heard}");
     assert!(heard.contains("type"), "{heard}");
+
+    // The run's report, with the pictures the store kept of its last pages.
+    let report = call(&mcp, "show_run", json!({"pictures": 2})).await?;
+    let said = text(&report);
+    assert_ne!(report.is_error, Some(true), "{said}");
+    assert!(
+        said.contains("What do wool socks cost?") && said.contains("### 1. type"),
+        "{said}"
+    );
+    let store = itinero_host::store::Store::open(&s.h.host_data_dir().join("itinero.sqlite3"))?;
+    let run = store.recent_runs(1)?.first().context("no run")?.id;
+    let kept = store.pictures(run)?.iter().filter(|p| p.is_kept()).count();
+    let images: Vec<&str> = report
+        .content
+        .iter()
+        .filter_map(|c| c.as_image().map(|i| i.data.as_str()))
+        .collect();
+    assert!(kept >= 2, "the run kept {kept} pictures");
+    assert_eq!(images.len(), 2, "{said}");
+    assert!(
+        images.iter().all(|b64| b64.starts_with("/9j/")),
+        "JPEGs in base64"
+    );
 
     // A purchase: it waits for the user in the side panel, who says no.
     s.open("shop/product/wool-socks").await?;

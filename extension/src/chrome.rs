@@ -67,6 +67,14 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = get, catch)]
     pub fn tabs_get(tab_id: f64) -> Result<js_sys::Promise, JsValue>;
 
+    /// `chrome.tabs.captureVisibleTab(windowId, options)`: resolves with a data URL of what the
+    /// window shows (its active tab); at most two calls a second.
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = captureVisibleTab, catch)]
+    pub fn tabs_capture_visible_tab(
+        window_id: f64,
+        options: &JsValue,
+    ) -> Result<js_sys::Promise, JsValue>;
+
     /// `chrome.tabs.query(queryInfo)`: resolves with an array of `Tab`s.
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query, catch)]
     pub fn tabs_query(query: &JsValue) -> Result<js_sys::Promise, JsValue>;

@@ -10,6 +10,7 @@ pub mod logging;
 pub mod mcp;
 pub mod origin;
 pub mod paths;
+pub mod report;
 pub mod session;
 pub mod sign_in;
 pub mod skills;

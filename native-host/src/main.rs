@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use itinero_host::cli::{
-    act, doctor, install, mcp, models, observe, skills, stats, tabs, task, vault,
+    act, doctor, install, mcp, models, observe, runs, skills, stats, tabs, task, vault,
 };
 use itinero_host::control::ControlServer;
 use itinero_host::store::StoreSlot;
@@ -52,6 +52,8 @@ enum Command {
     Skills(skills::SkillsArgs),
     /// The credentials itinero signs in with: add, list, remove, import, audit, unlock, lock.
     Vault(vault::VaultArgs),
+    /// The run history: list runs, show one, export its report with pictures (html, md, json), delete.
+    Runs(runs::RunsArgs),
     /// How the runs went over time: tasks, success, model calls, who decided the steps.
     Stats(stats::StatsArgs),
     /// Serve the browser to other AI tools over the Model Context Protocol (stdio).
@@ -84,6 +86,7 @@ fn main() -> ExitCode {
         Command::Run(a) => task::run_goal(a),
         Command::Skills(a) => skills::run_skills(a),
         Command::Vault(a) => vault::run_vault(a),
+        Command::Runs(a) => runs::run_runs(a),
         Command::Stats(a) => stats::run_stats(a),
         Command::Mcp(a) => mcp::run_mcp(a),
         Command::Models(a) => models::run_models(a),

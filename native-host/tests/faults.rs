@@ -23,8 +23,8 @@ use itinero_host::store::{Store, FILE_NAME};
 use itinero_host::vault::key_store::NoKeyring;
 use itinero_host::vault::Vault;
 use itinero_shared::messages::{
-    ActionOutcomeReport, ObservationReport, Outcome, StartTask, TaskEventKind, TaskOptions,
-    TaskStatus, UserReply,
+    ActionOutcomeReport, Captured, ObservationReport, Outcome, StartTask, TaskEventKind,
+    TaskOptions, TaskStatus, UserReply,
 };
 use itinero_shared::observation::{DomNode, Observation, Rect};
 use itinero_shared::{
@@ -465,6 +465,15 @@ impl Browser {
                             }),
                         )?;
                     }
+                    // A picture (a JPEG's first and last bytes): the host writes it down
+                    // after each step, so the kills land among those writes too.
+                    ToBrowser::Capture(c) => self.send(
+                        env.id,
+                        ToHost::Captured(Captured {
+                            tab_id: c.tab_id,
+                            jpeg_base64: "/9j/2Q==".into(),
+                        }),
+                    )?,
                     ToBrowser::AskUser(q) => {
                         let reply = match (scene, q.kind.as_str()) {
                             (Scene::Shop | Scene::SignIn, "approval") if q.can_always => "always",

@@ -3,6 +3,7 @@
 //! and questions, and its result, all on pipes with the real framing. The model is the scripted
 //! backend, named in the task's options.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use itinero_host::session::serve;
@@ -98,6 +99,12 @@ impl FakeBrowser {
 
     /// Answers the host's requests as the extension would, until a task message arrives.
     async fn next_task_message(&mut self, task_request: u64) -> ToBrowser {
+        self.next_message_of(&[task_request]).await.1
+    }
+
+    /// Like [`Self::next_task_message`], for a message under any of `ids` (a task's, and the
+    /// acknowledgement of an answer, which comes under the answer's own id), with its id.
+    async fn next_message_of(&mut self, ids: &[u64]) -> (u64, ToBrowser) {
         loop {
             let env = self.next().await;
             match env.msg {
@@ -128,12 +135,20 @@ impl FakeBrowser {
                     )
                     .await;
                 }
+                // No picture of the page: the run keeps why.
+                ToBrowser::Capture(_) => {
+                    let why = itinero_shared::messages::ErrorReply {
+                        code: itinero_shared::ErrorCode::NotImplemented,
+                        message: "this stand-in takes no pictures".into(),
+                    };
+                    self.send(env.id, ToHost::Error(why)).await;
+                }
                 msg => {
-                    assert_eq!(
-                        env.id, task_request,
+                    assert!(
+                        ids.contains(&env.id),
                         "task messages carry the StartTask's id: {msg:?}"
                     );
-                    return msg;
+                    return (env.id, msg);
                 }
             }
         }
@@ -243,7 +258,7 @@ async fn a_risky_step_waits_for_approval_and_no_stops_it() {
     )
     .await;
     let finished = loop {
-        match b.next().await.msg {
+        match b.next_message_of(&[7, 8]).await.1 {
             ToBrowser::TaskFinished(f) => break f,
             ToBrowser::TaskEvent(_) => {}
             other => panic!("{other:?}"),
@@ -322,23 +337,227 @@ async fn stop_ends_a_task_waiting_on_the_user_and_bad_requests_get_errors() {
         .contains("cannot read /nonexistent/script.json"));
 }
 
+/// The `Authorization` header of each request an [`openai_server`] got, by path.
+type Seen = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+/// An OpenAI-compatible server on loopback: it lists two models, and its model says every goal
+/// is done. It records each request's `Authorization` header, and answers whoever asks.
+async fn openai_server() -> (std::net::SocketAddr, Seen) {
+    use axum::http::HeaderMap;
+    use axum::response::IntoResponse;
+    let seen: Seen = Arc::default();
+    let saw = |seen: &Seen, path: &str, headers: &HeaderMap| {
+        let auth = headers.get("authorization").map(|v| {
+            v.to_str()
+                .expect("an Authorization header is ASCII")
+                .to_owned()
+        });
+        seen.lock().unwrap().push((path.to_owned(), auth));
+    };
+    let app = axum::Router::new()
+        .route(
+            "/v1/models",
+            axum::routing::get({
+                let seen = seen.clone();
+                move |headers: HeaderMap| async move {
+                    saw(&seen, "/v1/models", &headers);
+                    axum::Json(serde_json::json!({
+                        "object": "list",
+                        "data": [{"id": "qwen2.5-3b", "object": "model"}, {"id": "llama-3.2-3b", "object": "model"}]
+                    }))
+                }
+            }),
+        )
+        .route(
+            "/v1/chat/completions",
+            axum::routing::post({
+                let seen = seen.clone();
+                move |headers: HeaderMap, axum::Json(body): axum::Json<serde_json::Value>| async move {
+                    saw(&seen, "/v1/chat/completions", &headers);
+                    let reply = r#"{"thought": "nothing to do", "action": "done", "answer": "finished"}"#;
+                    if body["stream"] == serde_json::json!(true) {
+                        let chunk = serde_json::json!({"choices": [{"delta": {"content": reply}, "finish_reason": "stop"}]});
+                        (
+                            [("content-type", "text/event-stream")],
+                            format!("data: {chunk}\n\ndata: [DONE]\n\n"),
+                        )
+                            .into_response()
+                    } else {
+                        axum::Json(serde_json::json!({
+                            "choices": [{"message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}]
+                        }))
+                        .into_response()
+                    }
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (addr, seen)
+}
+
+#[tokio::test]
+async fn a_task_on_an_openai_server_sends_the_key_the_vault_keeps_for_it() {
+    use itinero_shared::messages::{ListModels, SetSettings, VaultRequest, VaultResponse};
+    use itinero_shared::records::{BackendChoice, PlanMode, Settings};
+    const KEY: &str = "sk-vault-7e6d5c4b3a29";
+    const PASSPHRASE: &str = "correct horse battery";
+    let (addr, seen) = openai_server().await;
+    let mut b = FakeBrowser::start();
+    let mut replies = Vec::new();
+    // As the panel does it: the vault unlocked, the key saved for the server's address, and the
+    // settings naming that server.
+    let server = format!("http://{addr}/v1");
+    for (id, msg) in [
+        (
+            1,
+            ToHost::Vault(VaultRequest::Unlock {
+                passphrase: PASSPHRASE.into(),
+            }),
+        ),
+        (
+            2,
+            ToHost::Vault(VaultRequest::SetApiKey {
+                server: server.clone(),
+                key: KEY.into(),
+            }),
+        ),
+        (
+            3,
+            ToHost::SetSettings(SetSettings {
+                settings: Settings {
+                    backend: BackendChoice::OpenAi,
+                    model: Some("qwen2.5-3b".into()),
+                    openai_url: Some(server.clone()),
+                    plan: PlanMode::Off,
+                    ..Default::default()
+                },
+            }),
+        ),
+        (4, ToHost::Vault(VaultRequest::Status)),
+        (5, ToHost::ListModels(ListModels::default())),
+    ] {
+        b.send(id, msg).await;
+        let reply = b.next().await;
+        assert_eq!(reply.id, id);
+        replies.push(format!("{:?}", reply.msg));
+        match (id, reply.msg) {
+            (2, ToBrowser::Vault(VaultResponse::ApiKeySaved { server })) => {
+                assert_eq!(server, format!("http://{addr}"))
+            }
+            (4, ToBrowser::Vault(VaultResponse::Status { status })) => {
+                assert_eq!(status.api_key_servers, [format!("http://{addr}")])
+            }
+            (5, ToBrowser::Models(list)) => assert_eq!(list.models.len(), 2),
+            (1 | 3, _) => {}
+            (_, other) => panic!("{other:?}"),
+        }
+    }
+
+    // A task: every request to the server carries the vault's key.
+    let goal = |goal: &str| {
+        ToHost::StartTask(StartTask {
+            goal: goal.into(),
+            tab_id: 5,
+            options: TaskOptions {
+                max_steps: Some(5),
+                ..Default::default()
+            },
+        })
+    };
+    b.send(6, goal("Tell me whether the shop opens on Sundays"))
+        .await;
+    let finished = loop {
+        match b.next_task_message(6).await {
+            ToBrowser::TaskFinished(f) => break f,
+            other => replies.push(format!("{other:?}")),
+        }
+    };
+    assert_eq!(finished.status, TaskStatus::Succeeded, "{finished:?}");
+    let bearer = format!("Bearer {KEY}");
+    let calls = |seen: &Seen, path: &str| -> Vec<Option<String>> {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|(p, _)| p == path)
+            .map(|(_, auth)| auth.clone())
+            .collect()
+    };
+    assert_eq!(calls(&seen, "/v1/models"), [Some(bearer.clone())]);
+    let chats = calls(&seen, "/v1/chat/completions");
+    assert!(!chats.is_empty(), "the model was asked");
+    assert!(
+        chats.iter().all(|a| a.as_deref() == Some(bearer.as_str())),
+        "{chats:?}"
+    );
+
+    // Locked, the task asks for the vault to be unlocked (as auto-login does), and goes on
+    // with the key once it is.
+    seen.lock().unwrap().clear();
+    b.send(7, ToHost::Vault(VaultRequest::Lock)).await;
+    assert_eq!(b.next().await.id, 7);
+    // Another goal: the action cache would finish the same one without the model.
+    b.send(8, goal("Tell me whether the shop delivers abroad"))
+        .await;
+    let (task_id, question_id) = loop {
+        match b.next_task_message(8).await {
+            ToBrowser::AskUser(q) => {
+                assert!(
+                    q.question.contains("locked")
+                        && q.question.contains("Vault page")
+                        && q.question.contains(&format!("http://{addr}/v1")),
+                    "{q:?}"
+                );
+                break (q.task_id, q.question_id);
+            }
+            ToBrowser::TaskEvent(e) => replies.push(format!("{e:?}")),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(seen.lock().unwrap().is_empty(), "no request before the key");
+    b.send(
+        9,
+        ToHost::Vault(VaultRequest::Unlock {
+            passphrase: PASSPHRASE.into(),
+        }),
+    )
+    .await;
+    assert_eq!(b.next().await.id, 9);
+    b.send(
+        10,
+        ToHost::UserReply(UserReply {
+            task_id,
+            question_id,
+            reply: "unlocked".into(),
+            remember: false,
+        }),
+    )
+    .await;
+    let finished = loop {
+        match b.next_message_of(&[8, 10]).await {
+            (8, ToBrowser::TaskFinished(f)) => break f,
+            (_, other) => replies.push(format!("{other:?}")),
+        }
+    };
+    assert_eq!(finished.status, TaskStatus::Succeeded, "{finished:?}");
+    let chats = calls(&seen, "/v1/chat/completions");
+    assert!(!chats.is_empty());
+    assert!(
+        chats.iter().all(|a| a.as_deref() == Some(bearer.as_str())),
+        "{chats:?}"
+    );
+    // Nothing the browser was sent holds the key.
+    for r in &replies {
+        assert!(!r.contains(KEY), "{r}");
+    }
+}
+
 #[tokio::test]
 async fn the_settings_page_can_list_a_backends_models_or_hear_why_not() {
     use itinero_shared::messages::{ErrorCode, ListModels, ModelList};
     use itinero_shared::records::BackendChoice;
-    // An OpenAI-compatible server on loopback that lists two models.
-    let app = axum::Router::new().route(
-        "/v1/models",
-        axum::routing::get(|| async {
-            axum::Json(serde_json::json!({
-                "object": "list",
-                "data": [{"id": "qwen2.5-3b", "object": "model"}, {"id": "llama-3.2-3b", "object": "model"}]
-            }))
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (addr, _) = openai_server().await;
 
     let mut browser = FakeBrowser::start();
     browser

@@ -180,6 +180,76 @@ fn credentials_are_added_listed_imported_and_removed_without_a_secret_leaking() 
 }
 
 #[test]
+fn an_api_key_is_kept_sealed_and_status_names_only_its_server() {
+    const KEY: &str = "sk-cli-3c2b1a0f9e8d7c6b";
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let out = ok(
+        data,
+        &["api-key", "set", "http://127.0.0.1:8080/v1"],
+        Some(PASSPHRASE),
+        &format!("{KEY}\n"),
+    );
+    assert_eq!(out, "saved the API key for http://127.0.0.1:8080\n");
+    // Refused before the key is asked for.
+    let err = fails(
+        data,
+        &["api-key", "set", "127.0.0.1:8080"],
+        Some(PASSPHRASE),
+        "",
+    );
+    assert!(err.contains("is not a server address"), "{err}");
+
+    // Locked (no passphrase given): the server is named, the key is not.
+    let status = ok(data, &["status"], None, "");
+    assert!(
+        status.contains("API keys: http://127.0.0.1:8080"),
+        "{status}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(data, &["status", "--json"], None, "")).unwrap();
+    assert_eq!(
+        json["api_key_servers"],
+        serde_json::json!(["http://127.0.0.1:8080"])
+    );
+    for (file, bytes) in files(data) {
+        assert!(
+            !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+            "{file} holds the key"
+        );
+    }
+
+    ok(
+        data,
+        &["api-key", "remove", "http://127.0.0.1:8080/"],
+        None,
+        "",
+    );
+    let err = fails(
+        data,
+        &["api-key", "remove", "http://127.0.0.1:8080"],
+        None,
+        "",
+    );
+    assert!(
+        err.contains("there is no API key for http://127.0.0.1:8080"),
+        "{err}"
+    );
+    let status = ok(data, &["status"], None, "");
+    assert!(status.contains("API keys: none"), "{status}");
+    let audit: serde_json::Value =
+        serde_json::from_str(&ok(data, &["audit", "--json"], None, "")).unwrap();
+    let whats: Vec<&str> = audit
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["what"].as_str().unwrap())
+        .collect();
+    assert_eq!(whats, ["API key removed", "API key saved"], "{audit}");
+    assert!(!audit.to_string().contains(KEY));
+}
+
+#[test]
 fn a_command_that_cannot_run_exits_2_and_one_that_did_not_succeed_exits_1() {
     let dir = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {

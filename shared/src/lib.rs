@@ -14,6 +14,7 @@ pub mod observation;
 pub mod records;
 pub mod skills;
 pub mod vault;
+pub mod words;
 
 pub use action::{Action, Fingerprint, Modifier, ScrollDirection, Target};
 pub use codec::{encode_frame, Direction, FrameDecoder, FrameError};

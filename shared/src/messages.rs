@@ -4,9 +4,9 @@
 //! Each set is declared through one macro that also lists its wire names, so a decoder can
 //! tell an unknown type from a bad body, and a request the host declares but does not handle
 //! is answered with a typed `not_implemented` error rather than "unknown type". Only the host
-//! sends `Observe`, `Perform` and `ListTabs`, under ids from
+//! sends `Observe`, `Perform`, `ListTabs` and `Capture`, under ids from
 //! [`crate::envelope::HOST_REQUEST_ID_BASE`]; the browser's `Observation`, `ActionOutcome`,
-//! `TabList` or `Error` echo that id. Each store request has one reply type, named on the
+//! `TabList`, `Captured` or `Error` echo that id. Each store request has one reply type, named on the
 //! `ToBrowser` variant that answers it.
 
 use std::fmt;
@@ -65,6 +65,10 @@ message_set! {
         RevokeSiteApproval(RevokeSiteApproval),
         ListModels(ListModels),
         TabList(TabList),
+        /// Answers `Capture`.
+        Captured(Captured),
+        GetStepPicture(GetStepPicture),
+        GetStats(GetStats),
         /// The browser could not carry out a host request (see [`crate::envelope::HOST_REQUEST_ID_BASE`]).
         Error(ErrorReply),
     }
@@ -78,6 +82,7 @@ message_set! {
         Observe(Observe),
         Perform(Perform),
         ListTabs(ListTabs),
+        Capture(Capture),
         TaskEvent(TaskEvent),
         AskUser(AskUser),
         TaskFinished(TaskFinished),
@@ -97,6 +102,10 @@ message_set! {
         Deleted(Deleted),
         /// Answers `ListModels`.
         Models(ModelList),
+        /// Answers `GetStepPicture`.
+        StepPicture(StepPictureData),
+        /// Answers `GetStats`.
+        Stats(StatsReport),
         Error(ErrorReply),
     }
 }
@@ -332,6 +341,24 @@ pub struct TabList {
     pub tabs: Vec<TabInfo>,
 }
 
+/// The host's request for a picture of what a tab shows, answered with [`Captured`]. The
+/// browser takes it only while the tab is the one in view in its window and shows a web page
+/// (never the extension's own pages), so a picture never shows another tab or the vault.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capture {
+    pub task_id: u64,
+    pub tab_id: i64,
+    /// The largest JPEG the host keeps; the browser lowers the quality to fit it.
+    pub max_bytes: u32,
+}
+
+/// A tab's picture: a JPEG, base64 (standard alphabet, padded) as a data URL carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Captured {
+    pub tab_id: i64,
+    pub jpeg_base64: String,
+}
+
 /// One tab, as `chrome.tabs` describes it; enough for a person or the agent to pick one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TabInfo {
@@ -533,8 +560,9 @@ pub enum SkillResponse {
 }
 
 /// The panel's requests about the vault; each is answered with a [`VaultResponse`] or an
-/// `Error`. Passwords travel only browser→host inside `Add`; a response carries one only for
-/// `Reveal`, which the panel sends after the user asked and confirmed. Its `Debug` leaves every
+/// `Error`. Passwords travel only browser→host inside `Add`, API keys only inside `SetApiKey`;
+/// a response carries a password only for `Reveal`, which the panel sends after the user asked
+/// and confirmed, and never an API key. Its `Debug` leaves every
 /// secret out, so that no log line or panic message can hold one.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -586,6 +614,18 @@ pub enum VaultRequest {
     Audit {
         limit: u32,
     },
+    /// Seals `key` as the API key of the OpenAI-compatible server at `server` (its address as
+    /// the settings have it; the vault keeps it for the address's origin, so `/v1` or a trailing
+    /// slash names the same server). Needs the vault unlocked; answered with `ApiKeySaved`.
+    SetApiKey {
+        server: String,
+        key: String,
+    },
+    /// Forgets the API key of the server at `server` (works while locked); answered with
+    /// `ApiKeyRemoved`. Which servers have a key is in every `Status`.
+    RemoveApiKey {
+        server: String,
+    },
 }
 
 /// Its `Debug` leaves the revealed password and code out.
@@ -633,6 +673,14 @@ pub enum VaultResponse {
     Audit {
         entries: Vec<AuditEntry>,
     },
+    /// The key is kept for `server` (the origin it was saved under); never the key itself.
+    ApiKeySaved {
+        server: String,
+    },
+    ApiKeyRemoved {
+        server: String,
+        existed: bool,
+    },
 }
 
 /// What `Debug` shows in place of a secret.
@@ -676,6 +724,15 @@ impl fmt::Debug for VaultRequest {
                 .field("csv_bytes", &csv.len())
                 .finish(),
             VaultRequest::Audit { limit } => f.debug_struct("Audit").field("limit", limit).finish(),
+            VaultRequest::SetApiKey { server, .. } => f
+                .debug_struct("SetApiKey")
+                .field("server", server)
+                .field("key", &HIDDEN)
+                .finish(),
+            VaultRequest::RemoveApiKey { server } => f
+                .debug_struct("RemoveApiKey")
+                .field("server", server)
+                .finish(),
         }
     }
 }
@@ -714,6 +771,15 @@ impl fmt::Debug for VaultResponse {
             VaultResponse::Audit { entries } => {
                 f.debug_struct("Audit").field("entries", entries).finish()
             }
+            VaultResponse::ApiKeySaved { server } => f
+                .debug_struct("ApiKeySaved")
+                .field("server", server)
+                .finish(),
+            VaultResponse::ApiKeyRemoved { server, existed } => f
+                .debug_struct("ApiKeyRemoved")
+                .field("server", server)
+                .field("existed", existed)
+                .finish(),
         }
     }
 }
@@ -758,6 +824,63 @@ pub struct RunList {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GetRun {
     pub run_id: RunId,
+}
+
+/// Asks for the picture kept after a step of a run; answered with `StepPicture`, or
+/// `Error{not_found}` when there is none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GetStepPicture {
+    pub run_id: RunId,
+    pub n: u32,
+}
+
+/// The JPEG kept after step `n` of a run, base64 (a picture is capped well under the frame
+/// limit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepPictureData {
+    pub run_id: RunId,
+    pub n: u32,
+    pub jpeg_base64: String,
+}
+
+/// How long each period of the statistics is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatsBy {
+    Day,
+    #[default]
+    Week,
+    Month,
+}
+
+/// Asks how the runs of the last `days` days went, per period; answered with `Stats`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GetStats {
+    #[serde(default = "GetStats::default_days")]
+    pub days: u32,
+    #[serde(default)]
+    pub by: StatsBy,
+}
+
+impl GetStats {
+    pub const DEFAULT_DAYS: u32 = 84;
+    /// More is cut to this (a year and a bit).
+    pub const MAX_DAYS: u32 = 400;
+    fn default_days() -> u32 {
+        Self::DEFAULT_DAYS
+    }
+}
+
+/// The statistics: every period for all sites together (`site` none) and for the sites with
+/// the most tasks (at most [`StatsReport::MAX_SITES`]), oldest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatsReport {
+    pub by: StatsBy,
+    pub periods: Vec<crate::records::UsagePeriod>,
+}
+
+impl StatsReport {
+    pub const MAX_SITES: usize = 20;
 }
 
 /// Deletes a run and its steps; answered with `Deleted`.
@@ -908,8 +1031,15 @@ mod tests {
             id: 1,
             passphrase: "correct horse".into(),
         };
-        let printed = format!("{add:?} {unlock:?} {import:?} {revealed:?} {reveal:?} {add:#?}");
+        let api_key = VaultRequest::SetApiKey {
+            server: "http://127.0.0.1:8080/v1".into(),
+            key: "sk-live-0123456789abcdef".into(),
+        };
+        let printed = format!(
+            "{add:?} {unlock:?} {import:?} {revealed:?} {reveal:?} {add:#?} {api_key:?} {api_key:#?}"
+        );
         for secret in [
+            "sk-live-0123456789abcdef",
             "hunter22-secret",
             "JBSWY3DPEHPK3PXP",
             "4321",
@@ -920,6 +1050,7 @@ mod tests {
             assert!(!printed.contains(secret), "{secret} in {printed}");
         }
         assert!(printed.contains("alice") && printed.contains("<hidden>"));
+        assert!(printed.contains("SetApiKey") && printed.contains("http://127.0.0.1:8080/v1"));
     }
 
     use super::*;
@@ -1102,6 +1233,13 @@ mod tests {
                 params: vec![("q".into(), "socks".into())],
             }),
             ToHost::Vault(VaultRequest::Lock),
+            ToHost::Vault(VaultRequest::SetApiKey {
+                server: "http://127.0.0.1:8080/v1".into(),
+                key: "sk-test".into(),
+            }),
+            ToHost::Vault(VaultRequest::RemoveApiKey {
+                server: "http://127.0.0.1:8080".into(),
+            }),
             ToHost::Ping(Ping {
                 payload: "p".into(),
                 echo: false,
@@ -1120,6 +1258,7 @@ mod tests {
                     vote_samples: 3,
                     vote_models: vec!["llama3.2:3b".into()],
                     sign_in_names_user: true,
+                    keep_pictures: false,
                 },
             }),
             ToHost::ListRuns(ListRuns { limit: 20 }),
@@ -1153,6 +1292,18 @@ mod tests {
                     title: "Example".into(),
                     active: true,
                 }],
+            }),
+            ToHost::Captured(Captured {
+                tab_id: 3,
+                jpeg_base64: "/9j/4AAQ".into(),
+            }),
+            ToHost::GetStepPicture(GetStepPicture {
+                run_id: RunId(4),
+                n: 2,
+            }),
+            ToHost::GetStats(GetStats {
+                days: 90,
+                by: StatsBy::Month,
             }),
             ToHost::Error(ErrorReply {
                 code: ErrorCode::NoSuchTab,
@@ -1226,6 +1377,21 @@ mod tests {
             }),
             ToBrowser::Skills(SkillResponse::Deleted { existed: true }),
             ToBrowser::Vault(VaultResponse::Removed { existed: false }),
+            ToBrowser::Vault(VaultResponse::ApiKeySaved {
+                server: "http://127.0.0.1:8080".into(),
+            }),
+            ToBrowser::Vault(VaultResponse::ApiKeyRemoved {
+                server: "http://127.0.0.1:8080".into(),
+                existed: true,
+            }),
+            ToBrowser::Vault(VaultResponse::Status {
+                status: VaultStatus {
+                    state: crate::vault::VaultState::Locked,
+                    source: Some(crate::vault::KeySource::Passphrase),
+                    keyring_unavailable: None,
+                    api_key_servers: vec!["http://127.0.0.1:8080".into()],
+                },
+            }),
             ToBrowser::Settings(Settings::default()),
             ToBrowser::Models(ModelList {
                 backend: "ollama".into(),
@@ -1253,6 +1419,46 @@ mod tests {
                     prompt_tokens: None,
                     recorded_at: 1_700_000_000_850,
                 }],
+                pictures: vec![
+                    StepPicture {
+                        n: 1,
+                        bytes: 48_211,
+                        withheld: None,
+                    },
+                    StepPicture {
+                        n: 2,
+                        bytes: 0,
+                        withheld: Some("a saved secret was typed".into()),
+                    },
+                ],
+            }),
+            ToBrowser::Stats(StatsReport {
+                by: StatsBy::Week,
+                periods: vec![UsagePeriod {
+                    start: 1_700_000_000_000,
+                    site: Some("https://shop.example".into()),
+                    tasks: 3,
+                    succeeded: 2,
+                    model_calls: 4,
+                    steps: StepsBy {
+                        cache: 1,
+                        skill: 0,
+                        grounding: 5,
+                        model: 4,
+                        other: 1,
+                    },
+                    median_task_ms: Some(4_200),
+                }],
+            }),
+            ToBrowser::StepPicture(StepPictureData {
+                run_id: RunId(4),
+                n: 1,
+                jpeg_base64: "/9j/4AAQ".into(),
+            }),
+            ToBrowser::Capture(Capture {
+                task_id: 1,
+                tab_id: 2,
+                max_bytes: 600_000,
             }),
             ToBrowser::Lessons(LessonList {
                 lessons: vec![Lesson {

@@ -81,6 +81,8 @@ pub struct Settings {
     /// Whether the model may learn the username auto-login signed in as ("signed in to … as
     /// alice"); off, it learns only the site.
     pub sign_in_names_user: bool,
+    /// Whether a run keeps a picture of the page after each step for its report.
+    pub keep_pictures: bool,
 }
 
 impl Settings {
@@ -106,6 +108,7 @@ impl Default for Settings {
             vote_samples: Self::DEFAULT_VOTERS,
             vote_models: Vec::new(),
             sign_in_names_user: false,
+            keep_pictures: true,
         }
     }
 }
@@ -388,6 +391,26 @@ pub struct StepRecord {
 pub struct RunDetail {
     pub run: RunSummary,
     pub steps: Vec<StepRecord>,
+    /// What the run kept of how the page looked after each step, by step number.
+    #[serde(default)]
+    pub pictures: Vec<StepPicture>,
+}
+
+/// The picture after a step: how large the kept JPEG is, or why none was taken (a secret was
+/// typed, the tab was not in view, the run's allowance was used up).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepPicture {
+    pub n: u32,
+    /// The JPEG's size; 0 when there is none.
+    pub bytes: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
+}
+
+impl StepPicture {
+    pub fn is_kept(&self) -> bool {
+        self.withheld.is_none() && self.bytes > 0
+    }
 }
 
 // ---- lessons and site approvals ----
@@ -449,7 +472,8 @@ mod tests {
             json,
             serde_json::json!({"backend": "auto", "model": null, "openai_url": null,
                 "device": "auto", "max_steps": 30, "approval": "ask_risky", "plan": "auto", "vote": "off",
-                "vote_samples": 3, "vote_models": [], "sign_in_names_user": false})
+                "vote_samples": 3, "vote_models": [], "sign_in_names_user": false,
+                "keep_pictures": true})
         );
     }
 

@@ -85,6 +85,10 @@ pub struct VaultStatus {
     /// Why the OS secret store cannot be used here, when it cannot (then a passphrase is).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyring_unavailable: Option<String>,
+    /// The origins of the OpenAI-compatible servers whose API key the vault keeps (known while
+    /// locked too: the origin is not sealed, the key is).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub api_key_servers: Vec<String>,
 }
 
 /// A saved credential as listed: never its password or TOTP seed.
@@ -130,7 +134,9 @@ pub struct AuditEntry {
     pub username: String,
     #[serde(default)]
     pub page_url: String,
-    /// `filled`, `refused`, `signed_in`, `failed`, `added`, `removed`, `revealed`.
+    /// `filled`, `refused`, `signed in`, `failed`, `added`, `removed`, `revealed`; for a model
+    /// server's API key (the server in `origin`), `API key saved`, `API key removed`, `API key
+    /// used`.
     pub what: String,
     #[serde(default)]
     pub detail: String,

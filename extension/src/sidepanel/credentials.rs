@@ -190,6 +190,8 @@ pub fn on_reply(p: &mut Panel, what: VaultPending, msg: ToBrowser) {
             VaultResponse::Status { status },
         ) => {
             p.vault.show_state(&status);
+            // The Settings page's API key line follows the vault's state.
+            p.settings.show_vault(&status);
             // A plain refresh leaves the line to what it reported (a deletion, say).
             match what {
                 VaultPending::Unlock => p.vault.status("Unlocked.", "ok"),
@@ -274,6 +276,8 @@ fn kind_of(reply: &VaultResponse) -> &'static str {
         VaultResponse::Revealed { .. } => "Revealed",
         VaultResponse::Imported { .. } => "Imported",
         VaultResponse::Audit { .. } => "Audit",
+        VaultResponse::ApiKeySaved { .. } => "ApiKeySaved",
+        VaultResponse::ApiKeyRemoved { .. } => "ApiKeyRemoved",
     }
 }
 

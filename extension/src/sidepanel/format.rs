@@ -1,27 +1,8 @@
 //! Words and numbers for the history and settings pages: no DOM, so they are tested natively.
 
-use itinero_shared::records::{ApprovalPolicy, BackendChoice, RunStatus, StepRecord};
-
-/// A run's status in the list and its detail.
-pub fn status_label(status: RunStatus) -> &'static str {
-    match status {
-        RunStatus::Running => "Running",
-        RunStatus::Succeeded => "Succeeded",
-        RunStatus::Failed => "Failed",
-        RunStatus::Stopped => "Stopped",
-        RunStatus::StepLimit => "Step limit",
-        RunStatus::Interrupted => "Interrupted",
-    }
-}
-
-/// `1 step`, `12 steps`.
-pub fn steps(n: u32) -> String {
-    if n == 1 {
-        "1 step".into()
-    } else {
-        format!("{n} steps")
-    }
-}
+use itinero_shared::records::{ApprovalPolicy, BackendChoice, StepsBy, UsagePeriod};
+use itinero_shared::vault::{VaultState, VaultStatus};
+pub use itinero_shared::words::{duration, status_label, steps, strategy, timings};
 
 /// How long ago `then` was, both Unix milliseconds; `None` past a day (show the date instead).
 pub fn ago(now_ms: i64, then_ms: i64) -> Option<String> {
@@ -32,46 +13,6 @@ pub fn ago(now_ms: i64, then_ms: i64) -> Option<String> {
         3600..86_400 => format!("{} h ago", secs / 3600),
         _ => return None,
     })
-}
-
-/// A duration: `850 ms`, `1.2 s`, `2 min 5 s`.
-pub fn duration(ms: u64) -> String {
-    match ms {
-        0..1000 => format!("{ms} ms"),
-        1000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
-        _ => {
-            let secs = ms / 1000;
-            match secs % 60 {
-                0 => format!("{} min", secs / 60),
-                s => format!("{} min {s} s", secs / 60),
-            }
-        }
-    }
-}
-
-/// A step's timings in one line: `decided in 120 ms · acted in 40 ms · 170 ms in all`; empty
-/// when none was recorded.
-pub fn timings(step: &StepRecord) -> String {
-    let parts: Vec<String> = [
-        step.decide_ms
-            .map(|ms| format!("decided in {}", duration(ms))),
-        step.act_ms.map(|ms| format!("acted in {}", duration(ms))),
-        step.total_ms.map(|ms| format!("{} in all", duration(ms))),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    parts.join(" · ")
-}
-
-/// What answered a step, in words for its badge (`llm` → `model`).
-pub fn strategy(word: &str) -> &str {
-    match word {
-        "llm" => "model",
-        "human" => "you",
-        "" => "—",
-        other => other,
-    }
 }
 
 /// The value of the approval policy's `<option>`, as the wire names it.
@@ -176,9 +117,191 @@ pub fn optional(text: &str) -> Option<String> {
     (!text.is_empty()).then(|| text.to_owned())
 }
 
+/// Who decided a period's steps, as shares of 100 with the CSS class of each part of the bar:
+/// the cache, skills, the grounding, the model, the rest.
+pub fn decider_shares(steps: &StepsBy) -> [(&'static str, f64); 5] {
+    let total = f64::from(steps.total().max(1));
+    let share = |n: u32| f64::from(n) * 100.0 / total;
+    [
+        ("cache", share(steps.cache)),
+        ("skill", share(steps.skill)),
+        ("grounding", share(steps.grounding)),
+        ("model", share(steps.model)),
+        ("other", share(steps.other)),
+    ]
+}
+
+/// The bar in words, for a screen reader: `steps: cache 10%, grounding 60%, model 30%`.
+pub fn shares_words(shares: &[(&str, f64)]) -> String {
+    let parts: Vec<String> = shares
+        .iter()
+        .filter(|(_, s)| *s > 0.0)
+        .map(|(who, s)| format!("{who} {s:.0}%"))
+        .collect();
+    if parts.is_empty() {
+        "no steps".into()
+    } else {
+        format!("steps: {}", parts.join(", "))
+    }
+}
+
+/// A period's figures in a line: `5 tasks · 80% done · 1.2 model calls a task · 14 s`.
+pub fn period_words(p: &UsagePeriod) -> String {
+    let tasks = if p.tasks == 1 {
+        "1 task".to_owned()
+    } else {
+        format!("{} tasks", p.tasks)
+    };
+    let mut parts = vec![tasks];
+    if p.tasks > 0 {
+        parts.push(format!(
+            "{:.0}% done",
+            f64::from(p.succeeded) * 100.0 / f64::from(p.tasks)
+        ));
+        parts.push(format!(
+            "{:.1} model calls a task",
+            p.model_calls as f64 / f64::from(p.tasks)
+        ));
+    }
+    if let Some(ms) = p.median_task_ms {
+        parts.push(duration(ms));
+    }
+    parts.join(" · ")
+}
+
+/// The sites of `periods`, most tasks first.
+pub fn sites_by_tasks(periods: &[UsagePeriod]) -> Vec<String> {
+    let mut tasks: Vec<(String, u32)> = Vec::new();
+    for p in periods {
+        let Some(site) = &p.site else { continue };
+        match tasks.iter_mut().find(|(s, _)| s == site) {
+            Some((_, n)) => *n += p.tasks,
+            None => tasks.push((site.clone(), p.tasks)),
+        }
+    }
+    tasks.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    tasks.into_iter().map(|(s, _)| s).collect()
+}
+
+/// The line under the Settings page's API key field: whether the vault keeps a key for
+/// `server` (the origin of the address typed; `None` while none is), and what the vault needs
+/// first, if anything; with whether the way out is the Vault page.
+pub fn api_key_line(server: Option<&str>, vault: &VaultStatus) -> (String, bool) {
+    let Some(server) = server else {
+        return ("Type the server's address to save its key.".into(), false);
+    };
+    let saved = vault.api_key_servers.iter().any(|s| s == server);
+    let (needs, fix) = match (vault.state, &vault.keyring_unavailable) {
+        (VaultState::Locked, _) if saved => (
+            " The vault is locked: unlock it on the Vault page for tasks to use the key.",
+            true,
+        ),
+        (VaultState::Locked, _) => (
+            " The vault is locked: unlock it on the Vault page to save one.",
+            true,
+        ),
+        (VaultState::NotCreated, Some(_)) => (
+            " There is no vault yet: create it on the Vault page to save one.",
+            true,
+        ),
+        _ => ("", false),
+    };
+    let line = if saved {
+        format!("A key is saved for {server} (kept in the vault).{needs}")
+    } else {
+        format!("No key saved for {server}.{needs}")
+    };
+    (line, fix)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_api_key_line_says_whether_a_key_is_saved_and_what_the_vault_needs() {
+        let mut vault = VaultStatus {
+            state: VaultState::Unlocked,
+            source: None,
+            keyring_unavailable: None,
+            api_key_servers: vec!["http://127.0.0.1:8080".into()],
+        };
+        let line = |server, vault: &VaultStatus| api_key_line(server, vault);
+        assert_eq!(
+            line(Some("http://127.0.0.1:8080"), &vault),
+            (
+                "A key is saved for http://127.0.0.1:8080 (kept in the vault).".into(),
+                false
+            )
+        );
+        assert_eq!(
+            line(Some("http://127.0.0.1:9090"), &vault),
+            ("No key saved for http://127.0.0.1:9090.".into(), false)
+        );
+        assert!(!line(None, &vault).1);
+        vault.state = VaultState::Locked;
+        let (text, fix) = line(Some("http://127.0.0.1:8080"), &vault);
+        assert!(text.starts_with("A key is saved") && text.contains("Vault page") && fix);
+        let (text, fix) = line(Some("http://127.0.0.1:9090"), &vault);
+        assert!(text.starts_with("No key saved") && text.contains("unlock it") && fix);
+        vault.state = VaultState::NotCreated;
+        vault.api_key_servers.clear();
+        assert!(
+            !line(Some("http://127.0.0.1:9090"), &vault).1,
+            "the OS secret store keeps it"
+        );
+        vault.keyring_unavailable = Some("headless".into());
+        let (text, fix) = line(Some("http://127.0.0.1:9090"), &vault);
+        assert!(text.contains("no vault yet") && fix, "{text}");
+    }
+
+    #[test]
+    fn a_period_reads_as_shares_and_figures() {
+        let p = UsagePeriod {
+            start: 0,
+            site: None,
+            tasks: 4,
+            succeeded: 3,
+            model_calls: 6,
+            steps: StepsBy {
+                cache: 1,
+                skill: 0,
+                grounding: 6,
+                model: 3,
+                other: 0,
+            },
+            median_task_ms: Some(14_200),
+        };
+        let shares = decider_shares(&p.steps);
+        assert_eq!(shares[0], ("cache", 10.0));
+        assert_eq!(shares[2], ("grounding", 60.0));
+        assert_eq!(
+            shares_words(&shares),
+            "steps: cache 10%, grounding 60%, model 30%"
+        );
+        assert_eq!(
+            period_words(&p),
+            "4 tasks · 75% done · 1.5 model calls a task · 14.2 s"
+        );
+        assert_eq!(
+            shares_words(&decider_shares(&StepsBy::default())),
+            "no steps"
+        );
+        let site = |s: &str, tasks| UsagePeriod {
+            site: Some(s.into()),
+            tasks,
+            ..Default::default()
+        };
+        assert_eq!(
+            sites_by_tasks(&[
+                site("https://a", 1),
+                p.clone(),
+                site("https://b", 2),
+                site("https://a", 2)
+            ]),
+            ["https://a", "https://b"]
+        );
+    }
 
     #[test]
     fn times_read_as_people_say_them() {
@@ -199,19 +322,6 @@ mod tests {
         assert_eq!(duration(120_000), "2 min");
         assert_eq!(steps(1), "1 step");
         assert_eq!(steps(0), "0 steps");
-    }
-
-    #[test]
-    fn a_steps_timings_name_only_what_was_recorded() {
-        let step = StepRecord {
-            decide_ms: Some(120),
-            total_ms: Some(1_700),
-            ..Default::default()
-        };
-        assert_eq!(timings(&step), "decided in 120 ms · 1.7 s in all");
-        assert_eq!(timings(&StepRecord::default()), "");
-        assert_eq!(strategy("llm"), "model");
-        assert_eq!(strategy("recovery"), "recovery");
     }
 
     #[test]
@@ -236,10 +346,6 @@ mod tests {
             assert_eq!(backend_from(backend_value(backend)), Some(backend));
         }
         assert_eq!(approval_from("never"), None);
-        for status in RunStatus::ALL {
-            assert!(!status_label(status).is_empty());
-        }
-        assert_eq!(status_label(RunStatus::StepLimit), "Step limit");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The History page's DOM: the list of runs (`#runs`, one `li[data-run-id]` each) and one
-//! run's detail (`#run-detail`) with its answer, its steps and Delete.
+//! run's detail (`#run-detail`) with its answer, its steps (each with the picture of the page
+//! after it, `img.shot`, or why there is none) and Delete.
 
-use itinero_shared::records::{RunDetail, RunId, RunStatus, RunSummary, StepRecord};
+use itinero_shared::records::{RunDetail, RunId, RunStatus, RunSummary, StepPicture, StepRecord};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{Document, Element};
@@ -153,7 +154,8 @@ impl HistoryView {
         show(&self.answer_box, !answer.is_empty());
         self.steps.set_text_content(None);
         for step in &detail.steps {
-            let _ = self.steps.append_child(&self.step(step));
+            let picture = detail.pictures.iter().find(|pic| pic.n == step.n);
+            let _ = self.steps.append_child(&self.step(step, picture));
         }
         show(&self.no_steps, detail.steps.is_empty());
         let _ = self.delete.remove_attribute("disabled");
@@ -161,8 +163,37 @@ impl HistoryView {
         focus(&self.goal);
     }
 
-    /// One step: `n. action` with who decided, what happened, the model's reason, the timings.
-    fn step(&self, step: &StepRecord) -> Element {
+    /// Shows the picture after step `n`, which arrived on its own.
+    pub fn show_picture(&self, n: u32, jpeg_base64: &str) {
+        if let Some(img) = self.shot(n) {
+            let _ = img.set_attribute("src", &format!("data:image/jpeg;base64,{jpeg_base64}"));
+            let _ = img.remove_attribute("aria-busy");
+        }
+    }
+
+    /// The picture after step `n` could not be read: its place says why.
+    pub fn picture_missing(&self, n: u32, why: &str) {
+        if let Some(img) = self.shot(n) {
+            let note = el(
+                &self.document,
+                "p",
+                "meta no-shot",
+                &format!("No picture: {why}"),
+            );
+            let _ = img.replace_with_with_node_1(&note);
+        }
+    }
+
+    fn shot(&self, n: u32) -> Option<Element> {
+        self.steps
+            .query_selector(&format!("li[data-step=\"{n}\"] img.shot"))
+            .ok()
+            .flatten()
+    }
+
+    /// One step: `n. action` with who decided, what happened, the model's reason, the timings,
+    /// and the page after it.
+    fn step(&self, step: &StepRecord, picture: Option<&StepPicture>) -> Element {
         let li = el(&self.document, "li", "", "");
         let _ = li.set_attribute("data-step", &step.n.to_string());
         let head = el(&self.document, "div", "", "");
@@ -196,6 +227,24 @@ impl HistoryView {
         let timings = format::timings(step);
         if !timings.is_empty() {
             let _ = li.append_child(&el(&self.document, "p", "meta timing", &timings));
+        }
+        match picture {
+            Some(pic) if pic.is_kept() => {
+                let img = el(&self.document, "img", "shot", "");
+                let _ = img.set_attribute("alt", &format!("The page after step {}", step.n));
+                let _ = img.set_attribute("aria-busy", "true");
+                let _ = li.append_child(&img);
+            }
+            Some(pic) => {
+                let why = pic.withheld.as_deref().unwrap_or("none was taken");
+                let _ = li.append_child(&el(
+                    &self.document,
+                    "p",
+                    "meta no-shot",
+                    &format!("No picture: {why}"),
+                ));
+            }
+            None => {}
         }
         li
     }

@@ -3,7 +3,8 @@
 //! recorded, each with its steps. *Skills*: the skills library (search, run with parameters,
 //! rename, edit parameters, export, import, delete). *Vault*: the sign-ins the host keeps
 //! sealed (unlock, add, show on request, delete, import, the audit list). *Settings*: the
-//! host's settings, and what it remembers per site ("always allow", lessons).
+//! host's settings (with an OpenAI-compatible server's API key, kept in the vault), and what
+//! it remembers per site ("always allow", lessons).
 //!
 //! The document skeleton is static HTML (`sidepanel.html`); this module owns
 //! the behaviour. It talks only to the background, never to the host directly,
@@ -12,6 +13,7 @@
 //! back under the id of the `StartTask` that began it. Every other request is answered
 //! once, under its own id: `pending` says what the answer is for.
 
+mod api_key;
 mod credentials;
 mod format;
 mod history;
@@ -19,6 +21,7 @@ mod library;
 mod nav;
 mod settings;
 mod skills;
+mod stats;
 mod vault;
 mod view;
 
@@ -28,9 +31,9 @@ use std::rc::{Rc, Weak};
 
 use itinero_shared::envelope::{Envelope, MessageSet};
 use itinero_shared::messages::{
-    DeleteLesson, DeleteRun, GetRun, GetSettings, ListLessons, ListModels, ListRuns,
-    ListSiteApprovals, RevokeSiteApproval, SetSettings, StartTask, StopTask, TaskEventKind,
-    TaskOptions, TaskStatus, UserReply,
+    DeleteLesson, DeleteRun, GetRun, GetSettings, GetStats, GetStepPicture, ListLessons,
+    ListModels, ListRuns, ListSiteApprovals, RevokeSiteApproval, SetSettings, StartTask, StatsBy,
+    StatsReport, StopTask, TaskEventKind, TaskOptions, TaskStatus, UserReply,
 };
 use itinero_shared::records::{BackendChoice, RunId};
 use itinero_shared::{Action, ToBrowser, ToHost};
@@ -39,12 +42,14 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::chrome::{self, field, Port};
 use crate::panel_protocol::{ConnectionState, FromPanel, ToPanel, PANEL_PORT};
+use api_key::ApiKeyPending;
 use credentials::VaultPending;
 use history::HistoryView;
 use library::{OpenSkill, SkillPending};
 use nav::{NavView, Page};
 use settings::SettingsView;
 use skills::{SaveOffer, SkillsView};
+use stats::StatsView;
 use vault::VaultView;
 use view::View;
 
@@ -75,6 +80,9 @@ enum Pending {
         deleted: bool,
     },
     Run(RunId),
+    Stats,
+    /// The picture after a step of the open run.
+    Picture(RunId, u32),
     DeleteRun(RunId),
     Lessons,
     DeleteLesson,
@@ -84,6 +92,8 @@ enum Pending {
     Models,
     Skill(SkillPending),
     Vault(VaultPending),
+    /// The Settings page's API key for an OpenAI-compatible server.
+    ApiKey(ApiKeyPending),
 }
 
 struct Panel {
@@ -91,6 +101,9 @@ struct Panel {
     view: View,
     nav: NavView,
     history: HistoryView,
+    stats: StatsView,
+    /// The statistics last received, drawn again for another site.
+    stats_report: Option<StatsReport>,
     settings: SettingsView,
     skills: SkillsView,
     save: SaveOffer,
@@ -130,6 +143,8 @@ pub fn start() -> Result<(), JsValue> {
         view,
         nav: NavView::find(&document)?,
         history: HistoryView::find(&document)?,
+        stats: StatsView::find(&document)?,
+        stats_report: None,
         settings: SettingsView::find(&document)?,
         skills: SkillsView::find(&document)?,
         save: SaveOffer::find(&document)?,
@@ -152,6 +167,7 @@ pub fn start() -> Result<(), JsValue> {
     wire_pages(&panel)?;
     library::wire(&panel)?;
     credentials::wire(&panel)?;
+    api_key::wire(&panel)?;
     let p = panel.borrow();
     view::on_run(&p.view, {
         let panel = panel.clone();
@@ -277,6 +293,15 @@ fn wire_pages(panel: &Rc<RefCell<Panel>>) -> Result<(), JsValue> {
         let panel = panel.clone();
         move || list_runs(&mut panel.borrow_mut(), false)
     })?;
+    stats::on_site_change(&p.stats, {
+        let panel = panel.clone();
+        move || {
+            let p = panel.borrow();
+            if let Some(report) = &p.stats_report {
+                p.stats.show(report);
+            }
+        }
+    })?;
     history::on_run_click(&p.history, {
         let panel = panel.clone();
         move |id| open_run(&mut panel.borrow_mut(), id)
@@ -377,6 +402,7 @@ fn refresh_page(p: &mut Panel) {
                 Pending::Approvals,
             );
             list_lessons(p);
+            api_key::refresh(p);
             p.models_backend = None;
             request(
                 p,
@@ -393,6 +419,14 @@ fn list_runs(p: &mut Panel, deleted: bool) {
     }
     let msg = ToHost::ListRuns(ListRuns { limit: RUNS_LISTED });
     request(p, msg, Pending::Runs { deleted });
+    request(
+        p,
+        ToHost::GetStats(GetStats {
+            days: GetStats::DEFAULT_DAYS,
+            by: StatsBy::Week,
+        }),
+        Pending::Stats,
+    );
 }
 
 fn list_lessons(p: &mut Panel) {
@@ -468,6 +502,28 @@ fn on_reply(p: &mut Panel, what: Pending, msg: ToBrowser) {
         (Pending::Run(id), ToBrowser::RunDetail(detail)) => {
             if p.open_run == Some(id) && p.page == Page::History {
                 p.history.show_detail(&detail, now_ms());
+                // Each picture comes in a reply of its own: together they would pass the
+                // frame limit.
+                for picture in detail.pictures.iter().filter(|pic| pic.is_kept()) {
+                    request(
+                        p,
+                        ToHost::GetStepPicture(GetStepPicture {
+                            run_id: id,
+                            n: picture.n,
+                        }),
+                        Pending::Picture(id, picture.n),
+                    );
+                }
+            }
+        }
+        (Pending::Stats, ToBrowser::Stats(report)) => {
+            p.stats.fill_sites(&report);
+            p.stats.show(&report);
+            p.stats_report = Some(report);
+        }
+        (Pending::Picture(id, n), ToBrowser::StepPicture(picture)) => {
+            if p.open_run == Some(id) {
+                p.history.show_picture(n, &picture.jpeg_base64);
             }
         }
         (Pending::DeleteRun(id), ToBrowser::Deleted(_)) => {
@@ -491,6 +547,7 @@ fn on_reply(p: &mut Panel, what: Pending, msg: ToBrowser) {
         (Pending::Models, ToBrowser::Models(list)) => p.settings.show_models(&list.models),
         (Pending::Skill(what), msg) => library::on_reply(p, what, msg),
         (Pending::Vault(what), msg) => credentials::on_reply(p, what, msg),
+        (Pending::ApiKey(what), msg) => api_key::on_reply(p, what, msg),
         (what, ToBrowser::Error(err)) => show_error(p, what, &format::sentence(&err.message)),
         (what, other) => show_error(
             p,
@@ -515,6 +572,12 @@ fn show_error(p: &mut Panel, what: Pending, message: &str) {
                 p.history.detail_status(message, "error");
             }
         }
+        Pending::Stats => p.stats.status(message, "error"),
+        Pending::Picture(id, n) => {
+            if p.open_run == Some(id) {
+                p.history.picture_missing(n, message);
+            }
+        }
         Pending::DeleteRun(_) => {
             let _ = p.history.delete.remove_attribute("disabled");
             p.history.detail_status(message, "error");
@@ -530,6 +593,7 @@ fn show_error(p: &mut Panel, what: Pending, message: &str) {
         Pending::Models => p.settings.models_unavailable(message),
         Pending::Skill(what) => library::show_error(p, what, message),
         Pending::Vault(what) => credentials::show_error(p, what, message),
+        Pending::ApiKey(what) => api_key::show_error(p, what, message),
     }
 }
 

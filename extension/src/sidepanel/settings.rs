@@ -1,15 +1,19 @@
 //! The Settings page's DOM: the form bound to [`Settings`], and what the agent remembers per
 //! site: the "always allow" approvals (`#approvals`, each with Revoke) and the lessons
-//! (`#lessons`, each with Delete).
+//! (`#lessons`, each with Delete). Under an OpenAI-compatible server's address, its API key:
+//! a password field of a form of its own (`#settings-api-key-form`, so the settings' Save never
+//! sends it and its edits are not the settings'), emptied as it is read, never filled; the line
+//! beside it says whether the vault keeps a key for the address's origin.
 
 use itinero_shared::records::{BackendChoice, Lesson, LessonId, Settings, SiteApproval};
+use itinero_shared::vault::VaultStatus;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlInputElement, HtmlSelectElement};
 
 use super::format;
 use super::history::local_time;
-use super::view::{by_id, el, set_status, show};
+use super::view::{by_id, el, focus, set_status, show};
 
 pub struct SettingsView {
     document: Document,
@@ -19,6 +23,14 @@ pub struct SettingsView {
     model: HtmlInputElement,
     openai: Element,
     openai_url: HtmlInputElement,
+    api_key_form: Element,
+    api_key: HtmlInputElement,
+    api_key_line: Element,
+    pub api_key_remove: Element,
+    pub api_key_vault: Element,
+    api_key_status: Element,
+    /// The vault's state as last heard (which servers have a key), for the line.
+    vault: std::cell::RefCell<Option<VaultStatus>>,
     device: HtmlSelectElement,
     max_steps: HtmlInputElement,
     pub approval: HtmlSelectElement,
@@ -29,6 +41,7 @@ pub struct SettingsView {
     vote_samples: HtmlInputElement,
     vote_models: HtmlInputElement,
     sign_in_names_user: HtmlInputElement,
+    keep_pictures: HtmlInputElement,
     models: Element,
     model_help: Element,
     /// The settings as last loaded: a select showing a value this page does not know keeps it.
@@ -49,6 +62,13 @@ impl SettingsView {
             model: by_id(document, "settings-model")?.dyn_into()?,
             openai: by_id(document, "settings-openai")?,
             openai_url: by_id(document, "settings-openai-url")?.dyn_into()?,
+            api_key_form: by_id(document, "settings-api-key-form")?,
+            api_key: by_id(document, "settings-api-key")?.dyn_into()?,
+            api_key_line: by_id(document, "settings-api-key-line")?,
+            api_key_remove: by_id(document, "settings-api-key-remove")?,
+            api_key_vault: by_id(document, "settings-api-key-vault")?,
+            api_key_status: by_id(document, "settings-api-key-status")?,
+            vault: Default::default(),
             device: by_id(document, "settings-device")?.dyn_into()?,
             max_steps: by_id(document, "settings-max-steps")?.dyn_into()?,
             approval: by_id(document, "settings-approval")?.dyn_into()?,
@@ -59,6 +79,7 @@ impl SettingsView {
             vote_samples: by_id(document, "settings-vote-samples")?.dyn_into()?,
             vote_models: by_id(document, "settings-vote-models")?.dyn_into()?,
             sign_in_names_user: by_id(document, "settings-sign-in-names-user")?.dyn_into()?,
+            keep_pictures: by_id(document, "settings-keep-pictures")?.dyn_into()?,
             models: by_id(document, "settings-models")?,
             model_help: by_id(document, "settings-model-help")?,
             loaded: Default::default(),
@@ -91,6 +112,7 @@ impl SettingsView {
         self.vote_samples.set_value(&s.vote_samples.to_string());
         self.vote_models.set_value(&s.vote_models.join(", "));
         self.sign_in_names_user.set_checked(s.sign_in_names_user);
+        self.keep_pictures.set_checked(s.keep_pictures);
         *self.loaded.borrow_mut() = s.clone();
         self.update();
     }
@@ -103,6 +125,50 @@ impl SettingsView {
     /// The server address typed, for listing an OpenAI-compatible server's models.
     pub fn chosen_openai_url(&self) -> Option<String> {
         format::optional(&self.openai_url.value())
+    }
+
+    /// The origin of the server address typed (what the vault keeps a key for), if it is an
+    /// http(s) address.
+    pub fn typed_server(&self) -> Option<String> {
+        let url = web_sys::Url::new(self.openai_url.value().trim()).ok()?;
+        matches!(url.protocol().as_str(), "http:" | "https:").then(|| url.origin())
+    }
+
+    /// The API key typed; the field is emptied as it is read.
+    pub fn take_api_key(&self) -> Option<String> {
+        let key = self.api_key.value();
+        self.api_key.set_value("");
+        if key.trim().is_empty() {
+            focus(&self.api_key);
+            return None;
+        }
+        Some(key)
+    }
+
+    /// The vault's state, for the API key's line.
+    pub fn show_vault(&self, status: &VaultStatus) {
+        *self.vault.borrow_mut() = Some(status.clone());
+        self.show_api_key_line();
+    }
+
+    /// Saving or removing the key: progress, or why it failed.
+    pub fn api_key_status(&self, text: &str, kind: &str) {
+        set_status(&self.api_key_status, text, kind);
+    }
+
+    fn show_api_key_line(&self) {
+        let vault = self.vault.borrow();
+        let Some(vault) = vault.as_ref() else {
+            show(&self.api_key_remove, false);
+            show(&self.api_key_vault, false);
+            return;
+        };
+        let server = self.typed_server();
+        let (line, to_vault) = format::api_key_line(server.as_deref(), vault);
+        self.api_key_line.set_text_content(Some(&line));
+        let saved = server.is_some_and(|s| vault.api_key_servers.contains(&s));
+        show(&self.api_key_remove, saved);
+        show(&self.api_key_vault, to_vault);
     }
 
     /// The backend of the settings as last loaded.
@@ -148,6 +214,7 @@ impl SettingsView {
             .unwrap_or_default();
         self.approval_help.set_text_content(Some(help));
         show(&self.voting, self.vote.value() != "off");
+        self.show_api_key_line();
     }
 
     /// The settings as the form has them, or what is wrong with a field.
@@ -165,6 +232,7 @@ impl SettingsView {
             vote_samples: format::voters(&self.vote_samples.value())?,
             vote_models: format::names(&self.vote_models.value()),
             sign_in_names_user: self.sign_in_names_user.checked(),
+            keep_pictures: self.keep_pictures.checked(),
         })
     }
 
@@ -304,6 +372,27 @@ pub fn on_submit(view: &SettingsView, f: impl Fn() + 'static) -> Result<(), JsVa
     view.form
         .add_event_listener_with_callback("submit", submit.as_ref().unchecked_ref())?;
     submit.forget();
+    Ok(())
+}
+
+/// Calls `save` when the API key's form is sent (Save key, or Enter in the field). Typing the
+/// key is no edit of the settings: its events stop at the field.
+pub fn on_api_key_save(view: &SettingsView, save: impl Fn() + 'static) -> Result<(), JsValue> {
+    let submit = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+        e.prevent_default();
+        save();
+    });
+    view.api_key_form
+        .add_event_listener_with_callback("submit", submit.as_ref().unchecked_ref())?;
+    submit.forget();
+    let stop = Closure::<dyn FnMut(web_sys::Event)>::new(|e: web_sys::Event| {
+        e.stop_propagation();
+    });
+    for event in ["input", "change"] {
+        view.api_key
+            .add_event_listener_with_callback(event, stop.as_ref().unchecked_ref())?;
+    }
+    stop.forget();
     Ok(())
 }
 

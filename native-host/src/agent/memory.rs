@@ -13,7 +13,7 @@ use tokio::sync::Mutex;
 use super::cache::{self, ActionCache, Remembered};
 use super::run::Memory;
 use super::skill_run::{self, Chosen};
-use crate::store::{CacheEntry, CacheKey, NewRun, Store};
+use crate::store::{CacheEntry, CacheKey, NewRun, Store, RUN_ALLOWANCE};
 
 /// Lessons given to the prompt per site, newest first.
 const LESSONS_PER_SITE: u32 = 10;
@@ -280,6 +280,26 @@ impl Memory for StoreMemory {
             "write down the step",
             store.call(move |s| s.record_step(run, &record)).await,
         );
+    }
+
+    async fn picture(&self, step: u32, picture: Result<Vec<u8>, String>) {
+        let Some(store) = &self.store else { return };
+        let Some(run) = *self.run.lock().await else {
+            return;
+        };
+        let kept = match picture {
+            Ok(jpeg) => {
+                store
+                    .call(move |s| s.keep_picture(run, step, &jpeg, RUN_ALLOWANCE).map(drop))
+                    .await
+            }
+            Err(why) => {
+                store
+                    .call(move |s| s.withhold_picture(run, step, &why))
+                    .await
+            }
+        };
+        logged("keep the step's picture", kept);
     }
 }
 

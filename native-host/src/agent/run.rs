@@ -19,7 +19,7 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use itinero_shared::messages::{
@@ -60,6 +60,11 @@ pub trait Browser: Send + Sync {
     ) -> Result<(Outcome, u64), String> {
         let _ = (tab, frame, action, field);
         Err("this browser cannot type saved secrets".into())
+    }
+    /// A JPEG of what `tab` shows, for the run's report; a browser that cannot says why.
+    async fn capture(&self, tab: i64) -> Result<Vec<u8>, String> {
+        let _ = tab;
+        Err("this browser takes no pictures".into())
     }
 }
 
@@ -156,6 +161,10 @@ pub trait Memory: Send + Sync {
     async fn allowed(&self, url: &str, kind: &str) -> bool;
     async fn allow(&self, url: &str, kind: &str);
     async fn step(&self, record: StepRecord);
+    /// The picture of the page after step `step`, or why there is none.
+    async fn picture(&self, step: u32, picture: Result<Vec<u8>, String>) {
+        let _ = (step, picture);
+    }
 }
 
 /// Remembers nothing.
@@ -188,6 +197,8 @@ pub struct Task {
     /// The model that decides, as the panel names it ("smollm2-135m-instruct-q4_1, built-in
     /// engine"), where there is one.
     pub model: Option<String>,
+    /// Whether the page after each step is pictured for the run's report.
+    pub pictures: bool,
 }
 
 impl Task {
@@ -410,7 +421,25 @@ struct Run<'a> {
     last_worked: Option<Action>,
     /// Model calls made outside any step (the plan's), counted with the next step recorded.
     unrecorded_calls: u32,
+    /// The last step written down whose picture (the page after it) is still to be taken.
+    unpictured: Option<u32>,
+    /// The step that typed a saved secret, whose picture is never taken.
+    typed_secret_at: Option<u32>,
+    /// A saved secret was typed in this run: a page is pictured only when the scrub finds no
+    /// trace of one on it (a page may echo what was typed, or turn a field into plain text).
+    typed_secrets: bool,
+    /// When the last picture was taken.
+    pictured_at: Option<Instant>,
 }
+
+/// Why a step has no picture.
+const SECRET_TYPED: &str = "a saved secret was typed in this step";
+const SHOWS_SECRET: &str = "the page showed a saved secret";
+const TOO_SOON: &str = "the step came sooner than the browser takes pictures (two a second)";
+/// Chromium takes at most two pictures of a window a second (`captureVisibleTab`'s quota).
+/// Steps that come faster (a replay, the action cache) are not slowed to that pace: such a
+/// step has no picture, but the run's last page always has one.
+const PICTURE_SPACING: Duration = Duration::from_millis(510);
 
 /// Runs `task` to its end. `stop` is checked between steps and while waiting on the user.
 pub async fn run(
@@ -449,13 +478,19 @@ pub async fn run(
         failed: None,
         last_worked: None,
         unrecorded_calls: 0,
+        unpictured: None,
+        typed_secret_at: None,
+        typed_secrets: false,
+        pictured_at: None,
     };
     (run.plan, run.unrecorded_calls) = make_plan(task, deciders.planner.as_deref(), panel).await;
     for step in 1..=task.max_steps {
         if let Err(Flow::End(end)) = run.step(step).await {
+            run.picture_last().await;
             return end;
         }
     }
+    run.picture_last().await;
     Finished {
         status: TaskStatus::StepLimit,
         answer: None,
@@ -467,7 +502,111 @@ impl Run<'_> {
     /// Writes a step down, with any model calls made before it that no step has counted.
     async fn write(&mut self, mut record: Record<'_>) {
         record.model_calls += std::mem::take(&mut self.unrecorded_calls);
+        self.unpictured = Some(record.page.step);
         self.memory.step(record.into_step()).await;
+    }
+
+    /// Takes the picture of the page after the last step written down, unless that step typed
+    /// a secret or the page shows one (`shows_secret`, from the scrub of its observation).
+    /// What to do about the picture after the last step written down: `None` when there is
+    /// none to take, else its step and whether to take it now (`Ok`) or why not (`Err`). The
+    /// run's `last` picture waits its turn; another that comes too soon is not taken.
+    async fn plan_picture(&mut self, last: bool) -> Option<(u32, Result<(), String>)> {
+        if !self.task.pictures {
+            return None;
+        }
+        let n = self.unpictured.take()?;
+        if self.typed_secret_at == Some(n) {
+            return Some((n, Err(SECRET_TYPED.to_owned())));
+        }
+        let wait = self
+            .pictured_at
+            .map(|at| PICTURE_SPACING.saturating_sub(at.elapsed()))
+            .unwrap_or_default();
+        if !wait.is_zero() && !last {
+            return Some((n, Err(TOO_SOON.to_owned())));
+        }
+        tokio::time::sleep(wait).await;
+        Some((n, Ok(())))
+    }
+
+    /// Writes down the picture after step `n` (or why there is none): a picture taken of a
+    /// page the scrub found a secret on is dropped here, never kept.
+    async fn keep_picture(
+        &self,
+        planned: Option<(u32, Result<(), String>)>,
+        taken: Option<Result<Vec<u8>, String>>,
+        shows_secret: bool,
+    ) {
+        let Some((n, plan)) = planned else {
+            return;
+        };
+        let kept = match (plan, taken) {
+            (Err(why), _) => Err(why),
+            (Ok(()), _) if shows_secret => Err(SHOWS_SECRET.to_owned()),
+            (Ok(()), Some(taken)) => taken,
+            (Ok(()), None) => return,
+        };
+        self.memory.picture(n, kept).await;
+    }
+
+    /// The page read and pictured when `planned` says so. Both see the page the last step
+    /// left, so they are taken at once; but once a saved secret was typed, the page is pictured
+    /// only after the scrub found none on it.
+    async fn observe_and_picture(
+        &mut self,
+        planned: &Option<(u32, Result<(), String>)>,
+    ) -> (Result<Observation, String>, Option<Result<Vec<u8>, String>>) {
+        let (browser, tab) = (self.browser, self.tab);
+        if !matches!(planned, Some((_, Ok(())))) {
+            return (browser.observe(tab).await, None);
+        }
+        if self.typed_secrets {
+            let obs = browser.observe(tab).await;
+            let clean = obs.as_ref().is_ok_and(|o| !self.scrub(o.clone()).1);
+            if !clean {
+                return (obs, None);
+            }
+            self.pictured_at = Some(Instant::now());
+            return (obs, Some(browser.capture(tab).await));
+        }
+        self.pictured_at = Some(Instant::now());
+        let (obs, taken) = tokio::join!(browser.observe(tab), browser.capture(tab));
+        (obs, Some(taken))
+    }
+
+    /// The picture after the run's last step. Once a secret was typed, the page is read and
+    /// scrubbed too, as a step's would be.
+    async fn picture_last(&mut self) {
+        let planned = self.plan_picture(true).await;
+        if !matches!(planned, Some((_, Ok(())))) {
+            return self.keep_picture(planned, None, false).await;
+        }
+        let (taken, shows_secret) = if self.typed_secrets {
+            let (obs, taken) = self.observe_and_picture(&planned).await;
+            // Unread, the page cannot be shown to be free of secrets.
+            let shows = obs.map_or(true, |obs| self.scrub(obs).1);
+            (taken, shows)
+        } else {
+            self.pictured_at = Some(Instant::now());
+            (Some(self.browser.capture(self.tab).await), false)
+        };
+        self.keep_picture(planned, taken, shows_secret).await;
+    }
+
+    /// `obs` scrubbed of the secrets typed so far, and whether it held any.
+    fn scrub(&self, mut obs: Observation) -> (Observation, bool) {
+        let Some(hook) = &self.deciders.sign_in else {
+            return (obs, false);
+        };
+        if !self.typed_secrets {
+            hook.scrub(&mut obs);
+            return (obs, false);
+        }
+        let before = obs.clone();
+        hook.scrub(&mut obs);
+        let changed = obs != before;
+        (obs, changed)
     }
 
     /// One step: observe → (ask for help) → sign in → decide → check → act → learn.
@@ -508,16 +647,17 @@ impl Run<'_> {
 
     /// Reads the page (scrubbed of secrets typed so far), and what was taught for its site.
     async fn observe(&mut self, step: u32) -> Result<Page, Flow> {
-        let mut obs = self.browser.observe(self.tab).await.map_err(|e| {
+        let planned = self.plan_picture(false).await;
+        let (obs, taken) = self.observe_and_picture(&planned).await;
+        let obs = obs.map_err(|e| {
             finished(
                 TaskStatus::Failed,
                 Some(format!("could not read the page: {e}")),
                 step - 1,
             )
         })?;
-        if let Some(hook) = &self.deciders.sign_in {
-            hook.scrub(&mut obs);
-        }
+        let (obs, shows_secret) = self.scrub(obs);
+        self.keep_picture(planned, taken, shows_secret).await;
         let page = Page {
             step,
             key: cache::page_key(&obs, self.last_worked.as_ref()),
@@ -576,6 +716,10 @@ impl Run<'_> {
         let Some(report) = hook.on_page(&page.obs, &self.sign_in_ctx()).await else {
             return Ok(());
         };
+        if report.acted {
+            self.typed_secret_at = Some(page.step);
+            self.typed_secrets = true;
+        }
         self.write(page.record(SIGN_IN, report.text.clone())).await;
         note(self.panel, page.step, report.text.clone()).await;
         self.history.push(PastStep {
@@ -768,7 +912,7 @@ impl Run<'_> {
     /// Carries `action` out in its frame, with a saved secret put in only here, for sending
     /// (`action` keeps the placeholder for the history, the record and the panel); the outcome,
     /// scrubbed, and how long it took.
-    async fn act(&self, page: &Page, action: &Action) -> (Outcome, u64) {
+    async fn act(&mut self, page: &Page, action: &Action) -> (Outcome, u64) {
         let frame = frame_of(action, &page.obs);
         let secret = match &self.deciders.sign_in {
             Some(hook) => hook.resolve(action, &page.obs, &self.sign_in_ctx()).await,
@@ -780,6 +924,8 @@ impl Run<'_> {
         let sent = match secret {
             Ok(None) => self.browser.perform(self.tab, frame, action).await,
             Ok(Some((filled, field))) => {
+                self.typed_secret_at = Some(page.step);
+                self.typed_secrets = true;
                 self.browser
                     .perform_secret(self.tab, frame, &filled, &field)
                     .await
@@ -1119,6 +1265,7 @@ mod tests {
             plan: PlanMode::Off,
             approval: ApprovalPolicy::AskRisky,
             model: None,
+            pictures: true,
         }
     }
 
@@ -1662,5 +1809,152 @@ mod tests {
         };
         assert!(!scrubbed(echoed, &hook).to_string().contains("hunter22"));
         assert_eq!(scrubbed(Outcome::Done, &hook), Outcome::Done);
+    }
+
+    /// A sign-in page; once the host signs in, a page that echoes the password, then (after
+    /// Continue) the account page. Pictures are "a JPEG of" the address.
+    struct Echoes {
+        state: Arc<std::sync::atomic::AtomicU8>,
+    }
+
+    #[async_trait]
+    impl Browser for Echoes {
+        async fn observe(&self, _tab: i64) -> Result<Observation, String> {
+            let (url, text) = match self.state.load(Ordering::SeqCst) {
+                0 => ("https://shop.example/signin", "Sign in"),
+                1 => ("https://shop.example/welcome", "Welcome back, hunter22"),
+                _ => ("https://shop.example/account", "Your account"),
+            };
+            let children = vec![
+                element(0, "a", None, None, "Help"),
+                element(1, "button", None, None, "Continue"),
+                DomNode {
+                    tag: "#text".into(),
+                    text: Some(text.into()),
+                    ..Default::default()
+                },
+            ];
+            Ok(page_of(url, "Shop", children))
+        }
+
+        async fn perform(
+            &self,
+            _tab: i64,
+            _frame: i64,
+            action: &Action,
+        ) -> Result<(Outcome, u64), String> {
+            if let Action::Click { target } = action {
+                if target.index == 1 {
+                    self.state.store(2, Ordering::SeqCst);
+                }
+            }
+            Ok((Outcome::Done, 1))
+        }
+
+        async fn capture(&self, tab: i64) -> Result<Vec<u8>, String> {
+            let page = self.observe(tab).await?;
+            Ok(format!("a JPEG of {}", page.url).into_bytes())
+        }
+    }
+
+    /// Signs in on the first page and scrubs the password it typed.
+    struct SignsIn(Arc<std::sync::atomic::AtomicU8>);
+
+    #[async_trait]
+    impl SignIn for SignsIn {
+        async fn on_page(&self, _: &Observation, _: &SignInCtx<'_>) -> Option<SignInReport> {
+            (self.0.load(Ordering::SeqCst) == 0).then(|| {
+                self.0.store(1, Ordering::SeqCst);
+                SignInReport {
+                    text: "the host filled in the saved password".into(),
+                    acted: true,
+                }
+            })
+        }
+        async fn resolve(
+            &self,
+            _: &Action,
+            _: &Observation,
+            _: &SignInCtx<'_>,
+        ) -> Result<Option<(Action, SecretField)>, String> {
+            Ok(None)
+        }
+        fn scrub(&self, obs: &mut Observation) {
+            fn walk(node: &mut DomNode) {
+                if let Some(text) = node.text.as_mut() {
+                    *text = text.replace("hunter22", "{{secret:password}}");
+                }
+                node.children.iter_mut().for_each(walk);
+            }
+            walk(&mut obs.root);
+        }
+    }
+
+    /// A step's picture, or why it has none.
+    type Shot = (u32, Result<Vec<u8>, String>);
+
+    /// Keeps the pictures it is given.
+    #[derive(Default)]
+    struct Album(Mutex<Vec<Shot>>);
+
+    #[async_trait]
+    impl Memory for Album {
+        async fn begin(&self, _: &str) {}
+        async fn lessons(&self, _: &str) -> Vec<String> {
+            Vec::new()
+        }
+        async fn examples(&self, _: &str, _: &str) -> Vec<String> {
+            Vec::new()
+        }
+        async fn add_lesson(&self, _: &str, _: &str) {}
+        async fn allowed(&self, _: &str, _: &str) -> bool {
+            false
+        }
+        async fn allow(&self, _: &str, _: &str) {}
+        async fn step(&self, _: StepRecord) {}
+        async fn picture(&self, step: u32, picture: Result<Vec<u8>, String>) {
+            self.0.lock().unwrap().push((step, picture));
+        }
+    }
+
+    #[tokio::test]
+    async fn each_step_is_pictured_after_it_but_never_a_typed_secret_or_a_page_showing_one() {
+        let state = Arc::new(std::sync::atomic::AtomicU8::new(0));
+        let script = Arc::new(Scripted::new([
+            ScriptStep::reply(r#"{"action": "click", "index": 0}"#),
+            ScriptStep::reply(r#"{"action": "click", "index": 1}"#),
+            ScriptStep::reply(r#"{"action": "done", "answer": "signed in"}"#),
+        ]));
+        let deciders = Deciders {
+            sign_in: Some(Box::new(SignsIn(state.clone()))),
+            ..chain(script)
+        };
+        let album = Album::default();
+        let end = run(
+            &task("sign in"),
+            &deciders,
+            &Echoes { state },
+            &FakePanel::default(),
+            &album,
+            &AtomicBool::new(false),
+        )
+        .await;
+        assert_eq!(end.status, TaskStatus::Succeeded);
+        let pictures = album.0.into_inner().unwrap();
+        let text = |p: &Result<Vec<u8>, String>| match p {
+            Ok(jpeg) => String::from_utf8_lossy(jpeg).into_owned(),
+            Err(why) => format!("none: {why}"),
+        };
+        let got: Vec<(u32, String)> = pictures.iter().map(|(n, p)| (*n, text(p))).collect();
+        assert_eq!(
+            got,
+            [
+                (1, format!("none: {SECRET_TYPED}")),
+                // Help changed nothing: the page still shows the password.
+                (2, format!("none: {SHOWS_SECRET}")),
+                (3, "a JPEG of https://shop.example/account".into()),
+                (4, "a JPEG of https://shop.example/account".into()),
+            ]
+        );
     }
 }

@@ -17,6 +17,7 @@ pub mod models_bench;
 #[cfg(feature = "engine")]
 pub mod models_pull;
 pub mod observe;
+pub mod runs;
 pub mod skills;
 pub mod stats;
 pub mod tabs;

@@ -1,8 +1,9 @@
 //! `itinero-host vault …`: the credentials itinero signs in with, from a terminal. It opens the
 //! same store as the host. Passwords, TOTP seeds and passphrases are read without echo from the
 //! terminal (or, for scripts, one per line from standard input; the passphrase also from
-//! `ITINERO_VAULT_PASSPHRASE`), and are never printed. `unlock` and `lock` act on the running
-//! host through its control socket: the host keeps its own key in memory.
+//! `ITINERO_VAULT_PASSPHRASE`), and are never printed; so are the API keys of OpenAI-compatible
+//! servers (`api-key set`), of which `status` names only the servers. `unlock` and `lock` act
+//! on the running host through its control socket: the host keeps its own key in memory.
 
 use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
@@ -65,10 +66,26 @@ pub enum VaultCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The API key of an OpenAI-compatible server, kept sealed in the vault.
+    #[command(subcommand)]
+    ApiKey(ApiKeyCommand),
     /// Give the running host the passphrase (it asks in the side panel otherwise).
     Unlock(HostArgs),
     /// Make the running host forget the vault key.
     Lock(HostArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ApiKeyCommand {
+    /// Save the key (asked without echo) for the server; tasks on it use this key rather than
+    /// ITINERO_OPENAI_KEY.
+    Set {
+        /// The server's address as in the settings, e.g. http://127.0.0.1:8080/v1 (the key is
+        /// kept for its origin).
+        server: String,
+    },
+    /// Delete the server's key.
+    Remove { server: String },
 }
 
 pub fn run_vault(args: &VaultArgs) -> Result<bool> {
@@ -177,6 +194,23 @@ pub fn run_vault(args: &VaultArgs) -> Result<bool> {
             }
             Ok(())
         }
+        VaultCommand::ApiKey(ApiKeyCommand::Set { server }) => {
+            let origin = vault::api_keys::server_origin(server)?;
+            let mut lines = Lines::new();
+            let key = lines.secret(&format!("API key for {origin}: "))?;
+            unlocked(&vault, &mut lines)?;
+            let origin = vault.set_api_key(server, &key)?;
+            println!("saved the API key for {origin}");
+            Ok(())
+        }
+        VaultCommand::ApiKey(ApiKeyCommand::Remove { server }) => {
+            let (origin, existed) = vault.remove_api_key(server)?;
+            if !existed {
+                bail!("there is no API key for {origin}");
+            }
+            println!("removed the API key for {origin}");
+            Ok(())
+        }
         VaultCommand::Unlock(_) | VaultCommand::Lock(_) => unreachable!("handled above"),
     }
     .map(|()| true)
@@ -188,6 +222,7 @@ fn status(vault: &Vault, json: bool) -> Result<()> {
     if json {
         let mut value = serde_json::to_value(&status)?;
         value["credentials"] = count.into();
+        value["api_key_servers"] = serde_json::to_value(&status.api_key_servers)?;
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(());
     }
@@ -210,6 +245,11 @@ fn status(vault: &Vault, json: bool) -> Result<()> {
         }
     );
     println!("credentials: {count}");
+    if status.api_key_servers.is_empty() {
+        println!("API keys: none");
+    } else {
+        println!("API keys: {}", status.api_key_servers.join(", "));
+    }
     if let Some(why) = status.keyring_unavailable {
         println!("OS secret store: unavailable ({why}); a passphrase keys the vault");
     }

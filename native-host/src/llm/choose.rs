@@ -22,22 +22,43 @@ fn ollama_backend() -> Result<Ollama, String> {
     Ollama::new(&ollama::default_url(), Timeouts::default()).map_err(|e| e.to_string())
 }
 
-/// The OpenAI-compatible server at `url`, else `ITINERO_OPENAI_URL`, with `ITINERO_OPENAI_KEY`
-/// (the key is never stored with the settings).
-fn openai_backend(url: Option<&str>) -> Result<OpenAi, String> {
-    let url = match url {
-        Some(url) => url.to_owned(),
-        None => std::env::var("ITINERO_OPENAI_URL").map_err(|_| {
-            "set the OpenAI-compatible server's URL in the settings (or ITINERO_OPENAI_URL), e.g. http://127.0.0.1:8080/v1"
-        })?,
-    };
-    let key = std::env::var("ITINERO_OPENAI_KEY").ok();
+/// The OpenAI-compatible server's address: `url` (the settings'), else `ITINERO_OPENAI_URL`.
+pub fn openai_url(url: Option<&str>) -> Option<String> {
+    url.map(str::to_owned)
+        .or_else(|| std::env::var("ITINERO_OPENAI_URL").ok())
+}
+
+/// The backend's word: `backend`, else `ITINERO_BACKEND`, else `auto`.
+fn backend_word(backend: Option<&str>) -> String {
+    backend
+        .map(str::to_owned)
+        .or_else(|| std::env::var("ITINERO_BACKEND").ok())
+        .unwrap_or_else(|| "auto".to_owned())
+}
+
+/// The address of the OpenAI-compatible server a task with these choices talks to, or `None`
+/// when it uses another backend: whoever calls [`choose_model`] looks up that server's key.
+pub fn openai_server(backend: Option<&str>, url: Option<&str>) -> Option<String> {
+    (backend_word(backend) == "openai")
+        .then(|| openai_url(url))
+        .flatten()
+}
+
+/// The OpenAI-compatible server at `url`, else `ITINERO_OPENAI_URL`, with `key` (the caller's:
+/// the one the vault keeps for that server) else `ITINERO_OPENAI_KEY`. The key is never stored
+/// with the settings.
+fn openai_backend(url: Option<&str>, key: Option<String>) -> Result<OpenAi, String> {
+    let url = openai_url(url).ok_or(
+        "set the OpenAI-compatible server's URL in the settings (or ITINERO_OPENAI_URL), e.g. http://127.0.0.1:8080/v1",
+    )?;
+    let key = key.or_else(|| std::env::var("ITINERO_OPENAI_KEY").ok());
     OpenAi::new(&url, key, Timeouts::default()).map_err(|e| e.to_string())
 }
 
 /// Picks the backend and model for a task from its options and the environment:
 /// `ITINERO_BACKEND` (`auto`, the default: Ollama when it answers and has a model, else the
-/// built-in engine; `ollama`; `openai`, with `ITINERO_OPENAI_URL` and `ITINERO_OPENAI_KEY`;
+/// built-in engine; `ollama`; `openai`, at `openai_url` or `ITINERO_OPENAI_URL`, with
+/// `openai_key` (the vault's key for that server, see [`openai_server`]) or `ITINERO_OPENAI_KEY`;
 /// `wgpu`, the built-in engine, with a GGUF path, a cache model or an Ollama name as the model;
 /// `none`, the grounding alone; or `scripted:PATH`, for tests) and `ITINERO_MODEL`. With Ollama and no model named, the first
 /// model Ollama lists is used. The built-in engine runs on `device` (`ITINERO_DEVICE` where that
@@ -46,10 +67,11 @@ pub async fn choose_model(
     backend: Option<&str>,
     model: Option<&str>,
     openai_url: Option<&str>,
+    openai_key: Option<String>,
     device: EngineDevice,
 ) -> Result<ModelChoice, String> {
-    let env_backend = std::env::var("ITINERO_BACKEND").ok();
-    let backend = backend.or(env_backend.as_deref()).unwrap_or("auto");
+    let backend = backend_word(backend);
+    let backend = backend.as_str();
     let env_model = std::env::var("ITINERO_MODEL").ok();
     let model = model.or(env_model.as_deref()).map(str::to_owned);
     if let Some(path) = backend.strip_prefix("scripted:") {
@@ -101,7 +123,7 @@ pub async fn choose_model(
             })
         }
         "openai" => {
-            let api = openai_backend(openai_url)?;
+            let api = openai_backend(openai_url, openai_key)?;
             let model = model.ok_or("name the model with ITINERO_MODEL")?;
             Ok(ModelChoice {
                 backend: Arc::new(api),
@@ -169,10 +191,12 @@ fn scripted(_: &str, _: Option<String>) -> Result<ModelChoice, String> {
 
 /// The models `backend` offers (the settings' backend when `None`; for `auto`, Ollama's when it
 /// answers with some, else the built-in engine's, as a task would choose), by name, with the
-/// backend's own name; or what is wrong, worded for the user (how to start Ollama…).
+/// backend's own name; or what is wrong, worded for the user (how to start Ollama…). An
+/// OpenAI-compatible server is asked with `openai_key`, else `ITINERO_OPENAI_KEY`.
 pub async fn list_models(
     backend: Option<BackendChoice>,
     openai_url: Option<&str>,
+    openai_key: Option<String>,
     settings: &Settings,
 ) -> Result<ModelList, String> {
     let backend = backend.unwrap_or(settings.backend);
@@ -194,6 +218,7 @@ pub async fn list_models(
         BackendChoice::Ollama => Box::new(ollama_backend()?),
         BackendChoice::OpenAi => Box::new(openai_backend(
             openai_url.or(settings.openai_url.as_deref()),
+            openai_key,
         )?),
         BackendChoice::Wgpu => return builtin_models().await,
     };

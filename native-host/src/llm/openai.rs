@@ -5,6 +5,7 @@
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
+use zeroize::Zeroizing;
 
 use super::defuse::defused;
 use super::http::{error_chain, Endpoint};
@@ -20,7 +21,8 @@ const START_HINT: &str =
 
 pub struct OpenAi {
     http: Endpoint,
-    key: Option<String>,
+    /// Wiped from memory with the backend (it may have come out of the vault).
+    key: Option<Zeroizing<String>>,
 }
 
 impl OpenAi {
@@ -28,13 +30,13 @@ impl OpenAi {
     pub fn new(base_url: &str, key: Option<String>, timeouts: Timeouts) -> Result<Self, LlmError> {
         Ok(Self {
             http: Endpoint::new(base_url, timeouts, NAME, START_HINT)?,
-            key: key.filter(|k| !k.is_empty()),
+            key: key.filter(|k| !k.is_empty()).map(Zeroizing::new),
         })
     }
 
     fn authorised(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         match &self.key {
-            Some(key) => builder.bearer_auth(key),
+            Some(key) => builder.bearer_auth(key.as_str()),
             None => builder,
         }
     }

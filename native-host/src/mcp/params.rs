@@ -90,6 +90,16 @@ pub struct SkillParams {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+pub struct ShowRunParams {
+    /// The run's id (run_task's result names it); the latest run when left out.
+    #[serde(default)]
+    pub run_id: Option<i64>,
+    /// How many of the last steps' pictures to attach (default 3, at most 10).
+    #[serde(default)]
+    pub pictures: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct RunSkillParams {
     /// The skill's name, as list_skills gives it.
     pub name: String,

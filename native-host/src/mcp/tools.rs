@@ -1,6 +1,7 @@
 //! The tools an MCP client sees. Each opens its own connection to the host's control socket,
 //! so a long run does not hold up an observation asked for meanwhile.
 
+use base64::Engine as _;
 use itinero_shared::messages::TaskStatus;
 use itinero_shared::observation::Observation;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -11,18 +12,24 @@ use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler
 
 use super::follow::{self, Progress};
 use super::params::{
-    self, ActParams, ListSkillsParams, RunParams, RunSkillParams, SkillParams, TabParams,
+    self, ActParams, ListSkillsParams, RunParams, RunSkillParams, ShowRunParams, SkillParams,
+    TabParams,
 };
 use crate::agent::render::{render, RenderOptions};
 use crate::control::protocol::{Request, Response};
 use crate::control::{self, ControlClient};
+use crate::report::{self, MarkdownPictures};
 use crate::skills;
 use crate::store::Store;
+
+/// Pictures `show_run` attaches unless asked for another number, and the most it attaches.
+const PICTURES_SHOWN: u32 = 3;
+const MOST_PICTURES: u32 = 10;
 
 const INSTRUCTIONS: &str = "itinero works in the user's own browser, signed in as the user. \
 list_tabs, then observe_tab shows a page with its elements numbered [n]; act does one thing \
 on an element by its number. run_task hands a whole goal to itinero's own agent; run_skill \
-replays a saved skill. Risky steps (buying, sending, deleting, leaving the site with page \
+replays a saved skill; show_run reports a run step by step with pictures of its pages. Risky steps (buying, sending, deleting, leaving the site with page \
 data) wait for the user's approval in itinero's side panel. Sign-ins are typed as \
 {{secret:username}}, {{secret:password}} or {{secret:totp}}; you never see them.";
 
@@ -220,6 +227,60 @@ impl Itinero {
             )),
             Err(why) => failed(why),
         })
+    }
+
+    #[tool(
+        description = "A run's report: its goal, result and every step (the action, what decided it, what happened, the timings), with pictures of the page after its last steps."
+    )]
+    async fn show_run(
+        &self,
+        Parameters(p): Parameters<ShowRunParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let wanted = p.pictures.unwrap_or(PICTURES_SHOWN).min(MOST_PICTURES) as usize;
+        let found = on_store(move |s| {
+            let id = match p.run_id {
+                Some(id) => itinero_shared::records::RunId(id),
+                None => match s.recent_runs(1)?.first() {
+                    Some(run) => run.id,
+                    None => anyhow::bail!("no run has been recorded yet"),
+                },
+            };
+            let Some(detail) = s.run_detail(id)? else {
+                anyhow::bail!("there is no run {id}");
+            };
+            let mut pictures = Vec::new();
+            for pic in detail
+                .pictures
+                .iter()
+                .rev()
+                .filter(|p| p.is_kept())
+                .take(wanted)
+            {
+                if let Some(jpeg) = s.picture(id, pic.n)? {
+                    pictures.push((pic.n, jpeg));
+                }
+            }
+            pictures.reverse();
+            Ok((detail, pictures))
+        })
+        .await;
+        let (detail, pictures) = match found {
+            Ok(found) => found,
+            Err(why) => return Ok(failed(why)),
+        };
+        let attached: Vec<u32> = pictures.iter().map(|(n, _)| *n).collect();
+        let mut content = vec![ContentBlock::text(report::markdown(
+            &detail,
+            MarkdownPictures::Attached(&attached),
+        ))];
+        for (n, jpeg) in pictures {
+            content.push(ContentBlock::text(format!("The page after step {n}:")));
+            content.push(ContentBlock::image(
+                base64::engine::general_purpose::STANDARD.encode(jpeg),
+                "image/jpeg",
+            ));
+        }
+        Ok(CallToolResult::success(content))
     }
 
     #[tool(

@@ -2,6 +2,7 @@
 //! the session's [`BrowserLink`], tagged with the task's id.
 
 use async_trait::async_trait;
+use base64::Engine as _;
 use itinero_shared::messages::{Outcome, SecretField};
 use itinero_shared::observation::Observation;
 use itinero_shared::{Action, ErrorCode};
@@ -53,6 +54,17 @@ impl Browser for SessionBrowser {
         field: &SecretField,
     ) -> Result<(Outcome, u64), String> {
         self.send(tab, frame, action, Some(field.clone())).await
+    }
+
+    async fn capture(&self, tab: i64) -> Result<Vec<u8>, String> {
+        let picture = self
+            .link
+            .capture(self.task_id, tab, crate::store::MAX_PICTURE_BYTES)
+            .await
+            .map_err(|e| task_error(tab, e))?;
+        base64::engine::general_purpose::STANDARD
+            .decode(picture.value.jpeg_base64)
+            .map_err(|e| format!("the browser's picture of tab {tab} was not base64: {e}"))
     }
 }
 

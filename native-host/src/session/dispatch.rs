@@ -8,14 +8,15 @@ use itinero_shared::messages::{
     HelloAck, ListModels, Ping, Pong, StartTask, StopTask, TaskEvent, TaskEventKind, UserReply,
     VaultRequest,
 };
+use itinero_shared::records::BackendChoice;
 use itinero_shared::{is_host_request_id, ErrorCode, ToBrowser, ToHost, PROTOCOL_VERSION};
 use tracing::{info, warn};
 
 use super::link::BrowserLink;
 use super::outbox::Outbox;
 use super::tasks::Tasks;
-use super::{panel_requests, task_setup};
-use crate::llm::choose::list_models;
+use super::{api_key, panel_requests, task_setup};
+use crate::llm::choose::{list_models, openai_url};
 use crate::store::StoreSlot;
 
 /// What this host build can do, announced in `HelloAck`. The store's features are announced
@@ -47,6 +48,7 @@ impl Session<'_> {
             reply @ (ToHost::Observation(_)
             | ToHost::ActionOutcome(_)
             | ToHost::TabList(_)
+            | ToHost::Captured(_)
             | ToHost::Error(_)) => self.reply_to_host(id, reply).await,
             ToHost::Hello(hello) => {
                 info!(extension = %hello.extension_version, browser = %hello.browser, "hello");
@@ -134,9 +136,18 @@ impl Session<'_> {
     fn list_models(&self, id: u64, request: ListModels) {
         // Asking a model server may take its connect timeout: not in the read loop.
         let (out, store) = (self.out.clone(), self.store.clone());
+        let vault = self.tasks.vault().cloned();
         tokio::spawn(async move {
             let settings = task_setup::settings(store.get().ok()).await;
-            match list_models(request.backend, request.openai_url.as_deref(), &settings).await {
+            let url = request.openai_url.as_deref();
+            let key = match request.backend.unwrap_or(settings.backend) {
+                BackendChoice::OpenAi => {
+                    let server = openai_url(url.or(settings.openai_url.as_deref()));
+                    api_key::for_listing(vault.as_ref(), server).await
+                }
+                _ => None,
+            };
+            match list_models(request.backend, url, key, &settings).await {
                 Ok(list) => out.send(id, ToBrowser::Models(list)).await,
                 Err(e) => out.error(id, ErrorCode::Backend, e).await,
             }

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use itinero_shared::envelope::MessageSet;
 use itinero_shared::messages::{
-    ActionOutcomeReport, ListTabs, ObservationReport, Observe, Perform, SecretField, TabInfo,
+    ActionOutcomeReport, Capture, Captured, ListTabs, ObservationReport, Observe, Perform,
+    SecretField, TabInfo,
 };
 use itinero_shared::{Action, ErrorCode, ToBrowser, ToHost, HOST_REQUEST_ID_BASE};
 use thiserror::Error;
@@ -30,6 +31,9 @@ pub const LIST_TABS_TIMEOUT: Duration = Duration::from_secs(10);
 pub const OBSERVE_TIMEOUT: Duration = Duration::from_secs(30);
 /// An action may wait up to 30 s by itself, then settle (3 s at most), then wait for a
 /// navigation to commit (10 s at most).
+/// A picture takes a few hundred milliseconds; a browser that never answers (an extension
+/// older than the host) must not hold each step long.
+pub const CAPTURE_TIMEOUT: Duration = Duration::from_secs(5);
 pub const PERFORM_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Why a request to the browser got no usable answer.
@@ -269,6 +273,28 @@ impl BrowserLink {
                 round_trip: reply.round_trip,
             }),
             other => Err(unexpected("Observe", &other)),
+        }
+    }
+
+    /// A JPEG of what the tab shows, base64, of at most `max_bytes` bytes.
+    pub async fn capture(
+        &self,
+        task_id: u64,
+        tab_id: i64,
+        max_bytes: u32,
+    ) -> Result<Timed<Captured>, LinkError> {
+        let msg = ToBrowser::Capture(Capture {
+            task_id,
+            tab_id,
+            max_bytes,
+        });
+        let reply = self.request(msg, CAPTURE_TIMEOUT).await?;
+        match reply.value {
+            ToHost::Captured(picture) => Ok(Timed {
+                value: picture,
+                round_trip: reply.round_trip,
+            }),
+            other => Err(unexpected("Capture", &other)),
         }
     }
 

@@ -6,15 +6,17 @@
 //! answered with `Error{store_unavailable}` and the reason it could not be opened. Replies are
 //! made to fit one frame to the browser (under 1 MiB), see [`fit`].
 
+use base64::Engine as _;
 use itinero_shared::codec::MAX_TO_BROWSER;
 use itinero_shared::envelope::MessageSet;
 use itinero_shared::messages::{
-    Deleted, ErrorReply, LessonList, ListLessons, ListRuns, RunList, SiteApprovalList,
+    Deleted, ErrorReply, GetStats, LessonList, ListLessons, ListRuns, RunList, SiteApprovalList,
+    StatsReport, StepPictureData,
 };
 use itinero_shared::records::RunDetail;
 use itinero_shared::{ErrorCode, ToBrowser, ToHost};
 
-use crate::store::{Store, StoreError, StoreSlot};
+use crate::store::{busiest_sites, summarise, Period, Store, StoreError, StoreSlot};
 
 /// The reply to `request` if it is a store request, else the request back.
 pub async fn answer(slot: &StoreSlot, request: ToHost) -> Result<ToBrowser, ToHost> {
@@ -41,7 +43,9 @@ pub async fn answer(slot: &StoreSlot, request: ToHost) -> Result<ToBrowser, ToHo
         .unwrap_or_else(|e| {
             let code = match e {
                 StoreError::Invalid(_) | StoreError::NotAnOrigin(_) => ErrorCode::BadBody,
-                StoreError::NoSuchRun(_) | StoreError::NoSuchSkill(_) => ErrorCode::NotFound,
+                StoreError::NoSuchRun(_)
+                | StoreError::NoSuchSkill(_)
+                | StoreError::NoSuchPicture { .. } => ErrorCode::NotFound,
                 StoreError::SkillNameTaken(_) => ErrorCode::BadBody,
                 _ => {
                     tracing::warn!(store = store.name(), "cannot {kind}: {e}");
@@ -59,6 +63,8 @@ fn is_store_request(msg: &ToHost) -> bool {
             | ToHost::SetSettings(_)
             | ToHost::ListRuns(_)
             | ToHost::GetRun(_)
+            | ToHost::GetStepPicture(_)
+            | ToHost::GetStats(_)
             | ToHost::DeleteRun(_)
             | ToHost::ListLessons(_)
             | ToHost::DeleteLesson(_)
@@ -75,6 +81,8 @@ fn what(msg: &ToHost) -> &'static str {
         ToHost::SetSettings(_) => "save the settings",
         ToHost::ListRuns(_) => "list the runs",
         ToHost::GetRun(_) => "read the run",
+        ToHost::GetStepPicture(_) => "read the step's picture",
+        ToHost::GetStats(_) => "sum up the runs",
         ToHost::DeleteRun(_) => "delete the run",
         ToHost::ListLessons(_) => "list the lessons",
         ToHost::DeleteLesson(_) => "delete the lesson",
@@ -101,6 +109,28 @@ fn reply(store: &Store, request: ToHost) -> Result<ToBrowser, StoreError> {
                 .run_detail(get.run_id)?
                 .ok_or(StoreError::NoSuchRun(get.run_id))?,
         ),
+        ToHost::GetStepPicture(get) => {
+            let jpeg = store
+                .picture(get.run_id, get.n)?
+                .ok_or(StoreError::NoSuchPicture {
+                    run: get.run_id,
+                    n: get.n,
+                })?;
+            ToBrowser::StepPicture(StepPictureData {
+                run_id: get.run_id,
+                n: get.n,
+                jpeg_base64: base64::engine::general_purpose::STANDARD.encode(jpeg),
+            })
+        }
+        ToHost::GetStats(get) => {
+            let days = get.days.clamp(1, GetStats::MAX_DAYS);
+            let since = crate::store::now_ms() - i64::from(days) * 86_400_000;
+            let periods = summarise(&store.run_facts(since, None)?, Period::from(get.by));
+            ToBrowser::Stats(StatsReport {
+                by: get.by,
+                periods: busiest_sites(periods, StatsReport::MAX_SITES),
+            })
+        }
         ToHost::DeleteRun(del) => ToBrowser::Deleted(Deleted {
             existed: store.delete_run(del.run_id)?,
         }),
@@ -240,6 +270,7 @@ mod tests {
         let reply = fit(ToBrowser::RunDetail(RunDetail {
             run: summary("g".into()),
             steps,
+            pictures: Vec::new(),
         }));
         assert!(encoded_len(&reply) <= REPLY_BUDGET);
         let ToBrowser::RunDetail(detail) = reply else {

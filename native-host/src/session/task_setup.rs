@@ -1,12 +1,14 @@
 //! Everything a task needs before its first step: its options completed from the user's
-//! settings, its model, the skill it replays (if any), its record in the store, and the
-//! deciders it runs with (the strategy chain, the planner, auto-login), or why it cannot run.
+//! settings, its model (with the API key the vault keeps for its server), the skill it replays
+//! (if any), its record in the store, and the deciders it runs with (the strategy chain, the
+//! planner, auto-login), or why it cannot run.
 
 use std::sync::Arc;
 
 use itinero_shared::messages::{StartTask, TaskEventKind, TaskOptions};
 use itinero_shared::records::Settings;
 
+use super::api_key;
 use super::chain::{deciders, without_model};
 use super::panel::SessionPanel;
 use crate::agent::given::Given;
@@ -14,7 +16,7 @@ use crate::agent::memory::StoreMemory;
 use crate::agent::replay::Replay;
 use crate::agent::run::{Deciders, Panel, Task};
 use crate::agent::skill_run::{self, Chosen};
-use crate::llm::choose::{choose_model, ModelChoice};
+use crate::llm::choose::{choose_model, openai_server, ModelChoice};
 use crate::sign_in::auto_login::AutoLogin;
 use crate::sign_in::overrides::{self, Overrides};
 use crate::store::{NewRun, Store};
@@ -86,6 +88,7 @@ pub async fn prepare(
         plan: options.plan.unwrap_or_default(),
         approval: settings.approval,
         model: None,
+        pictures: settings.keep_pictures,
     };
     if !options.steps.is_empty() {
         return given(start, store, vault, settings, &options, task, panel).await;
@@ -98,16 +101,21 @@ pub async fn prepare(
     let chosen = match refused {
         Some(why) => Err(why),
         None => {
-            choose_model(
-                options
-                    .backend
-                    .as_deref()
-                    .or(settings.backend.task_backend()),
-                wire_model,
-                settings.openai_url.as_deref(),
-                settings.device,
-            )
-            .await
+            let backend = options
+                .backend
+                .as_deref()
+                .or(settings.backend.task_backend());
+            let openai_url = settings.openai_url.as_deref();
+            let key = match openai_server(backend, openai_url) {
+                Some(server) => api_key::for_task(vault.as_ref(), &server, panel).await,
+                None => Ok(None),
+            };
+            match key {
+                Ok(key) => {
+                    choose_model(backend, wire_model, openai_url, key, settings.device).await
+                }
+                Err(why) => Err(why),
+            }
         }
     };
     task.model = chosen

@@ -2,7 +2,8 @@
 //! import sent right after an unlock finds the vault unlocked, and two unlocks never derive
 //! keys at once), each on the blocking pool (Argon2id takes a moment by design) so the read
 //! loop stays free. A password leaves the host only in `Revealed`, which the panel asks for
-//! after the user confirmed, with the vault's passphrase.
+//! after the user confirmed, with the vault's passphrase; a model server's API key never does
+//! (the panel learns which servers have one from `Status`).
 
 use itinero_shared::messages::{VaultRequest, VaultResponse};
 use itinero_shared::{ErrorCode, ToBrowser};
@@ -108,6 +109,16 @@ pub fn reply(vault: &Vault, request: VaultRequest) -> Result<VaultResponse> {
         VaultRequest::Audit { limit } => VaultResponse::Audit {
             entries: vault.audit_list(limit.clamp(1, 1000))?,
         },
+        VaultRequest::SetApiKey { server, key } => {
+            let key = Zeroizing::new(key);
+            VaultResponse::ApiKeySaved {
+                server: vault.set_api_key(&server, &key)?,
+            }
+        }
+        VaultRequest::RemoveApiKey { server } => {
+            let (server, existed) = vault.remove_api_key(&server)?;
+            VaultResponse::ApiKeyRemoved { server, existed }
+        }
     })
 }
 
@@ -163,6 +174,70 @@ mod tests {
         assert!(
             matches!(&seen[2].1, ToBrowser::Vault(VaultResponse::Credentials { credentials, total: 1, .. }) if credentials.len() == 1)
         );
+    }
+
+    #[test]
+    fn an_api_key_goes_into_the_vault_and_never_into_a_reply() {
+        const KEY: &str = "sk-panel-9d8c7b6a5f4e3d2c";
+        let store = Store::open_in_memory().unwrap();
+        let vault = Vault::new(store, Box::new(NoKeyring("none in a test".into())));
+        let set = || VaultRequest::SetApiKey {
+            server: "http://127.0.0.1:8080/v1".into(),
+            key: KEY.into(),
+        };
+        // No vault yet, then a locked one: the errors every vault request gives, saying how.
+        let err = reply(&vault, set()).unwrap_err().to_string();
+        assert!(err.contains("passphrase"), "{err}");
+        vault.unlock("correct horse battery").unwrap();
+        vault.lock();
+        let err = reply(&vault, set()).unwrap_err().to_string();
+        assert!(
+            err.contains("locked") && err.contains("Vault page"),
+            "{err}"
+        );
+
+        vault.unlock("correct horse battery").unwrap();
+        let mut replies = vec![reply(&vault, set()).unwrap()];
+        replies.push(reply(&vault, VaultRequest::Status).unwrap());
+        replies.push(reply(&vault, VaultRequest::Audit { limit: 10 }).unwrap());
+        assert_eq!(
+            replies[0],
+            VaultResponse::ApiKeySaved {
+                server: "http://127.0.0.1:8080".into()
+            }
+        );
+        assert!(
+            matches!(&replies[1], VaultResponse::Status { status } if status.api_key_servers == ["http://127.0.0.1:8080"])
+        );
+        assert_eq!(
+            vault
+                .api_key("http://127.0.0.1:8080")
+                .unwrap()
+                .as_deref()
+                .map(String::as_str),
+            Some(KEY)
+        );
+        replies.push(
+            reply(
+                &vault,
+                VaultRequest::RemoveApiKey {
+                    server: "http://127.0.0.1:8080/".into(),
+                },
+            )
+            .unwrap(),
+        );
+        assert_eq!(
+            replies[3],
+            VaultResponse::ApiKeyRemoved {
+                server: "http://127.0.0.1:8080".into(),
+                existed: true
+            }
+        );
+        for r in &replies {
+            let frame = itinero_shared::Envelope::new(1, ToBrowser::Vault(r.clone())).to_json();
+            let printed = format!("{r:?} {}", String::from_utf8_lossy(&frame));
+            assert!(!printed.contains(KEY), "{printed}");
+        }
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub enum StoreError {
     #[error("there is no run {0}")]
     NoSuchRun(RunId),
 
+    #[error("run {run} kept no picture after step {n}")]
+    NoSuchPicture { run: RunId, n: u32 },
+
     #[error("step {n} of run {run} is already recorded")]
     StepExists { run: RunId, n: u32 },
 

@@ -8,7 +8,9 @@
 //!
 //! `0001_foundation.sql` holds the runs, steps, settings, approvals and lessons;
 //! `0002_memory.sql` the action cache, skills, sites and FTS5 over goals; `0003_vault.sql` the
-//! vault; `0004_step_calls.sql` what each step cost in model calls and prompt tokens.
+//! vault; `0004_step_calls.sql` what each step cost in model calls and prompt tokens;
+//! `0005_step_pictures.sql` the picture after each step; `0006_vault_api_keys.sql` the sealed
+//! API keys of OpenAI-compatible servers.
 //! A released migration is never edited, only followed by a new one: a store that a user's
 //! host has already migrated would never see the edit. A store from a newer host (a version
 //! above the last file) is refused untouched.
@@ -45,6 +47,16 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 4,
         name: "model calls and prompt tokens of each step",
         sql: include_str!("migrations/0004_step_calls.sql"),
+    },
+    Migration {
+        version: 5,
+        name: "the picture of the page after each step",
+        sql: include_str!("migrations/0005_step_pictures.sql"),
+    },
+    Migration {
+        version: 6,
+        name: "the vault: sealed API keys of OpenAI-compatible servers",
+        sql: include_str!("migrations/0006_vault_api_keys.sql"),
     },
 ];
 
@@ -160,8 +172,10 @@ mod tests {
                 "site_approvals",
                 "sites",
                 "skills",
+                "step_pictures",
                 "steps",
                 "vault",
+                "vault_api_keys",
                 "vault_audit",
                 "vault_consent",
                 "vault_meta"

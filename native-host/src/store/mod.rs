@@ -12,23 +12,27 @@
 //!   hosts (one per browser profile) can share it.
 //! - The schema comes from numbered migrations (`migrate.rs`, SQL in `migrations/`).
 //! - Every write that belongs together is one transaction (a step and its run's step count).
-//! - Secrets are never written here in the clear: credentials are in the vault's tables
-//!   (`vault.rs`), sealed by `crate::vault` with a key the store never sees.
+//! - Secrets are never written here in the clear: credentials and model servers' API keys are
+//!   in the vault's tables (`vault.rs`, `api_keys.rs`), sealed by `crate::vault` with a key the
+//!   store never sees.
 //!
 //! One file per job: `runs.rs` (history), `settings.rs`, `approvals.rs`, `lessons.rs`,
 //! `cache.rs` (the action cache's table), `trajectories.rs` (past runs as examples for the
 //! model), `skills.rs` (the skills library and its statistics), `vault.rs` (sealed credentials,
-//! sign-in consent, the audit list); `migrate.rs` (schema), `host_process.rs` (is a run's host
+//! sign-in consent, the audit list), `api_keys.rs` (the vault's sealed API keys of model
+//! servers); `migrate.rs` (schema), `host_process.rs` (is a run's host
 //! alive), `site.rs` (origins), `slot.rs` (the store or why there is none), `error.rs`.
 //! The panel's requests for what the store keeps are answered by the session
 //! (`session/panel_requests.rs`).
 
+mod api_keys;
 mod approvals;
 mod cache;
 mod error;
 mod host_process;
 mod lessons;
 mod migrate;
+mod pictures;
 mod runs;
 mod settings;
 mod site;
@@ -48,11 +52,12 @@ pub use cache::{CacheEntry, CacheKey, CacheStats};
 use error::Doing;
 pub use error::{Result, StoreError};
 pub use migrate::latest_version;
+pub use pictures::{MAX_PICTURE_BYTES, OVER_ALLOWANCE, RUN_ALLOWANCE};
 pub use runs::NewRun;
 pub use site::origin_of;
 pub use skills::StoredSkill;
 pub use slot::StoreSlot;
-pub use stats::{civil_from_days as civil_date, summarise, Period, RunFacts};
+pub use stats::{busiest_sites, civil_from_days as civil_date, summarise, Period, RunFacts};
 pub use trajectories::Trajectory;
 pub use vault::{NewSealed, SealedCredential, VaultMeta};
 

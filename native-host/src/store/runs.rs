@@ -252,9 +252,11 @@ impl Store {
             return Ok(None);
         };
         let steps = get_steps(&tx, run)?;
+        let pictures = super::pictures::pictures_of(&tx, run)?;
         Ok(Some(RunDetail {
             run: summary,
             steps,
+            pictures,
         }))
     }
 

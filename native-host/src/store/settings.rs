@@ -155,6 +155,7 @@ mod tests {
             vote_samples: 5,
             vote_models: vec!["gemma3:4b".into()],
             sign_in_names_user: true,
+            keep_pictures: false,
         }
     }
 

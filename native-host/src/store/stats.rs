@@ -20,6 +20,18 @@ pub enum Period {
 
 const DAY_MS: i64 = 86_400_000;
 
+/// The panel asks by the wire's name for it.
+impl From<itinero_shared::messages::StatsBy> for Period {
+    fn from(by: itinero_shared::messages::StatsBy) -> Self {
+        use itinero_shared::messages::StatsBy;
+        match by {
+            StatsBy::Day => Period::Day,
+            StatsBy::Week => Period::Week,
+            StatsBy::Month => Period::Month,
+        }
+    }
+}
+
 impl Period {
     /// The start of the period holding `ms` (UTC; weeks start on Monday).
     pub fn start_of(self, ms: i64) -> i64 {
@@ -109,6 +121,22 @@ pub fn summarise(runs: &[RunFacts], period: Period) -> Vec<UsagePeriod> {
         .collect()
 }
 
+/// `periods` with only the `max_sites` sites that had the most tasks (every period for all
+/// sites together is kept).
+pub fn busiest_sites(mut periods: Vec<UsagePeriod>, max_sites: usize) -> Vec<UsagePeriod> {
+    let mut tasks: BTreeMap<String, u32> = BTreeMap::new();
+    for p in &periods {
+        if let Some(site) = &p.site {
+            *tasks.entry(site.clone()).or_default() += p.tasks;
+        }
+    }
+    let mut ranked: Vec<(String, u32)> = tasks.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let kept: Vec<String> = ranked.into_iter().take(max_sites).map(|(s, _)| s).collect();
+    periods.retain(|p| p.site.as_ref().is_none_or(|s| kept.contains(s)));
+    periods
+}
+
 fn median(sorted: &[u64]) -> Option<u64> {
     let n = sorted.len();
     match n {
@@ -186,6 +214,35 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_busiest_sites_are_kept_beside_all_sites() {
+        let period = |site: Option<&str>, tasks: u32| UsagePeriod {
+            site: site.map(str::to_owned),
+            tasks,
+            ..Default::default()
+        };
+        let kept = busiest_sites(
+            vec![
+                period(None, 9),
+                period(Some("https://a.example"), 1),
+                period(Some("https://b.example"), 5),
+                period(Some("https://c.example"), 2),
+                period(Some("https://a.example"), 2),
+            ],
+            2,
+        );
+        let sites: Vec<Option<&str>> = kept.iter().map(|p| p.site.as_deref()).collect();
+        assert_eq!(
+            sites,
+            [
+                None,
+                Some("https://a.example"),
+                Some("https://b.example"),
+                Some("https://a.example")
+            ]
+        );
+    }
 
     const NOV_27_2026: i64 = 1_795_737_600_000; // a Friday, 00:00 UTC
 

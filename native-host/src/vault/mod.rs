@@ -14,8 +14,10 @@
 //! is told apart from a damaged vault. The audit list (`vault_audit`) gets every addition,
 //! removal and reveal from here, and every fill, refusal and sign-in from auto-login through
 //! [`Vault::audit`]; the sites where the user chose "always" for signing in are kept in
-//! `vault_consent`.
+//! `vault_consent`. The API keys of OpenAI-compatible model servers are sealed here too
+//! ([`api_keys`]), one per server origin.
 
+pub mod api_keys;
 pub mod crypto;
 pub mod csv_import;
 pub mod key_store;
@@ -155,6 +157,7 @@ impl Vault {
             state,
             source: meta.map(|m| m.source),
             keyring_unavailable,
+            api_key_servers: self.api_key_servers()?,
         })
     }
 

@@ -1,4 +1,5 @@
-//! Requests the host starts: observe a tab, perform an action in one of its frames, list tabs.
+//! Requests the host starts: observe a tab, perform an action in one of its frames, list tabs,
+//! picture a tab.
 //!
 //! The host numbers these from `HOST_REQUEST_ID_BASE`, far above the ids the router gives
 //! panel requests, and only the host sends these types, so they are told apart by type here
@@ -6,6 +7,7 @@
 //! needs to settle) and ends in exactly one reply carrying the request's id: the result, or
 //! an `Error` that says what went wrong. Never silence: the host would only see a timeout.
 
+mod capture;
 mod deliver;
 mod observe;
 mod perform;
@@ -13,7 +15,7 @@ mod tabs;
 mod wait;
 
 use itinero_shared::envelope::{Envelope, MessageSet};
-use itinero_shared::messages::{ActionOutcomeReport, ErrorReply, TabList};
+use itinero_shared::messages::{ActionOutcomeReport, Captured, ErrorReply, TabList};
 use itinero_shared::{ErrorCode, ToBrowser, ToHost};
 use wasm_bindgen::prelude::*;
 
@@ -35,7 +37,7 @@ impl Failure {
 
 /// Whether a host message of this type is a request for the background to carry out.
 pub fn is_host_request(kind: &str) -> bool {
-    matches!(kind, "Observe" | "Perform" | "ListTabs")
+    matches!(kind, "Observe" | "Perform" | "ListTabs" | "Capture")
 }
 
 /// Carries out one host request; `reply` posts the answer (a JS envelope) to the host that asked.
@@ -72,6 +74,19 @@ pub fn handle(msg: &JsValue, reply: impl FnOnce(JsValue) + 'static) {
             ToBrowser::ListTabs(_) => tabs::list()
                 .await
                 .map(|tabs| to_js(&Envelope::new(id, ToHost::TabList(TabList { tabs })))),
+            ToBrowser::Capture(req) => {
+                capture::capture(req.tab_id, req.max_bytes)
+                    .await
+                    .map(|jpeg_base64| {
+                        to_js(&Envelope::new(
+                            id,
+                            ToHost::Captured(Captured {
+                                tab_id: req.tab_id,
+                                jpeg_base64,
+                            }),
+                        ))
+                    })
+            }
             other => Err(Failure::internal(format!(
                 "{} is not a request the background carries out",
                 other.type_name()
