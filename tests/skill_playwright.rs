@@ -132,7 +132,7 @@ fn chromium() -> PathBuf {
     let path = LaunchOptions::default().chromium;
     assert!(
         path.exists(),
-        "Chromium was not found at {}; install it with `sudo apt-get install -y chromium` or set ITINERO_CHROMIUM",
+        "no browser was found at {}: run scripts/test (it finds or installs one and sets ITINERO_CHROMIUM), or set ITINERO_CHROMIUM to Chromium, Chrome for Testing, Brave or Edge",
         path.display()
     );
     path
