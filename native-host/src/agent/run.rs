@@ -423,11 +423,10 @@ struct Run<'a> {
     unrecorded_calls: u32,
     /// The last step written down whose picture (the page after it) is still to be taken.
     unpictured: Option<u32>,
-    /// The step that typed a saved secret, whose picture is never taken.
+    /// The last step that typed a saved secret, whose picture is never taken. Once there is
+    /// one, a page is pictured only when the scrub finds no trace of a secret on it (a page may
+    /// echo what was typed, or turn a field into plain text).
     typed_secret_at: Option<u32>,
-    /// A saved secret was typed in this run: a page is pictured only when the scrub finds no
-    /// trace of one on it (a page may echo what was typed, or turn a field into plain text).
-    typed_secrets: bool,
     /// When the last picture was taken.
     pictured_at: Option<Instant>,
 }
@@ -480,7 +479,6 @@ pub async fn run(
         unrecorded_calls: 0,
         unpictured: None,
         typed_secret_at: None,
-        typed_secrets: false,
         pictured_at: None,
     };
     (run.plan, run.unrecorded_calls) = make_plan(task, deciders.planner.as_deref(), panel).await;
@@ -561,7 +559,7 @@ impl Run<'_> {
         if !matches!(planned, Some((_, Ok(())))) {
             return (browser.observe(tab).await, None);
         }
-        if self.typed_secrets {
+        if self.typed_secrets() {
             let obs = browser.observe(tab).await;
             let clean = obs.as_ref().is_ok_and(|o| !self.scrub(o.clone()).1);
             if !clean {
@@ -582,7 +580,7 @@ impl Run<'_> {
         if !matches!(planned, Some((_, Ok(())))) {
             return self.keep_picture(planned, None, false).await;
         }
-        let (taken, shows_secret) = if self.typed_secrets {
+        let (taken, shows_secret) = if self.typed_secrets() {
             let (obs, taken) = self.observe_and_picture(&planned).await;
             // Unread, the page cannot be shown to be free of secrets.
             let shows = obs.map_or(true, |obs| self.scrub(obs).1);
@@ -594,12 +592,17 @@ impl Run<'_> {
         self.keep_picture(planned, taken, shows_secret).await;
     }
 
+    /// Whether a saved secret was typed in this run.
+    fn typed_secrets(&self) -> bool {
+        self.typed_secret_at.is_some()
+    }
+
     /// `obs` scrubbed of the secrets typed so far, and whether it held any.
     fn scrub(&self, mut obs: Observation) -> (Observation, bool) {
         let Some(hook) = &self.deciders.sign_in else {
             return (obs, false);
         };
-        if !self.typed_secrets {
+        if !self.typed_secrets() {
             hook.scrub(&mut obs);
             return (obs, false);
         }
@@ -718,7 +721,6 @@ impl Run<'_> {
         };
         if report.acted {
             self.typed_secret_at = Some(page.step);
-            self.typed_secrets = true;
         }
         self.write(page.record(SIGN_IN, report.text.clone())).await;
         note(self.panel, page.step, report.text.clone()).await;
@@ -925,7 +927,6 @@ impl Run<'_> {
             Ok(None) => self.browser.perform(self.tab, frame, action).await,
             Ok(Some((filled, field))) => {
                 self.typed_secret_at = Some(page.step);
-                self.typed_secrets = true;
                 self.browser
                     .perform_secret(self.tab, frame, &filled, &field)
                     .await
