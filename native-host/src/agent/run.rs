@@ -548,28 +548,26 @@ impl Run<'_> {
         self.memory.picture(n, kept).await;
     }
 
-    /// The page read and pictured when `planned` says so. Both see the page the last step
-    /// left, so they are taken at once; but once a saved secret was typed, the page is pictured
-    /// only after the scrub found none on it.
+    /// The page read, and then pictured when `planned` says so: the picture is taken once the
+    /// page was read, so it shows the page the step saw rather than one still being replaced
+    /// (a capture during a navigation fails or shows the page before it), and only when the
+    /// scrub finds no secret typed in this run on it.
     async fn observe_and_picture(
         &mut self,
         planned: &Option<(u32, Result<(), String>)>,
     ) -> (Result<Observation, String>, Option<Result<Vec<u8>, String>>) {
-        let (browser, tab) = (self.browser, self.tab);
+        let obs = self.browser.observe(self.tab).await;
         if !matches!(planned, Some((_, Ok(())))) {
-            return (browser.observe(tab).await, None);
+            return (obs, None);
         }
-        if self.typed_secrets() {
-            let obs = browser.observe(tab).await;
-            let clean = obs.as_ref().is_ok_and(|o| !self.scrub(o.clone()).1);
-            if !clean {
-                return (obs, None);
-            }
-            self.pictured_at = Some(Instant::now());
-            return (obs, Some(browser.capture(tab).await));
+        let clean = obs
+            .as_ref()
+            .is_ok_and(|o| !self.typed_secrets() || !self.scrub(o.clone()).1);
+        if !clean {
+            return (obs, None);
         }
         self.pictured_at = Some(Instant::now());
-        let (obs, taken) = tokio::join!(browser.observe(tab), browser.capture(tab));
+        let taken = self.browser.capture(self.tab).await;
         (obs, Some(taken))
     }
 

@@ -3,7 +3,8 @@
 //! `captureVisibleTab` shows whatever tab is in front in a window, so the picture is taken only
 //! while the task's tab is that tab and shows a web page, and is dropped when another tab came
 //! to the front meanwhile: a report never holds another site's page, the extension's own pages
-//! or the vault. Chromium allows two captures a second; a capture that comes sooner waits.
+//! or the vault. Chromium allows two captures a second; a capture that comes sooner waits, and
+//! one that fails is tried once more.
 
 use std::cell::Cell;
 
@@ -48,7 +49,12 @@ pub async fn capture(tab_id: i64, max_bytes: u32) -> Result<String, Failure> {
     }
     let window_id = field(&tab, "windowId").as_f64().unwrap_or(-1.0);
     for quality in QUALITIES {
-        let data_url = capture_window(window_id, quality).await?;
+        // A window whose page is being swapped for another has no frame to read back
+        // ("image readback failed"); the next capture, half a second on, finds one.
+        let data_url = match capture_window(window_id, quality).await {
+            Ok(data_url) => data_url,
+            Err(_) => capture_window(window_id, quality).await?,
+        };
         still_in_front(tab_id, window_id, &url).await?;
         let Some(base64) = data_url.strip_prefix(DATA_URL_PREFIX) else {
             return Err(Failure::internal(
