@@ -27,8 +27,10 @@ fn every_reference_block_dequantises_bit_identically_to_gguf_py() {
         let source = block["source"].as_str().unwrap();
         let data = common::hex(block["hex"].as_str().unwrap());
         let want: Vec<u32> = common::hex(block["values_hex"].as_str().unwrap())
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .as_chunks::<4>()
+            .0
+            .iter()
+            .map(|c| u32::from_le_bytes(*c))
             .collect();
         let got = dequantize_to_vec(ty, &data).unwrap_or_else(|e| panic!("{source}: {e}"));
         assert_eq!(got.len(), want.len(), "{ty} {source}: element count");

@@ -68,26 +68,25 @@ impl Itinero {
         }
     }
 
-    async fn connect(&self) -> Result<ControlClient, CallToolResult> {
-        control::connect(self.host)
-            .await
-            .map_err(|e| failed(e.to_string()))
+    /// The tools' own steps fail with the words of why, which become the tool's error result.
+    async fn connect(&self) -> Result<ControlClient, String> {
+        control::connect(self.host).await.map_err(|e| e.to_string())
     }
 
     /// One request, one response; a refusal (no such tab, …) becomes the tool's error.
-    async fn call(&self, request: &Request) -> Result<Response, CallToolResult> {
+    async fn call(&self, request: &Request) -> Result<Response, String> {
         let mut client = self.connect().await?;
         match client.call(request).await {
-            Ok(Response::Error { message, .. }) => Err(failed(message)),
+            Ok(Response::Error { message, .. }) => Err(message),
             Ok(response) => Ok(response),
-            Err(e) => Err(failed(e.to_string())),
+            Err(e) => Err(e.to_string()),
         }
     }
 
-    async fn observation(&self, tab_id: i64) -> Result<Observation, CallToolResult> {
+    async fn observation(&self, tab_id: i64) -> Result<Observation, String> {
         match self.call(&Request::Observe { tab_id }).await? {
             Response::Observation { observation, .. } => Ok(observation),
-            other => Err(failed(format!("unexpected answer to observe: {other:?}"))),
+            other => Err(format!("unexpected answer to observe: {other:?}")),
         }
     }
 
@@ -96,17 +95,14 @@ impl Itinero {
         &self,
         request: Request,
         ctx: &RequestContext<RoleServer>,
-    ) -> Result<follow::Ended, CallToolResult> {
+    ) -> Result<follow::Ended, String> {
         let mut client = self.connect().await?;
-        client
-            .send(&request)
-            .await
-            .map_err(|e| failed(e.to_string()))?;
+        client.send(&request).await.map_err(|e| e.to_string())?;
         let mut progress = Progress::new(ctx.peer.clone(), ctx.meta.get_progress_token());
         // Cancelling the call closes the connection, which stops the task.
         tokio::select! {
-            ended = follow::follow(&mut client, &mut progress) => ended.map_err(failed),
-            () = ctx.ct.cancelled() => Err(failed("cancelled: the task was stopped")),
+            ended = follow::follow(&mut client, &mut progress) => ended,
+            () = ctx.ct.cancelled() => Err("cancelled: the task was stopped".to_owned()),
         }
     }
 
@@ -115,7 +111,7 @@ impl Itinero {
         let tabs = match self.call(&Request::Tabs).await {
             Ok(Response::Tabs { tabs, .. }) => tabs,
             Ok(other) => return Ok(failed(format!("unexpected answer to tabs: {other:?}"))),
-            Err(refused) => return Ok(refused),
+            Err(refused) => return Ok(failed(refused)),
         };
         let lines: Vec<String> = tabs
             .iter()
@@ -140,7 +136,7 @@ impl Itinero {
     ) -> Result<CallToolResult, ErrorData> {
         Ok(match self.observation(p.tab_id).await {
             Ok(obs) => ok(render(&obs, &RenderOptions::default()).text),
-            Err(refused) => refused,
+            Err(refused) => failed(refused),
         })
     }
 
@@ -154,7 +150,7 @@ impl Itinero {
     ) -> Result<CallToolResult, ErrorData> {
         let page = match self.observation(p.tab_id).await {
             Ok(obs) => obs,
-            Err(refused) => return Ok(refused),
+            Err(refused) => return Ok(failed(refused)),
         };
         let action = match params::action(&p, &page) {
             Ok(a) => a,
@@ -177,7 +173,7 @@ impl Itinero {
                     failed(text)
                 }
             }
-            Err(refused) => refused,
+            Err(refused) => failed(refused),
         })
     }
 
@@ -303,11 +299,11 @@ impl Itinero {
 
 /// A run's result: an error result unless it succeeded, so the caller does not take a stopped
 /// or failed run for done.
-fn ended(run: Result<follow::Ended, CallToolResult>) -> CallToolResult {
+fn ended(run: Result<follow::Ended, String>) -> CallToolResult {
     match run {
         Ok(e) if e.status == TaskStatus::Succeeded => ok(e.text()),
         Ok(e) => failed(e.text()),
-        Err(refused) => refused,
+        Err(refused) => failed(refused),
     }
 }
 

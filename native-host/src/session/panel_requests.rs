@@ -18,10 +18,11 @@ use itinero_shared::{ErrorCode, ToBrowser, ToHost};
 
 use crate::store::{busiest_sites, summarise, Period, Store, StoreError, StoreSlot};
 
-/// The reply to `request` if it is a store request, else the request back.
-pub async fn answer(slot: &StoreSlot, request: ToHost) -> Result<ToBrowser, ToHost> {
+/// The reply to `request` if it is a store request, else the request back (boxed: a request is
+/// large, and this path is the rare one).
+pub async fn answer(slot: &StoreSlot, request: ToHost) -> Result<ToBrowser, Box<ToHost>> {
     if !is_store_request(&request) {
-        return Err(request);
+        return Err(Box::new(request));
     }
     let store = match slot.get() {
         Ok(store) => store,

@@ -124,7 +124,7 @@ pub fn quantize_q8(x: &[f32], out: &mut Vec<Q8>) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn quantize_q8_avx2(x: &[f32], out: &mut Vec<Q8>) {
-    out.extend(x.chunks_exact(32).map(|b| {
+    out.extend(x.as_chunks::<32>().0.iter().map(|b| {
         // SAFETY: this function's features are the CPU's (its caller's promise).
         unsafe { x86::quantize::q8_block(b) }
     }));
@@ -132,7 +132,7 @@ unsafe fn quantize_q8_avx2(x: &[f32], out: &mut Vec<Q8>) {
 
 /// The plain code, which [`x86::quantize`] matches number for number.
 fn quantize_q8_scalar(x: &[f32], out: &mut Vec<Q8>) {
-    out.extend(x.chunks_exact(32).map(|b| {
+    out.extend(x.as_chunks::<32>().0.iter().map(|b| {
         let amax = b.iter().fold(0.0f32, |m, v| m.max(v.abs()));
         let d = amax / 127.0;
         let id = if d != 0.0 { 1.0 / d } else { 0.0 };
@@ -167,7 +167,7 @@ pub fn quantize_q8k(x: &[f32], out: &mut Vec<Q8K>) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn quantize_q8k_avx2(x: &[f32], out: &mut Vec<Q8K>) {
-    out.extend(x.chunks_exact(256).map(|b| {
+    out.extend(x.as_chunks::<256>().0.iter().map(|b| {
         // SAFETY: this function's features are the CPU's (its caller's promise).
         unsafe { x86::quantize::q8k_block(b) }
     }));
@@ -175,7 +175,7 @@ unsafe fn quantize_q8k_avx2(x: &[f32], out: &mut Vec<Q8K>) {
 
 /// The plain code, which [`x86::quantize`] matches number for number.
 fn quantize_q8k_scalar(x: &[f32], out: &mut Vec<Q8K>) {
-    out.extend(x.chunks_exact(256).map(|b| {
+    out.extend(x.as_chunks::<256>().0.iter().map(|b| {
         // ggml keeps the sign of the largest magnitude, so it maps to exactly ∓127.
         let (mut amax, mut max) = (0.0f32, 0.0f32);
         for &v in b {
@@ -196,7 +196,11 @@ fn quantize_q8k_scalar(x: &[f32], out: &mut Vec<Q8K>) {
         for (q, &v) in block.q.iter_mut().zip(b) {
             *q = nearest(iscale * v).min(127) as i8;
         }
-        for (sum, q) in block.bsums.iter_mut().zip(block.q.chunks_exact(16)) {
+        for (sum, q) in block
+            .bsums
+            .iter_mut()
+            .zip(block.q.as_chunks::<16>().0.iter())
+        {
             *sum = q.iter().map(|&q| i16::from(q)).sum();
         }
         block.d = 1.0 / iscale;
@@ -215,7 +219,7 @@ mod tests {
             .collect();
         let mut q8 = Vec::new();
         quantize_q8(&x, &mut q8);
-        for (b, xs) in q8.iter().zip(x.chunks_exact(32)) {
+        for (b, xs) in q8.iter().zip(x.as_chunks::<32>().0) {
             let sum: i32 = b.q.iter().map(|&q| i32::from(q)).sum();
             assert!((b.s - b.d * sum as f32).abs() <= 1e-3 * b.s.abs().max(1.0));
             for (&q, &v) in b.q.iter().zip(xs) {
@@ -224,7 +228,7 @@ mod tests {
         }
         let mut k = Vec::new();
         quantize_q8k(&x, &mut k);
-        for (b, xs) in k.iter().zip(x.chunks_exact(256)) {
+        for (b, xs) in k.iter().zip(x.as_chunks::<256>().0) {
             for (&q, &v) in b.q.iter().zip(xs) {
                 assert!((f32::from(q) * b.d - v).abs() <= 0.51 * b.d.abs());
             }

@@ -234,7 +234,7 @@ fn k_block_dot(k: &KBlock, a: &Q8K) -> f32 {
 #[inline(always)]
 pub fn q4_k<const T: usize>(w: &[u8], acts: [&[Q8K]; T], out: &mut [f32; T]) {
     let mut sum = [0.0f32; T];
-    for (i, b) in w.chunks_exact(144).enumerate() {
+    for (i, b) in w.as_chunks::<144>().0.iter().enumerate() {
         let k = unpack_q4_k(b);
         for t in 0..T {
             sum[t] += k_block_dot(&k, &acts[t][i]);
@@ -247,7 +247,7 @@ pub fn q4_k<const T: usize>(w: &[u8], acts: [&[Q8K]; T], out: &mut [f32; T]) {
 #[inline(always)]
 pub fn q5_k<const T: usize>(w: &[u8], acts: [&[Q8K]; T], out: &mut [f32; T]) {
     let mut sum = [0.0f32; T];
-    for (i, b) in w.chunks_exact(176).enumerate() {
+    for (i, b) in w.as_chunks::<176>().0.iter().enumerate() {
         let k = unpack_q5_k(b);
         for t in 0..T {
             sum[t] += k_block_dot(&k, &acts[t][i]);
@@ -260,7 +260,7 @@ pub fn q5_k<const T: usize>(w: &[u8], acts: [&[Q8K]; T], out: &mut [f32; T]) {
 #[inline(always)]
 pub fn q6_k<const T: usize>(w: &[u8], acts: [&[Q8K]; T], out: &mut [f32; T]) {
     let mut sum = [0.0f32; T];
-    for (i, b) in w.chunks_exact(210).enumerate() {
+    for (i, b) in w.as_chunks::<210>().0.iter().enumerate() {
         let mut q = [0i8; 256];
         for half in 0..2 {
             let ql = &b[64 * half..64 * half + 64];
@@ -306,7 +306,12 @@ fn float_rows<const T: usize>(
         for t in 0..T {
             let a = &acts[t][at..at + n];
             let (whole, rest) = (n / 8 * 8, n % 8);
-            for (w, x) in buf[..whole].chunks_exact(8).zip(a.chunks_exact(8)) {
+            for (w, x) in buf[..whole]
+                .as_chunks::<8>()
+                .0
+                .iter()
+                .zip(a.as_chunks::<8>().0.iter())
+            {
                 for k in 0..8 {
                     sum[t][k] += w[k] * x[k];
                 }

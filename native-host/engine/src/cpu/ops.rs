@@ -312,14 +312,9 @@ fn attend(
 #[inline(always)]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0.0f32; 8];
-    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ac
-        .remainder()
-        .iter()
-        .zip(bc.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ac.zip(bc) {
+    let ((ac, a_rest), (bc, b_rest)) = (a.as_chunks::<8>(), b.as_chunks::<8>());
+    let tail: f32 = a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum();
+    for (x, y) in ac.iter().zip(bc) {
         for k in 0..8 {
             acc[k] += x[k] * y[k];
         }

@@ -26,7 +26,13 @@ pub(super) fn q4_k(b: &[u8], y: &mut [f32]) {
     let min = f16_at(b, 2);
     let scales = &b[4..16];
     let qs = &b[16..144];
-    for (chunk, (q, y)) in qs.chunks_exact(32).zip(y.chunks_exact_mut(64)).enumerate() {
+    for (chunk, (q, y)) in qs
+        .as_chunks::<32>()
+        .0
+        .iter()
+        .zip(y.as_chunks_mut::<64>().0.iter_mut())
+        .enumerate()
+    {
         let (sc1, m1) = scale_min_k4(2 * chunk, scales);
         let (sc2, m2) = scale_min_k4(2 * chunk + 1, scales);
         let (d1, m1) = (d * f32::from(sc1), min * f32::from(m1));
@@ -46,7 +52,13 @@ pub(super) fn q5_k(b: &[u8], y: &mut [f32]) {
     let scales = &b[4..16];
     let qh = &b[16..48];
     let qs = &b[48..176];
-    for (chunk, (ql, y)) in qs.chunks_exact(32).zip(y.chunks_exact_mut(64)).enumerate() {
+    for (chunk, (ql, y)) in qs
+        .as_chunks::<32>()
+        .0
+        .iter()
+        .zip(y.as_chunks_mut::<64>().0.iter_mut())
+        .enumerate()
+    {
         let (sc1, m1) = scale_min_k4(2 * chunk, scales);
         let (sc2, m2) = scale_min_k4(2 * chunk + 1, scales);
         let (d1, m1) = (d * f32::from(sc1), min * f32::from(m1));

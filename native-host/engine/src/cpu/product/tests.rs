@@ -19,17 +19,17 @@ fn random_matrix(ty: TensorType, rows: usize, cols: usize, rng: &mut ChaCha8Rng)
     let bb = ty.block_bytes();
     match ty {
         TensorType::F32 => {
-            for v in data.chunks_exact_mut(4) {
+            for v in data.as_chunks_mut::<4>().0 {
                 v.copy_from_slice(&rng.random_range(-2.0f32..2.0).to_le_bytes());
             }
         }
         TensorType::F16 => {
-            for v in data.chunks_exact_mut(2) {
+            for v in data.as_chunks_mut::<2>().0 {
                 v.copy_from_slice(&half(rng, 2.0));
             }
         }
         TensorType::BF16 => {
-            for v in data.chunks_exact_mut(2) {
+            for v in data.as_chunks_mut::<2>().0 {
                 let x = half::bf16::from_f32(rng.random_range(-2.0f32..2.0));
                 v.copy_from_slice(&x.to_le_bytes());
             }
