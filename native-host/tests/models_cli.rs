@@ -101,6 +101,97 @@ fn models_lists_the_cache_and_ollamas_store_and_describes_a_model() {
     );
 }
 
+/// `models bench --synthetic` writes a model of the shape asked for with random weights into the
+/// cache's `synthetic` folder (its tokenizer the default model's), measures it on the CPU and
+/// says the weights are random; a second run reuses the file; a shape it cannot make is refused
+/// with why.
+#[test]
+fn bench_measures_a_synthetic_model_it_writes_once_and_says_its_weights_are_random() {
+    let cache = tempfile::tempdir().unwrap();
+    let smollm = SMOLLM2_135M.locate().expect("the test model");
+    std::os::unix::fs::symlink(&smollm, SMOLLM2_135M.path_in(cache.path())).unwrap();
+    let bench = |args: &[&str]| {
+        let home = tempfile::tempdir().unwrap();
+        Command::new(env!("CARGO_BIN_EXE_itinero-host"))
+            .args(["models", "bench"])
+            .args(args)
+            .env("HOME", home.path())
+            .env("OLLAMA_MODELS", home.path().join("ollama"))
+            .env(MODELS_ENV, cache.path())
+            .output()
+            .unwrap()
+    };
+    let small = [
+        "--synthetic",
+        "256,2,4,2,512",
+        "--weights",
+        "q8_0",
+        "--device",
+        "cpu",
+        "--reference",
+        "none",
+        "--prompt",
+        "16",
+        "--decode",
+        "4",
+        "--runs",
+        "1",
+    ];
+    let out = bench(&[&small[..], &["--json"]].concat());
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let file = cache
+        .path()
+        .join("synthetic/synthetic-llama-256x2-h4kv2-ffn512-q8_0.gguf");
+    assert!(
+        stderr.contains(&format!("writing {}", file.display())) && stderr.contains("written 100%"),
+        "{stderr}"
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["random_weights"], true);
+    assert_eq!(report["path"], file.display().to_string());
+    assert!(report["model"]
+        .as_str()
+        .unwrap()
+        .contains("random Q8_0 weights"));
+    assert!(report["itinero"]["decode_tokens_per_s"].as_f64().unwrap() > 0.0);
+    assert!(report["itinero"]["prefill_tokens_per_s"].as_f64().unwrap() > 0.0);
+
+    let out = bench(&small);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("using {}", file.display())),
+        "{stderr}"
+    );
+    assert!(stdout.contains("weights: random"), "{stdout}");
+    assert!(
+        stdout.contains("layers") && stdout.contains("decode"),
+        "{stdout}"
+    );
+
+    let out = bench(&["--synthetic", "256,2,3,1,512", "--device", "cpu"]);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(stderr.contains("does not split into 3 heads"), "{stderr}");
+    let out = bench(&[
+        "--synthetic",
+        "96,1,2,1,96",
+        "--weights",
+        "q4_k",
+        "--device",
+        "cpu",
+    ]);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(stderr.contains("multiples of 256"), "{stderr}");
+    let out = bench(&["--weights", "q4_k"]);
+    assert!(
+        !out.status.success(),
+        "--weights without --synthetic is refused"
+    );
+}
+
 /// Where `models list` puts the cache, and where `scripts/models` (which fetches into it before
 /// anything is built) does, in the same environment: `$ITINERO_MODELS`, else
 /// `$XDG_CACHE_HOME/itinero/models` (when it is an absolute path), else

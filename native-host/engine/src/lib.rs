@@ -51,5 +51,6 @@ pub mod ollama_store;
 pub mod quant;
 pub mod rope;
 pub mod sample;
+pub mod synthetic;
 pub mod tensor_type;
 pub mod tokenizer;

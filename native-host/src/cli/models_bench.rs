@@ -9,10 +9,12 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use itinero_engine::bench::{self, BenchOptions, BenchReport};
 use itinero_engine::device::Device;
+use itinero_engine::gguf::{Gguf, TensorType};
 use itinero_engine::gpu::{tile_tuning, KernelTime};
 use itinero_engine::model::{Fusion, PrefillTile};
 use itinero_engine::models;
 use itinero_engine::ollama_store::OllamaStore;
+use itinero_engine::synthetic::{self, Shape};
 use serde::Serialize;
 
 use crate::llm::builtin::DEFAULT_MODEL;
@@ -20,7 +22,17 @@ use crate::llm::builtin::DEFAULT_MODEL;
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// A GGUF path, a cache model's id, or an Ollama name (default: the small default model).
+    #[arg(conflicts_with = "synthetic")]
     pub model: Option<String>,
+    /// Measures a model of a real shape with random weights instead, written once into the model
+    /// cache's `synthetic` folder (llama.cpp runs the same file): `1b`, `3b` or `8b` (Llama 3.2
+    /// 1B and 3B, Llama 3.1 8B), or WIDTH,LAYERS,HEADS,KV_HEADS,FFN. Its tokenizer is the
+    /// default model's.
+    #[arg(long, value_name = "SHAPE", value_parser = parse_shape)]
+    pub synthetic: Option<Shape>,
+    /// The tensor type of a synthetic model's matrices.
+    #[arg(long, value_name = "TYPE", default_value = "Q4_1", value_parser = parse_type, requires = "synthetic")]
+    pub weights: TensorType,
     /// Tokens of the prefill prompt.
     #[arg(long, default_value_t = 512)]
     pub prompt: u32,
@@ -59,6 +71,23 @@ pub struct BenchArgs {
     pub json: bool,
 }
 
+fn parse_shape(s: &str) -> Result<Shape, String> {
+    Shape::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_type(s: &str) -> Result<TensorType, String> {
+    TensorType::ALL
+        .into_iter()
+        .find(|t| t.name().eq_ignore_ascii_case(s))
+        .ok_or_else(|| {
+            let names: Vec<&str> = TensorType::ALL.iter().map(|t| t.name()).collect();
+            format!(
+                "`{s}` is not a tensor type itinero runs: {}",
+                names.join(", ")
+            )
+        })
+}
+
 /// `auto`, or one of the tiles tuning chooses among.
 fn parse_tile(s: &str) -> Result<PrefillTile, String> {
     if s == "auto" {
@@ -94,6 +123,8 @@ struct Reference {
 struct Output<'a> {
     model: &'a str,
     path: String,
+    /// A synthetic model's: its speed is real, its text would be noise.
+    random_weights: bool,
     itinero: &'a BenchReport,
     llama_cpp: Option<&'a Reference>,
     /// Why there is no reference.
@@ -182,9 +213,33 @@ fn mb(bytes: u64) -> String {
     format!("{:.0} MB", bytes as f64 / f64::from(1u32 << 20))
 }
 
+/// The synthetic model's file, written into the cache first if it is not there: its tokenizer
+/// comes from the default model.
+fn synthetic_model(shape: &Shape, ty: TensorType, ollama: &OllamaStore) -> Result<PathBuf> {
+    let tokenizer = models::locate(DEFAULT_MODEL, ollama)
+        .context("a synthetic model takes its tokenizer from the default model")?;
+    let tokenizer = Gguf::open(&tokenizer.path)
+        .with_context(|| format!("reading {}", tokenizer.path.display()))?;
+    let dir = models::cache_dir()?.join("synthetic");
+    let path = synthetic::ensure(&dir, shape, ty, &tokenizer, &mut |what| {
+        eprintln!("  synthetic model: {what}")
+    })?;
+    Ok(path)
+}
+
 pub fn run_bench(args: &BenchArgs) -> Result<bool> {
-    let spec = args.model.as_deref().unwrap_or(DEFAULT_MODEL);
-    let located = models::locate(spec, &OllamaStore::default_location())?;
+    let ollama = OllamaStore::default_location();
+    let (spec, path) = match &args.synthetic {
+        Some(shape) => (
+            shape.model_name(args.weights),
+            synthetic_model(shape, args.weights, &ollama)?,
+        ),
+        None => {
+            let spec = args.model.as_deref().unwrap_or(DEFAULT_MODEL);
+            (spec.to_owned(), models::locate(spec, &ollama)?.path)
+        }
+    };
+    let spec = spec.as_str();
     let device = match args.device {
         Some(d) => d,
         None => Device::from_env().map_err(anyhow::Error::msg)?,
@@ -204,14 +259,12 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         ..BenchOptions::default()
     };
     eprintln!("benchmarking {spec} (device: {device})");
-    let report = bench::run(&located.path, opts, &mut |what| {
-        eprintln!("  itinero: {what}…")
-    })
-    .with_context(|| format!("benchmarking {}", located.path.display()))?;
+    let report = bench::run(&path, opts, &mut |what| eprintln!("  itinero: {what}…"))
+        .with_context(|| format!("benchmarking {}", path.display()))?;
     let (reference, missing) = match find_reference(args.reference.as_deref()) {
         Ok(Some(binary)) => {
             eprintln!("  llama.cpp: {} …", binary.display());
-            match run_reference(&binary, &located.path, args) {
+            match run_reference(&binary, &path, args) {
                 Ok(r) => (Some(r), None),
                 Err(e) => (None, Some(format!("{e:#}"))),
             }
@@ -225,7 +278,8 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
     if args.json {
         let out = Output {
             model: spec,
-            path: located.path.display().to_string(),
+            path: path.display().to_string(),
+            random_weights: args.synthetic.is_some(),
             itinero: &report,
             llama_cpp: reference.as_ref(),
             llama_cpp_missing: missing,
@@ -233,7 +287,10 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(true);
     }
-    println!("model:   {spec} ({})", located.path.display());
+    println!("model:   {spec} ({})", path.display());
+    if args.synthetic.is_some() {
+        println!("weights: random, so the speeds are a real model's of this shape and type but its text would be noise");
+    }
     println!("device:  {}", report.device);
     println!(
         "memory:  weights {}, KV cache {} ({} positions, {}){}; loaded in {:.0} ms",

@@ -16,6 +16,7 @@
 
 mod metadata;
 mod reader;
+mod writer;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -26,6 +27,7 @@ use memmap2::Mmap;
 
 pub use crate::tensor_type::{ggml_type_name, supported_list, TensorType, UnsupportedType};
 pub use metadata::{Array, Metadata, Value, ValueType};
+pub use writer::{TensorEntry, Writer};
 
 use reader::Cursor;
 
