@@ -183,4 +183,10 @@ impl Decoder for LoadedModel {
             LoadedModel::Cpu(c) => c.step(token, pos),
         }
     }
+    fn busies_the_cpu(&self) -> bool {
+        match self {
+            LoadedModel::Gpu(g) => g.busies_the_cpu(),
+            LoadedModel::Cpu(c) => c.busies_the_cpu(),
+        }
+    }
 }
