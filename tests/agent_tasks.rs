@@ -296,9 +296,14 @@ async fn stop_while_the_model_thinks_ends_the_task_before_it_acts() -> Result<()
     s.run("Show me the hats").await?;
     s.gate.wait_arrived(1).await?;
     s.panel.find_element("#stop").await?.click().await?;
+    // The host's note that it marked the task stopped, not the panel's own "Stopping…" (shown
+    // as the request leaves, which the model's reply could still overtake).
     s.panel
         .wait_for(
-            "[...document.querySelectorAll('#log li')].some(li => li.textContent.includes('Stopping'))",
+            &format!(
+                "[...document.querySelectorAll('#log li.note')].some(li => li.textContent === {:?})",
+                itinero_shared::words::STOP_RECEIVED
+            ),
             WAIT,
         )
         .await?;

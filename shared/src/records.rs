@@ -277,6 +277,21 @@ pub struct UsagePeriod {
     pub median_task_ms: Option<u64>,
 }
 
+/// The sites of `periods`, most tasks first (ties by name): the host keeps the busiest in a
+/// statistics report, the panel offers them in that order.
+pub fn sites_by_tasks(periods: &[UsagePeriod]) -> Vec<String> {
+    let mut tasks: Vec<(String, u32)> = Vec::new();
+    for p in periods {
+        let Some(site) = &p.site else { continue };
+        match tasks.iter_mut().find(|(s, _)| s == site) {
+            Some((_, n)) => *n += p.tasks,
+            None => tasks.push((site.clone(), p.tasks)),
+        }
+    }
+    tasks.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    tasks.into_iter().map(|(s, _)| s).collect()
+}
+
 /// Steps by what decided them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepsBy {
@@ -454,6 +469,30 @@ pub struct SiteApproval {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sites_come_busiest_first_and_every_site_once() {
+        let site = |s: &str, tasks| UsagePeriod {
+            site: Some(s.into()),
+            tasks,
+            ..Default::default()
+        };
+        let all = UsagePeriod {
+            tasks: 9,
+            ..Default::default()
+        };
+        let periods = [
+            site("https://a", 1),
+            all,
+            site("https://c", 3),
+            site("https://b", 2),
+            site("https://a", 2),
+        ];
+        assert_eq!(
+            sites_by_tasks(&periods),
+            ["https://a", "https://c", "https://b"]
+        );
+    }
 
     #[test]
     fn settings_fill_defaults_and_ignore_unknown_fields() {

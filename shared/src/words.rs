@@ -3,6 +3,10 @@
 
 use crate::records::{RunStatus, StepRecord};
 
+/// The host's note when it has a task's Stop: the task ends at its next check, before it acts
+/// again.
+pub const STOP_RECEIVED: &str = "Stop received: the task ends before its next action.";
+
 /// A run's status in the list and its detail.
 pub fn status_label(status: RunStatus) -> &'static str {
     match status {

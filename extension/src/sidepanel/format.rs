@@ -169,20 +169,6 @@ pub fn period_words(p: &UsagePeriod) -> String {
     parts.join(" · ")
 }
 
-/// The sites of `periods`, most tasks first.
-pub fn sites_by_tasks(periods: &[UsagePeriod]) -> Vec<String> {
-    let mut tasks: Vec<(String, u32)> = Vec::new();
-    for p in periods {
-        let Some(site) = &p.site else { continue };
-        match tasks.iter_mut().find(|(s, _)| s == site) {
-            Some((_, n)) => *n += p.tasks,
-            None => tasks.push((site.clone(), p.tasks)),
-        }
-    }
-    tasks.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    tasks.into_iter().map(|(s, _)| s).collect()
-}
-
 /// The line under the Settings page's API key field: whether the vault keeps a key for
 /// `server` (the origin of the address typed; `None` while none is), and what the vault needs
 /// first, if anything; with whether the way out is the Vault page.
@@ -286,20 +272,6 @@ mod tests {
         assert_eq!(
             shares_words(&decider_shares(&StepsBy::default())),
             "no steps"
-        );
-        let site = |s: &str, tasks| UsagePeriod {
-            site: Some(s.into()),
-            tasks,
-            ..Default::default()
-        };
-        assert_eq!(
-            sites_by_tasks(&[
-                site("https://a", 1),
-                p.clone(),
-                site("https://b", 2),
-                site("https://a", 2)
-            ]),
-            ["https://a", "https://b"]
         );
     }
 

@@ -890,8 +890,16 @@ fn on_message(panel: &Rc<RefCell<Panel>>, msg: JsValue) {
             let ours = p.running.as_ref().is_some_and(|r| r.request_id == env.id);
             match env.msg {
                 msg if ours => on_task_message(&mut p, msg),
-                // Acknowledgements of Stop and of answers: the task's own stream says what follows.
-                ToBrowser::TaskEvent(_) => {}
+                // Acknowledgements of Stop and of answers: shown for the running task, so the
+                // user sees the host has them; the task's own stream says what follows.
+                ToBrowser::TaskEvent(e) => {
+                    let running = p.running.as_ref().and_then(|r| r.task_id);
+                    if let (TaskEventKind::Note { text }, true) =
+                        (e.kind, running == Some(e.task_id))
+                    {
+                        p.view.log("note", &text);
+                    }
+                }
                 ToBrowser::AskUser(q) if q.started_by.is_some() => {
                     let by = q.started_by.clone().unwrap_or_default();
                     p.outside_question = Some((q.task_id, q.question_id));

@@ -5,7 +5,7 @@
 //! learning.
 
 use itinero_shared::messages::{StatsBy, StatsReport};
-use itinero_shared::records::UsagePeriod;
+use itinero_shared::records::{sites_by_tasks, UsagePeriod};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlSelectElement};
@@ -43,7 +43,7 @@ impl StatsView {
         let all = el(&self.document, "option", "", "All sites");
         let _ = all.set_attribute("value", "");
         let _ = self.site.append_child(&all);
-        for site in format::sites_by_tasks(&report.periods) {
+        for site in sites_by_tasks(&report.periods) {
             let option = el(&self.document, "option", "", &site);
             let _ = option.set_attribute("value", &site);
             let _ = self.site.append_child(&option);

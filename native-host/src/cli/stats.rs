@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use itinero_shared::records::UsagePeriod;
 
-use crate::store::{now_ms, summarise, Period, Store};
+use crate::store::{days_ago, summarise, Period, Store};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum By {
@@ -39,7 +39,7 @@ pub struct StatsArgs {
 
 pub fn run_stats(args: &StatsArgs) -> Result<bool> {
     let store = Store::open_default().context("cannot open itinero's store")?;
-    let since = now_ms() - i64::from(args.days) * 86_400_000;
+    let since = days_ago(args.days);
     let site = args.site.as_deref().map(|s| s.trim_end_matches('/'));
     let runs = store.run_facts(since, site)?;
     let period = match args.by {

@@ -9,7 +9,7 @@ use itinero_shared::messages::{
     VaultRequest,
 };
 use itinero_shared::records::BackendChoice;
-use itinero_shared::{is_host_request_id, ErrorCode, ToBrowser, ToHost, PROTOCOL_VERSION};
+use itinero_shared::{is_host_request_id, words, ErrorCode, ToBrowser, ToHost, PROTOCOL_VERSION};
 use tracing::{info, warn};
 
 use super::link::BrowserLink;
@@ -101,7 +101,7 @@ impl Session<'_> {
 
     async fn stop_task(&self, id: u64, stop: StopTask) {
         match self.tasks.stop(stop.task_id) {
-            Ok(()) => self.note(id, stop.task_id, "stopping").await,
+            Ok(()) => self.note(id, stop.task_id, words::STOP_RECEIVED).await,
             Err(e) => self.out.error(id, ErrorCode::BadBody, e).await,
         }
     }

@@ -16,7 +16,7 @@ use itinero_shared::messages::{
 use itinero_shared::records::RunDetail;
 use itinero_shared::{ErrorCode, ToBrowser, ToHost};
 
-use crate::store::{busiest_sites, summarise, Period, Store, StoreError, StoreSlot};
+use crate::store::{busiest_sites, days_ago, summarise, Period, Store, StoreError, StoreSlot};
 
 /// The reply to `request` if it is a store request, else the request back (boxed: a request is
 /// large, and this path is the rare one).
@@ -125,8 +125,10 @@ fn reply(store: &Store, request: ToHost) -> Result<ToBrowser, StoreError> {
         }
         ToHost::GetStats(get) => {
             let days = get.days.clamp(1, GetStats::MAX_DAYS);
-            let since = crate::store::now_ms() - i64::from(days) * 86_400_000;
-            let periods = summarise(&store.run_facts(since, None)?, Period::from(get.by));
+            let periods = summarise(
+                &store.run_facts(days_ago(days), None)?,
+                Period::from(get.by),
+            );
             ToBrowser::Stats(StatsReport {
                 by: get.by,
                 periods: busiest_sites(periods, StatsReport::MAX_SITES),

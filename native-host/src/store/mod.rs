@@ -57,7 +57,9 @@ pub use runs::NewRun;
 pub use site::origin_of;
 pub use skills::StoredSkill;
 pub use slot::StoreSlot;
-pub use stats::{busiest_sites, civil_from_days as civil_date, summarise, Period, RunFacts};
+pub use stats::{
+    busiest_sites, civil_from_days as civil_date, days_ago, summarise, Period, RunFacts,
+};
 pub use trajectories::Trajectory;
 pub use vault::{NewSealed, SealedCredential, VaultMeta};
 

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use itinero_shared::records::{RunStatus, StepsBy, UsagePeriod};
+use itinero_shared::records::{sites_by_tasks, RunStatus, StepsBy, UsagePeriod};
 use rusqlite::params;
 
 use super::error::{Doing, Result};
@@ -19,6 +19,12 @@ pub enum Period {
 }
 
 const DAY_MS: i64 = 86_400_000;
+
+/// The moment `days` days ago (Unix ms): where the statistics the panel and the CLI ask for
+/// start counting.
+pub fn days_ago(days: u32) -> i64 {
+    super::now_ms() - i64::from(days) * DAY_MS
+}
 
 /// The panel asks by the wire's name for it.
 impl From<itinero_shared::messages::StatsBy> for Period {
@@ -124,15 +130,10 @@ pub fn summarise(runs: &[RunFacts], period: Period) -> Vec<UsagePeriod> {
 /// `periods` with only the `max_sites` sites that had the most tasks (every period for all
 /// sites together is kept).
 pub fn busiest_sites(mut periods: Vec<UsagePeriod>, max_sites: usize) -> Vec<UsagePeriod> {
-    let mut tasks: BTreeMap<String, u32> = BTreeMap::new();
-    for p in &periods {
-        if let Some(site) = &p.site {
-            *tasks.entry(site.clone()).or_default() += p.tasks;
-        }
-    }
-    let mut ranked: Vec<(String, u32)> = tasks.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let kept: Vec<String> = ranked.into_iter().take(max_sites).map(|(s, _)| s).collect();
+    let kept: Vec<String> = sites_by_tasks(&periods)
+        .into_iter()
+        .take(max_sites)
+        .collect();
     periods.retain(|p| p.site.as_ref().is_none_or(|s| kept.contains(s)));
     periods
 }
