@@ -275,6 +275,11 @@ use_node_runtime() {
   bin="$NODE_RUNTIME_DIR/node_modules/node-linux-$arch/bin"
   { [ -x "$bin/node" ] && "$bin/node" --version >/dev/null 2>&1; } || return 1
   case ":$PATH:" in *":$bin:"*) ;; *) export PATH="$bin:$PATH" ;; esac
+  # nodejs.org's Node trusts only the CAs it was built with, where Debian's and Ubuntu's trust the
+  # system's: behind a proxy whose CA the system was given, npm would fail on every download.
+  if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r /etc/ssl/certs/ca-certificates.crt ]; then
+    export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+  fi
 }
 
 # fetch_node_runtime WHY: Node $NODE_RUNTIME_VERSION from the npm registry into tools/node-runtime.
