@@ -146,6 +146,20 @@ cached_test_browser() {
   printf '%s' "$found"
 }
 
+# first_program KIND PATH...: the first PATH that is a program becomes the browser, as KIND.
+first_program() {
+  local kind="$1" candidate
+  shift
+  for candidate in "$@"; do
+    if [ -x "$candidate" ]; then
+      BROWSER="$candidate"
+      BROWSER_KIND="$kind"
+      return 0
+    fi
+  done
+  return 1
+}
+
 # Sets BROWSER and BROWSER_KIND to the first usable browser, noting in BROWSER_NOTES the ones
 # found but not usable. Returns 1 when none is usable.
 find_browser() {
@@ -176,20 +190,8 @@ find_browser() {
     BROWSER_KIND="Chrome for Testing / Playwright Chromium"
     return 0
   fi
-  for candidate in "$r/usr/bin/brave-browser" "$r/usr/bin/brave-browser-stable"; do
-    if [ -x "$candidate" ]; then
-      BROWSER="$candidate"
-      BROWSER_KIND="Brave"
-      return 0
-    fi
-  done
-  for candidate in "$r/usr/bin/microsoft-edge" "$r/usr/bin/microsoft-edge-stable"; do
-    if [ -x "$candidate" ]; then
-      BROWSER="$candidate"
-      BROWSER_KIND="Microsoft Edge"
-      return 0
-    fi
-  done
+  first_program "Brave" "$r/usr/bin/brave-browser" "$r/usr/bin/brave-browser-stable" && return 0
+  first_program "Microsoft Edge" "$r/usr/bin/microsoft-edge" "$r/usr/bin/microsoft-edge-stable" && return 0
   for candidate in "$r/usr/bin/google-chrome" "$r/usr/bin/google-chrome-stable"; do
     if [ -x "$candidate" ]; then
       major="$(major_version "$("$candidate" --version 2>/dev/null || true)")"

@@ -189,19 +189,12 @@ async fn a_run_keeps_a_picture_after_each_step_and_its_report_shows_them() -> Re
     // The reports.
     let id = run.id.to_string();
     let out = tempfile::tempdir()?;
+    let export_to = |format: &str, file: &std::path::Path| {
+        let file = file.to_str().context("a temp path that is not UTF-8")?;
+        host(&h, &["runs", "export", &id, "--format", format, "-o", file])
+    };
     let html = out.path().join("run.html");
-    host(
-        &h,
-        &[
-            "runs",
-            "export",
-            &id,
-            "--format",
-            "html",
-            "-o",
-            html.to_str().unwrap(),
-        ],
-    )?;
+    export_to("html", &html)?;
     let page = std::fs::read_to_string(&html)?;
     assert_eq!(
         page.matches("src=\"data:image/jpeg;base64,").count(),
@@ -231,18 +224,7 @@ async fn a_run_keeps_a_picture_after_each_step_and_its_report_shows_them() -> Re
         assert!(page.contains(&action), "{action:?} is not in the report");
     }
     let md = out.path().join("run.md");
-    host(
-        &h,
-        &[
-            "runs",
-            "export",
-            &id,
-            "--format",
-            "md",
-            "-o",
-            md.to_str().unwrap(),
-        ],
-    )?;
+    export_to("md", &md)?;
     let text = std::fs::read_to_string(&md)?;
     for n in &kept {
         let file = out.path().join(format!("run-pictures/step-{n}.jpg"));
