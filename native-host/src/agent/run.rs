@@ -548,27 +548,25 @@ impl Run<'_> {
         self.memory.picture(n, kept).await;
     }
 
-    /// The page read, and then pictured when `planned` says so: the picture is taken once the
-    /// page was read, so it shows the page the step saw rather than one still being replaced
-    /// (a capture during a navigation fails or shows the page before it), and only when the
-    /// scrub finds no secret typed in this run on it.
+    /// The page read and scrubbed (with whether it showed a secret typed in this run), then
+    /// pictured when `planned` says so: the picture is taken once the page was read, so it
+    /// shows the page the step saw rather than one still being replaced (a capture during a
+    /// navigation fails or shows the page before it), and only when the scrub found no secret.
     async fn observe_and_picture(
         &mut self,
         planned: &Option<(u32, Result<(), String>)>,
-    ) -> (Result<Observation, String>, Option<Result<Vec<u8>, String>>) {
-        let obs = self.browser.observe(self.tab).await;
-        if !matches!(planned, Some((_, Ok(())))) {
-            return (obs, None);
-        }
-        let clean = obs
-            .as_ref()
-            .is_ok_and(|o| !self.typed_secrets() || !self.scrub(o.clone()).1);
-        if !clean {
-            return (obs, None);
+    ) -> (
+        Result<(Observation, bool), String>,
+        Option<Result<Vec<u8>, String>>,
+    ) {
+        let read = self.browser.observe(self.tab).await.map(|o| self.scrub(o));
+        let clean = matches!(read, Ok((_, false)));
+        if !matches!(planned, Some((_, Ok(())))) || !clean {
+            return (read, None);
         }
         self.pictured_at = Some(Instant::now());
         let taken = self.browser.capture(self.tab).await;
-        (obs, Some(taken))
+        (read, Some(taken))
     }
 
     /// The picture after the run's last step. Once a secret was typed, the page is read and
@@ -579,9 +577,9 @@ impl Run<'_> {
             return self.keep_picture(planned, None, false).await;
         }
         let (taken, shows_secret) = if self.typed_secrets() {
-            let (obs, taken) = self.observe_and_picture(&planned).await;
+            let (read, taken) = self.observe_and_picture(&planned).await;
             // Unread, the page cannot be shown to be free of secrets.
-            let shows = obs.map_or(true, |obs| self.scrub(obs).1);
+            let shows = read.map_or(true, |(_, shows)| shows);
             (taken, shows)
         } else {
             self.pictured_at = Some(Instant::now());
@@ -649,15 +647,14 @@ impl Run<'_> {
     /// Reads the page (scrubbed of secrets typed so far), and what was taught for its site.
     async fn observe(&mut self, step: u32) -> Result<Page, Flow> {
         let planned = self.plan_picture(false).await;
-        let (obs, taken) = self.observe_and_picture(&planned).await;
-        let obs = obs.map_err(|e| {
+        let (read, taken) = self.observe_and_picture(&planned).await;
+        let (obs, shows_secret) = read.map_err(|e| {
             finished(
                 TaskStatus::Failed,
                 Some(format!("could not read the page: {e}")),
                 step - 1,
             )
         })?;
-        let (obs, shows_secret) = self.scrub(obs);
         self.keep_picture(planned, taken, shows_secret).await;
         let page = Page {
             step,
