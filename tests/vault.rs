@@ -11,7 +11,7 @@ use std::process::Command;
 use anyhow::{ensure, Context, Result};
 use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
 use chromiumoxide::Page;
-use itinero::harness::panel::{choose, click, fill, open, open_settings, save, text_with};
+use itinero::harness::panel::{choose, click, fill, open_settings, save, text_with};
 use itinero::harness::secrets::assert_nowhere;
 use itinero::harness::{host_binary, Harness, PageExt, WAIT};
 use itinero_host::store::Store;
@@ -223,7 +223,7 @@ async fn the_settings_page_keeps_an_api_key_in_the_vault_and_nowhere_else() -> R
     state_is(&panel, "unlocked").await?;
 
     // Back on Settings (the edits kept), the key is saved; the field is emptied.
-    open(&panel, "settings").await?;
+    open_settings(&panel).await?;
     text_with(&panel, line, &format!("No key saved for {SERVER}.")).await?;
     fill(&panel, "#settings-api-key", KEY).await?;
     click(&panel, "#settings-api-key-save").await?;
@@ -272,7 +272,7 @@ async fn the_settings_page_keeps_an_api_key_in_the_vault_and_nowhere_else() -> R
     click(&panel, "#nav-vault").await?;
     click(&panel, "#vault-lock").await?;
     state_is(&panel, "locked").await?;
-    open(&panel, "settings").await?;
+    open_settings(&panel).await?;
     text_with(
         &panel,
         line,
