@@ -1,10 +1,10 @@
-//! Attention of one prefill batch over the KV cache, in each form the device can run, at
-//! SmolLM2-135M's shape (9 query heads, 3 KV heads of 64) and Gemma 3 270M's (4 query heads,
-//! 1 KV head of 256): the part of a long prompt's prefill that grows with its length.
+//! Attention over the f16 KV cache of one decode token and of one prefill batch, in each form
+//! the device can run, at SmolLM2-135M's shape (9 query heads, 3 KV heads of 64) and Gemma 3
+//! 270M's (4 query heads, 1 KV head of 256): the part of a step that grows with the context.
 //!
-//! `cargo bench -p itinero-engine --bench attention` prints, per shape and first position, the
-//! median time of one layer's attention for 128 new tokens in each form, and each form's ratio to
-//! the first one measured (the device's own choice, `AttentionForm::for_gpu`; on CPU drivers the
+//! `cargo bench -p itinero-engine --bench attention` prints, per shape, first position and new
+//! tokens (1, and a batch of 128), the median time of one layer's attention in each form, and
+//! each form's ratio to the first one measured (the device's own choice, `AttentionForm::for_gpu`; on CPU drivers the
 //! plain lane form follows as the reference). Each sample is
 //! `REPEAT` dispatches recorded in one submission, timed from submit to completion.
 //! `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` choose the device.
@@ -35,18 +35,19 @@ fn main() {
             )
         })
         .collect();
-    println!(
-        "{SAMPLES} samples of {REPEAT} dispatches each; median per dispatch of {TOKENS} new tokens"
-    );
+    println!("{SAMPLES} samples of {REPEAT} dispatches each; median per dispatch");
     for (model, heads, kv_heads, head_dim) in
         [("SmolLM2", 9u32, 3u32, 64u32), ("Gemma 3", 4, 1, 256)]
     {
-        for pos in [0u32, 256, 1024] {
+        for (pos, tokens) in [0u32, 256, 1024]
+            .into_iter()
+            .flat_map(|pos| [(pos, 1u32), (pos, TOKENS)])
+        {
             let capacity = pos + TOKENS;
             let kv = (capacity * kv_heads * head_dim) as usize;
             let q = gpu.upload_f32("q", &vec![0.1; (TOKENS * heads * head_dim) as usize]);
-            let k = gpu.upload_f32("k", &vec![0.2; kv]);
-            let v = gpu.upload_f32("v", &vec![0.3; kv]);
+            let k = gpu.upload_f16("k", &vec![0.2; kv]);
+            let v = gpu.upload_f16("v", &vec![0.3; kv]);
             let out = gpu.storage_f32("out", (TOKENS * heads * head_dim) as usize);
             let shape = AttentionShape {
                 heads,
@@ -66,12 +67,12 @@ fn main() {
             for (form, attention) in &kernels {
                 let t = common::median_per_dispatch(&gpu, SAMPLES, REPEAT, |encoder| {
                     attention
-                        .encode(&gpu, encoder, buffers, shape, pos, TOKENS)
+                        .encode(&gpu, encoder, buffers, shape, pos, tokens)
                         .unwrap();
                 });
                 let ratio = t.as_secs_f64() / *first.get_or_insert(t.as_secs_f64());
                 println!(
-                    "{model:8} from position {pos:5}  {form:10?} {:9.2} ms  ratio {ratio:5.2}",
+                    "{model:8} from position {pos:5}, {tokens:3} new  {form:10?} {:9.3} ms  ratio {ratio:5.2}",
                     t.as_secs_f64() * 1e3
                 );
             }

@@ -85,13 +85,10 @@ pub struct BenchReport {
 /// What a step records on a GPU.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct GpuWork {
-    /// Dispatches recorded for one decode step, the logits' included, and the copies between
-    /// its passes.
+    /// Dispatches recorded for one decode step, the logits' included.
     pub decode_dispatches: usize,
-    pub decode_copies: usize,
     /// The same for one prefill batch.
     pub prefill_dispatches: usize,
-    pub prefill_copies: usize,
     /// Prefill's tile of tokens, and each candidate's time where it was timed.
     pub prefill_tile: String,
 }
@@ -181,10 +178,8 @@ pub fn run(
 
     let per_s = |d: Duration, n: u32| f64::from(n) / d.as_secs_f64();
     let gpu = model.on_gpu().map(|(_, m)| GpuWork {
-        decode_dispatches: m.decode_dispatches().0,
-        decode_copies: m.decode_dispatches().1,
-        prefill_dispatches: m.prefill_dispatches().0,
-        prefill_copies: m.prefill_dispatches().1,
+        decode_dispatches: m.decode_dispatches(),
+        prefill_dispatches: m.prefill_dispatches(),
         prefill_tile: m.prefill_tile().describe(),
     });
     Ok(BenchReport {
@@ -193,10 +188,7 @@ pub fn run(
         weights_bytes: model.weights_bytes(),
         kv_cache_bytes: model.kv_cache_bytes(),
         kv_positions: positions,
-        kv_cache_type: match model.device() {
-            Device::Cpu => "f16",
-            _ => "f32",
-        },
+        kv_cache_type: "f16",
         gpu,
         prefill_tokens_per_s: per_s(median(prefill), opts.prompt),
         decode_tokens_per_s: per_s(median(steps), 1),

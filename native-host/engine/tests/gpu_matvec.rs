@@ -162,13 +162,12 @@ fn rms_normed(x: &[f32], g: &[f32], eps: f32) -> Vec<f64> {
 }
 
 /// The normed products: every type in every kernel shape, a matrix's rows split over three
-/// outputs (the last at the step's position, as decode writes values into the cache) with a
-/// bias, and a gate matrix joined to its up matrix with each activation.
+/// outputs with a bias, and a gate matrix joined to its up matrix with each activation.
 #[test]
 fn normed_products_match_the_cpu_reference_on_the_normalised_x() {
     let gpu = common::gpu();
     let mut rng = Rng(0x5eed_0009);
-    let (cols, eps, pos) = (512usize, 1e-5f32, 3u32);
+    let (cols, eps) = (512usize, 1e-5f32);
     let (rows0, rows1, rows2) = (67usize, 13usize, 20usize);
     let rows = rows0 + rows1 + rows2;
     let x = random_x(cols, &mut rng);
@@ -182,7 +181,6 @@ fn normed_products_match_the_cpu_reference_on_the_normalised_x() {
         norm: &gb,
         eps,
     };
-    let step = StepUniform::new(pos, 1).buffer(gpu);
     let run = |bound: Vec<itinero_engine::gpu::Bound>| {
         let mut enc = gpu
             .device()
@@ -203,36 +201,32 @@ fn normed_products_match_the_cpu_reference_on_the_normalised_x() {
                 let m =
                     GpuMatrix::upload(gpu, "random", ty, rows as u64, cols as u64, &data).unwrap();
                 let (want, scale) = reference(ty, &data, rows, &xn);
-                // Split, with a bias, the last rows into "cache row" `pos`.
+                // Split, with a bias; the last output longer than its rows, written from its
+                // start only.
                 let bias: Vec<f32> = (0..rows).map(|_| rng.uniform(-1.0, 1.0)).collect();
                 let bb = gpu.upload_f32("bias", &bias);
                 let (y0, y1) = (gpu.storage_f32("y0", rows0), gpu.storage_f32("y1", rows1));
-                let y2 = gpu.storage_f32("y2", rows2 * (pos as usize + 2));
+                let y2 = gpu.storage_f32("y2", rows2 * 2);
                 run(kernels
                     .bind_split(
                         gpu,
                         &m,
                         input,
                         &[
-                            Destination::at_start(&y0, rows0 as u32),
-                            Destination::at_start(&y1, rows1 as u32),
-                            Destination::at_position(&y2, rows2 as u32),
+                            Destination::new(&y0, rows0 as u32),
+                            Destination::new(&y1, rows1 as u32),
+                            Destination::new(&y2, rows2 as u32),
                         ],
                         Some(&bb),
-                        &step,
                     )
                     .unwrap());
                 let mut got = gpu.read_f32(&y0, rows0).unwrap();
                 got.extend(gpu.read_f32(&y1, rows1).unwrap());
-                let cache = gpu.read_f32(&y2, rows2 * (pos as usize + 2)).unwrap();
-                let at = pos as usize * rows2;
-                got.extend(&cache[at..at + rows2]);
+                let y2 = gpu.read_f32(&y2, rows2 * 2).unwrap();
+                got.extend(&y2[..rows2]);
                 assert!(
-                    cache[..at]
-                        .iter()
-                        .chain(&cache[at + rows2..])
-                        .all(|&v| v == 0.0),
-                    "{what}: rows written outside position {pos}"
+                    y2[rows2..].iter().all(|&v| v == 0.0),
+                    "{what}: rows written past the last output's"
                 );
                 check_biased(&format!("{what} split"), &got, (&want, &scale), &bias);
                 // Gate and up joined (the first and last `half` rows), the activation applied.
@@ -247,7 +241,7 @@ fn normed_products_match_the_cpu_reference_on_the_normalised_x() {
                 )
                 .unwrap();
                 let y = gpu.storage_f32("y", half);
-                run(kernels.bind_gated(gpu, &gu, input, &y, &step).unwrap());
+                run(kernels.bind_gated(gpu, &gu, input, &y).unwrap());
                 let got = gpu.read_f32(&y, half).unwrap();
                 check_gated(&format!("{what} gated"), gate, &got, (&want, &scale));
             }
@@ -291,7 +285,7 @@ fn joined_matrix_matrix_products_match_the_cpu_reference_per_token() {
             let to: Vec<Destination<'_>> = ys
                 .iter()
                 .zip([rows0, rows1, rows2])
-                .map(|(b, r)| Destination::at_start(b, r as u32))
+                .map(|(b, r)| Destination::new(b, r as u32))
                 .collect();
             let gu_rows = 2 * (rows / 2);
             let gu = GpuMatrix::upload(
@@ -319,42 +313,6 @@ fn joined_matrix_matrix_products_match_the_cpu_reference_per_token() {
                 .map(|(b, r)| gpu.read_f32(b, r * max as usize).unwrap())
                 .collect();
             let gated = gpu.read_f32(&y, rows / 2 * max as usize).unwrap();
-            // The third output as a cache (prefill's values): token t's row at pos0 + t, the
-            // same values as above, and nothing else written.
-            let (pos0, n) = (5usize, tokens as usize);
-            let cache_rows = pos0 + max as usize + 1;
-            let cache = gpu.storage_f32("cache", cache_rows * rows2);
-            let (y0, y1) = (
-                gpu.storage_f32("y0", rows0 * max as usize),
-                gpu.storage_f32("y1", rows1 * max as usize),
-            );
-            let to = [
-                Destination::at_start(&y0, rows0 as u32),
-                Destination::at_start(&y1, rows1 as u32),
-                Destination::at_position(&cache, rows2 as u32),
-            ];
-            let at = StepUniform::new(pos0 as u32, tokens).buffer(gpu);
-            let bound = kernels
-                .bind_split(gpu, &m, &xb, &to, Some(&bb), &at, max)
-                .unwrap();
-            let mut enc = gpu
-                .device()
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-            record_pass(&mut enc, "joined into a cache", &bound);
-            gpu.queue().submit([enc.finish()]);
-            let cached = gpu.read_f32(&cache, cache_rows * rows2).unwrap();
-            assert_eq!(
-                cached[pos0 * rows2..(pos0 + n) * rows2],
-                split[2][..n * rows2],
-                "{what}: the cache rows differ from the same product written at the start"
-            );
-            assert!(
-                cached[..pos0 * rows2]
-                    .iter()
-                    .chain(&cached[(pos0 + n) * rows2..])
-                    .all(|&v| v == 0.0),
-                "{what}: written outside the batch's cache rows"
-            );
             for t in 0..max as usize {
                 if t >= tokens as usize {
                     // Tokens past the batch's are not written.
@@ -391,60 +349,6 @@ fn joined_matrix_matrix_products_match_the_cpu_reference_per_token() {
                     (&want, &scale),
                 );
             }
-        }
-    }
-}
-
-/// Prefill's values where v could not join q and k: one matrix of every type, with a bias,
-/// written into a cache at the batch's positions, against the CPU reference per token, and no
-/// row of the cache outside the batch's written.
-#[test]
-fn a_product_into_a_cache_writes_the_batch_rows_only() {
-    let gpu = common::gpu();
-    let mut rng = Rng(0x5eed_000d);
-    let rows = 24usize;
-    let (tokens, max) = (11u32, 16u32);
-    let pos0 = 5usize;
-    let step = StepUniform::new(pos0 as u32, tokens).buffer(gpu);
-    let kernels = JoinedMatMul::new(gpu, &TYPES, Gate::SwiGlu, BATCH_TILE).unwrap();
-    for ty in TYPES {
-        let cols = if ty.block_elements() == 256 { 512 } else { 96 };
-        let data = random_rows(ty, rows, cols, &mut rng);
-        let mut xs: Vec<f32> = (0..tokens).flat_map(|_| random_x(cols, &mut rng)).collect();
-        xs.resize(max as usize * cols, 0.0);
-        let xb = gpu.upload_f32("x", &xs);
-        let m = GpuMatrix::upload(gpu, "v", ty, rows as u64, cols as u64, &data).unwrap();
-        let bias: Vec<f32> = (0..rows).map(|_| rng.uniform(-1.0, 1.0)).collect();
-        let bb = gpu.upload_f32("bias", &bias);
-        let cache_rows = pos0 + max as usize + 1;
-        let cache = gpu.storage_f32("cache", cache_rows * rows);
-        let bound = kernels
-            .bind_at_position(gpu, &m, &xb, &cache, Some(&bb), &step, max)
-            .unwrap();
-        let mut enc = gpu
-            .device()
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-        record_pass(&mut enc, "into a cache", &bound);
-        gpu.queue().submit([enc.finish()]);
-        let cached = gpu.read_f32(&cache, cache_rows * rows).unwrap();
-        let n = tokens as usize;
-        assert!(
-            cached[..pos0 * rows]
-                .iter()
-                .chain(&cached[(pos0 + n) * rows..])
-                .all(|&v| v == 0.0),
-            "{ty}: written outside the batch's cache rows"
-        );
-        for t in 0..n {
-            let x = &xs[t * cols..(t + 1) * cols];
-            let (want, scale) = reference(ty, &data, rows, x);
-            let at = (pos0 + t) * rows;
-            check_biased(
-                &format!("{ty} into a cache, token {t}"),
-                &cached[at..at + rows],
-                (&want, &scale),
-                &bias,
-            );
         }
     }
 }

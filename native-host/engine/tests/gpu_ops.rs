@@ -1,14 +1,15 @@
 //! RMSNorm, RoPE, softmax and the gated activations on the GPU against f64 CPU references written
 //! from ggml's definitions (ggml-cpu/ops.cpp), on seeded random inputs.
 //!
-//! Attention (grouped-query, over a cache longer than the positions read) within 2e-6 of the
-//! largest value's magnitude.
+//! Attention (grouped-query, over an f16 cache longer than the positions read) within 2e-6 of the
+//! largest value's magnitude, against the reference on the keys and values rounded to f16.
 //!
 //! Tolerances, per element: RMSNorm and softmax within 2e-6 of the value's magnitude (+1e-7
 //! absolute), SwiGLU and GeGLU within 5e-6 (the driver's exp; lavapipe's worst is 2.1e-6); RoPE
 //! within 2e-5 of the largest input magnitude times two: its angles reach ~1000 rad at position
 //! 1000, where one f32 ulp of the angle is 6e-5 rad; the same for the queries and keys rotated in
-//! one dispatch, the keys into a cache.
+//! one dispatch, the keys into the f16 cache, with one f16 ulp more (the values stored beside
+//! them within one ulp).
 
 mod common;
 
@@ -16,8 +17,8 @@ use itinero_engine::gate::Gate;
 use itinero_engine::gguf::Architecture;
 use itinero_engine::gpu::{
     record_pass, Attention, AttentionBuffers, AttentionForm, AttentionShape, Bound,
-    GatedActivation, Gpu, HeadNorms, Output, RmsNorm, Rope, RopeOrder, RopeParams, Softmax,
-    StepUniform,
+    GatedActivation, Gpu, HeadNorms, KvStore, Output, RmsNorm, Rope, RopeOrder, RopeParams,
+    Softmax, StepUniform,
 };
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 
@@ -284,12 +285,14 @@ fn rope_matches_ggml_in_both_orders_with_scaling_and_frequency_factors() {
                 0.0,
                 2e-5 * scale,
             );
-            // Queries and keys in one dispatch, the keys stored into a cache at their
-            // positions: the same rotation, the unrotated tail of a key copied as it is. The
-            // buffers hold three tokens more than the step has (a short prefill batch): those
-            // must be left alone, in the scratch and in the cache.
+            // Queries and keys in one dispatch, the keys and values stored into the cache at
+            // their positions: the same rotation, the unrotated tail of a key copied as it is.
+            // The buffers hold three tokens more than the step has (a short prefill batch):
+            // those must be left alone, in the scratch and in the cache.
             let (kv_heads, spare) = (2usize, 3usize);
             let k = random((tokens + spare) * kv_heads * head_dim, -2.0, 2.0, &mut rng);
+            let v = random((tokens + spare) * kv_heads * head_dim, -2.0, 2.0, &mut rng);
+            let vb = gpu.upload_f32("v", &v);
             let row = kv_heads * head_dim;
             let want_k = rope_reference(
                 &params,
@@ -304,29 +307,24 @@ fn rope_matches_ggml_in_both_orders_with_scaling_and_frequency_factors() {
             let qb = gpu.upload_f32("q", &q);
             let kb = gpu.upload_f32("k", &k);
             let rows = pos0 + tokens + spare + 1;
-            let cache = gpu.storage_f32("k cache", rows * row);
+            let caches = Caches::new(gpu, rows * row);
             let step = StepUniform::new(pos0 as u32, tokens as u32).buffer(gpu);
             let bound = rope.bind_qk(
                 gpu,
                 &qb,
                 &kb,
-                &cache,
+                caches.store(&vb),
                 (tokens + spare) as u32,
                 (heads as u32, kv_heads as u32),
                 head_dim as u32,
                 &step,
             );
-            let (got_q, cached) = run_rope_qk(
-                gpu,
-                "rope q, k",
-                bound,
-                (&qb, q.len()),
-                (&cache, rows * row),
-            );
+            let (got_q, cached) = run_rope_qk(gpu, "rope q, k", bound, (&qb, q.len()), &caches);
+            let at = pos0 * row;
             check_rope_qk(
                 &format!("rope {what} at {pos0}"),
                 (&got_q, &want, &q[x.len()..]),
-                (&cached, &want_k, pos0 * row),
+                (&cached, &want_k, &v[..tokens * row], at),
                 scale,
             );
             // The same with each head RMS-normed first from the raw projections (Gemma's
@@ -352,7 +350,7 @@ fn rope_matches_ggml_in_both_orders_with_scaling_and_frequency_factors() {
                 gpu.upload_f32("q norm", &q_norm),
                 gpu.upload_f32("k norm", &k_norm),
             );
-            let cache = gpu.storage_f32("k cache", rows * row);
+            let caches = Caches::new(gpu, rows * row);
             let norms = HeadNorms {
                 q_raw: &gpu.upload_f32("q raw", &q),
                 k_raw: &kb,
@@ -364,53 +362,85 @@ fn rope_matches_ggml_in_both_orders_with_scaling_and_frequency_factors() {
                 gpu,
                 norms,
                 &qo,
-                &cache,
+                caches.store(&vb),
                 (tokens + spare) as u32,
                 (heads as u32, kv_heads as u32),
                 head_dim as u32,
                 &step,
             );
-            let (got_q, cached) = run_rope_qk(
-                gpu,
-                "normed rope q, k",
-                bound,
-                (&qo, q.len()),
-                (&cache, rows * row),
-            );
+            let (got_q, cached) =
+                run_rope_qk(gpu, "normed rope q, k", bound, (&qo, q.len()), &caches);
             check_rope_qk(
                 &format!("normed rope {what} at {pos0}"),
                 (&got_q, &want_q, &vec![untouched; q.len() - x.len()]),
-                (&cached, &want_k, pos0 * row),
+                (&cached, &want_k, &v[..tokens * row], at),
                 scale,
             );
         }
     }
 }
 
-/// Runs a RoPE-into-the-cache dispatch and reads back the queries and the key cache.
+/// A layer's key and value caches of `len` values each (f16, two to a word), zeroed.
+struct Caches {
+    k: wgpu::Buffer,
+    v: wgpu::Buffer,
+    len: usize,
+}
+
+impl Caches {
+    fn new(gpu: &Gpu, len: usize) -> Self {
+        Self {
+            k: gpu.storage_f32("k cache", len / 2),
+            v: gpu.storage_f32("v cache", len / 2),
+            len,
+        }
+    }
+
+    fn store<'a>(&'a self, v: &'a wgpu::Buffer) -> KvStore<'a> {
+        KvStore {
+            v,
+            k_cache: &self.k,
+            v_cache: &self.v,
+        }
+    }
+
+    /// Both caches read back as f32.
+    fn read(&self, gpu: &Gpu) -> [Vec<f32>; 2] {
+        [&self.k, &self.v].map(|b| {
+            gpu.read::<half::f16>(b, self.len)
+                .unwrap()
+                .into_iter()
+                .map(f32::from)
+                .collect()
+        })
+    }
+}
+
+/// Runs a RoPE-into-the-cache dispatch and reads back the queries and both caches.
 fn run_rope_qk(
     gpu: &Gpu,
     label: &str,
     bound: Bound,
     (q, q_len): (&wgpu::Buffer, usize),
-    (cache, cache_len): (&wgpu::Buffer, usize),
-) -> (Vec<f32>, Vec<f32>) {
+    caches: &Caches,
+) -> (Vec<f32>, [Vec<f32>; 2]) {
     let mut enc = encoder(gpu);
     record_pass(&mut enc, label, &[bound]);
     gpu.queue().submit([enc.finish()]);
-    (
-        gpu.read_f32(q, q_len).unwrap(),
-        gpu.read_f32(cache, cache_len).unwrap(),
-    )
+    (gpu.read_f32(q, q_len).unwrap(), caches.read(gpu))
 }
 
+/// One f16 ulp relative to the value: what storing into the cache may round away.
+const F16_ULP: f64 = 1.0 / 1024.0;
+
 /// A step's rotated queries and keys against the reference: `got_q` starts with `want_q` and
-/// holds `q_past` after it (rows past the step's tokens left alone); the cache holds `want_k`
-/// from `at` and nothing anywhere else. Errors are allowed relative to `scale`.
+/// holds `q_past` after it (rows past the step's tokens left alone); the key cache holds
+/// `want_k` from `at`, and the value cache the values `v` there, both in f16, and nothing
+/// anywhere else. Errors are allowed relative to `scale`.
 fn check_rope_qk(
     what: &str,
     (got_q, want_q, q_past): (&[f32], &[f64], &[f32]),
-    (cached, want_k, at): (&[f32], &[f64], usize),
+    ([k_cache, v_cache], want_k, v, at): (&[Vec<f32>; 2], &[f64], &[f32], usize),
     scale: f64,
 ) {
     let n = want_q.len();
@@ -429,15 +459,26 @@ fn check_rope_qk(
     let end = at + want_k.len();
     assert_close(
         &format!("{what}: k into the cache"),
-        &cached[at..end],
+        &k_cache[at..end],
         want_k,
-        0.0,
+        F16_ULP,
         2e-5 * scale,
     );
-    assert!(
-        cached[..at].iter().chain(&cached[end..]).all(|&v| v == 0.0),
-        "{what}: written outside the new tokens' cache rows"
+    let want_v: Vec<f64> = v.iter().map(|&x| f64::from(x)).collect();
+    // The smallest normal f16 is 6.1e-5; below it the steps are 2^-24.
+    assert_close(
+        &format!("{what}: v into the cache"),
+        &v_cache[at..end],
+        &want_v,
+        F16_ULP,
+        6e-8,
     );
+    for (name, cache) in [("k", k_cache), ("v", v_cache)] {
+        assert!(
+            cache[..at].iter().chain(&cache[end..]).all(|&x| x == 0.0),
+            "{what}: {name} written outside the new tokens' cache rows"
+        );
+    }
 }
 
 /// Each head of `x` (rows of `g.len()` values) RMS-normed in f64 and scaled by `g`.
@@ -499,9 +540,15 @@ fn attention_matches_softmax_of_scaled_dot_products_with_grouped_heads() {
     let v = random(capacity * kv, -1.0, 1.0, &mut rng);
     let (qb, kb, vb) = (
         gpu.upload_f32("q", &q),
-        gpu.upload_f32("k", &k),
-        gpu.upload_f32("v", &v),
+        gpu.upload_f16("k", &k),
+        gpu.upload_f16("v", &v),
     );
+    // What the cache holds: the reference reads the same.
+    let [k, v] = [k, v].map(|x| {
+        x.into_iter()
+            .map(|x| half::f16::from_f32(x).to_f32())
+            .collect::<Vec<f32>>()
+    });
     let out = gpu.storage_f32("out", max_tokens * heads * head_dim);
     let scale = 1.0 / (head_dim as f32).sqrt();
     // (first position, tokens, window): decode at the start, within the first block and past a

@@ -136,8 +136,14 @@ fn cpu_pass(g: &Gguf, prompt: &[u32], ids: &[Vec<u32>]) -> Vec<Vec<f64>> {
             };
             rotate(&mut q, pos, base);
             rotate(&mut k, pos, base);
-            keys[l].push(k);
-            values[l].push(v);
+            // Kept as the engine's cache (and llama.cpp's) keeps them: in f16.
+            let f16 = |x: Vec<f64>| -> Vec<f64> {
+                x.into_iter()
+                    .map(|x| half::f16::from_f64(x).to_f64())
+                    .collect()
+            };
+            keys[l].push(f16(k));
+            values[l].push(f16(v));
             let start = match (local, window) {
                 (true, Some(w)) => (pos + 1).saturating_sub(w as usize),
                 _ => 0,
@@ -199,7 +205,7 @@ fn cpu_pass(g: &Gguf, prompt: &[u32], ids: &[Vec<u32>]) -> Vec<Vec<f64>> {
 /// The first positions of the agent prompt against the f64 CPU pass, on the tokens llama.cpp
 /// ranks top-10 and our own best: the GPU must match exact arithmetic far more closely than it
 /// matches llama.cpp (lavapipe: within 1e-3), which shows where llama.cpp's own rounding (8-bit
-/// activations, an f16 cache) is the difference.
+/// activations) is the difference. Both keep the cache in f16, and so does the CPU pass.
 fn first_positions_match_an_f64_cpu_pass(
     known: KnownModel,
     reference: &str,
@@ -222,10 +228,10 @@ fn first_positions_match_an_f64_cpu_pass(
         }
         PrefillTile::Auto => assert_eq!(chosen.timings.len(), 3, "{}", chosen.describe()),
     }
-    let (dispatches, copies) = model.decode_dispatches();
-    let (batch, batch_copies) = model.prefill_dispatches();
+    let dispatches = model.decode_dispatches();
+    let batch = model.prefill_dispatches();
     eprintln!(
-        "{} ({kernels:?}): {dispatches} dispatches and {copies} copies a decode step, {batch} and {batch_copies} a prefill batch",
+        "{} ({kernels:?}): {dispatches} dispatches a decode step, {batch} a prefill batch",
         known.id
     );
     if kernels == Fusion::Fused {
@@ -239,13 +245,13 @@ fn first_positions_match_an_f64_cpu_pass(
             7
         };
         assert!(
-            copies == 0 && dispatches <= layers * most + 1,
-            "{}: the fused decode records {dispatches} dispatches and {copies} copies",
+            dispatches <= layers * most + 1,
+            "{}: the fused decode records {dispatches} dispatches",
             known.id
         );
-        // A prefill batch of the llama block with q/k/v and gate/up joined: norm, q/k/v
-        // (the values into their cache), RoPE (the keys into theirs), attention's one or two,
-        // output, norm, gate/up, down; no copies.
+        // A prefill batch of the llama block with q/k/v and gate/up joined: norm, q/k/v, RoPE
+        // (the keys and values into the cache), attention's one or two, output, norm,
+        // gate/up, down.
         if g.architecture().unwrap() == Architecture::Llama {
             assert!(
                 batch <= layers * 9,
@@ -253,13 +259,6 @@ fn first_positions_match_an_f64_cpu_pass(
                 known.id
             );
         }
-        // Every model's fused prefill writes its keys and values straight into the cache,
-        // where q/k/v join and where v's type kept it apart (Gemma's Q6_K layers).
-        assert_eq!(
-            batch_copies, 0,
-            "{}: a fused prefill batch still copies into the cache",
-            known.id
-        );
     }
     let ours: Vec<Vec<f32>> = prompt
         .iter()
@@ -597,7 +596,7 @@ fn a_profiled_step_times_every_kernel_and_leaves_the_same_cache() {
             .sum()
     };
     assert_eq!(count("attention"), layers, "{profile:#?}");
-    assert_eq!(count("copy new keys"), layers, "{profile:#?}");
+    assert_eq!(count("into the cache"), layers, "{profile:#?}");
     assert!(count("rms") > 2 * layers, "{profile:#?}");
     assert!(profile.iter().all(|r| r.total_us >= 0.0 && r.count > 0));
     assert!(profile.iter().map(|r| r.total_us).sum::<f64>() > 0.0);

@@ -306,11 +306,8 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
     );
     if let Some(work) = &report.gpu {
         println!(
-            "work:    a decode step {} dispatches and {} copies, a prefill batch {} and {}",
-            work.decode_dispatches,
-            work.decode_copies,
-            work.prefill_dispatches,
-            work.prefill_copies
+            "work:    a decode step {} dispatches, a prefill batch {}",
+            work.decode_dispatches, work.prefill_dispatches
         );
         println!("tile:    prefill's products take {}", work.prefill_tile);
     }

@@ -43,6 +43,8 @@ struct CombineParams {
 
 /// Which keys a token sees and how decode slices them, for both attention kernels.
 const KEY_SLICES: &str = include_str!("../kernels/key_slices.wgsl");
+/// Where a position's keys and values lie in the f16 cache.
+const KV_CACHE: &str = include_str!("../kernels/kv_cache.wgsl");
 
 /// Keys per workgroup block in `attention.wgsl` (its `WG`): slices are whole blocks.
 const BLOCK: u32 = 64;
@@ -108,7 +110,8 @@ pub struct Attention {
 pub struct AttentionBuffers<'a> {
     /// tokens × heads × head_dim
     pub q: &'a wgpu::Buffer,
-    /// capacity × kv_heads × head_dim, filled up to the last new token
+    /// capacity × kv_heads × head_dim f16 values, two to a u32 (`kv_cache.wgsl`), filled up to
+    /// the last new token
     pub k_cache: &'a wgpu::Buffer,
     pub v_cache: &'a wgpu::Buffer,
     /// tokens × heads × head_dim
@@ -124,7 +127,10 @@ impl Attention {
     pub fn with_form(gpu: &Gpu, form: AttentionForm) -> Result<Self, GpuError> {
         // Every kernel here reads the step uniform and agrees on which keys a token sees.
         let with_keys = |src: &str| format!("{}\n{KEY_SLICES}", super::shader::with_step(src));
-        let common = with_keys(include_str!("../kernels/attention_common.wgsl"));
+        let common = format!(
+            "{}\n{KV_CACHE}",
+            with_keys(include_str!("../kernels/attention_common.wgsl"))
+        );
         let form_kernel =
             |label: &'static str, src: &str| Kernel::new(gpu, label, &format!("{common}\n{src}"));
         let batch = match form {

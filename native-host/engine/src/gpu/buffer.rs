@@ -1,4 +1,4 @@
-//! f32 vectors to and from the device.
+//! f32 vectors to and from the device, and f16 ones (the KV cache's type) up.
 
 use wgpu::util::DeviceExt;
 use wgpu::BufferUsages;
@@ -12,6 +12,19 @@ impl Gpu {
             .create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some(label),
                 contents: bytemuck::cast_slice(data),
+                usage: BufferUsages::STORAGE | BufferUsages::COPY_SRC | BufferUsages::COPY_DST,
+            })
+    }
+
+    /// A storage buffer holding `data` rounded to f16, two to a 32-bit word as WGSL's
+    /// `unpack2x16float` reads them (the first in the low half). `data` is of even length.
+    pub fn upload_f16(&self, label: &str, data: &[f32]) -> wgpu::Buffer {
+        debug_assert!(data.len().is_multiple_of(2), "f16 pairs");
+        let halves: Vec<half::f16> = data.iter().map(|&v| half::f16::from_f32(v)).collect();
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytemuck::cast_slice(&halves),
                 usage: BufferUsages::STORAGE | BufferUsages::COPY_SRC | BufferUsages::COPY_DST,
             })
     }

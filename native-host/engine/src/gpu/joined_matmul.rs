@@ -23,9 +23,7 @@ struct Joined {
     split2: u32,
     bias: u32,
     total: u32,
-    /// 1: Y2 is a cache, its rows written at the batch's positions (`STEP.pos` on).
-    y2_at_position: u32,
-    _pad: [u32; 3],
+    _pad: [u32; 4],
 }
 
 /// The joined matrix-matrix pipelines for a model's weight types and gate, in tiles of
@@ -73,8 +71,7 @@ impl JoinedMatMul {
 
     /// `X·Wᵀ` for up to `max_tokens` tokens (whole tiles), each token's row of it split over
     /// `destinations` in order (two or three, each a buffer of `max_tokens` rows of its own
-    /// width), plus `bias` (one value per row of W) where given. A third destination may be
-    /// a cache written at the batch's positions (prefill's values, with no copy after).
+    /// width), plus `bias` (one value per row of W) where given.
     #[allow(clippy::too_many_arguments)]
     pub fn bind_split(
         &self,
@@ -87,15 +84,11 @@ impl JoinedMatMul {
         max_tokens: u32,
     ) -> Result<Vec<Bound>, GpuError> {
         let total: u32 = destinations.iter().map(|d| d.rows).sum();
-        if !(2..=3).contains(&destinations.len())
-            || total != joined.rows()
-            || destinations[..2].iter().any(|d| d.at_position)
-        {
+        if !(2..=3).contains(&destinations.len()) || total != joined.rows() {
             return Err(GpuError::Shape {
                 name: joined.name().to_owned(),
                 reason: format!(
-                    "{} destinations of {total} rows (only a third at a position) for {} joined \
-                     rows",
+                    "{} destinations of {total} rows for {} joined rows",
                     destinations.len(),
                     joined.rows()
                 ),
@@ -108,8 +101,7 @@ impl JoinedMatMul {
             split2: split1 + destinations[1].rows,
             bias: u32::from(bias.is_some()),
             total,
-            y2_at_position: u32::from(destinations.get(2).is_some_and(|d| d.at_position)),
-            _pad: [0; 3],
+            _pad: [0; 4],
         };
         let outputs = [
             bias.unwrap_or(&self.no_bias),
@@ -129,29 +121,6 @@ impl JoinedMatMul {
         )
     }
 
-    /// `X·Wᵀ` (plus `bias`) of one matrix, token t's row written into `cache` at row
-    /// `STEP.pos + t`: prefill's values where a layer's v matrix could not join q and k (its
-    /// type differs), so that no copy into the cache follows: the split form with two empty
-    /// destinations before the cache.
-    #[allow(clippy::too_many_arguments)]
-    pub fn bind_at_position(
-        &self,
-        gpu: &Gpu,
-        matrix: &GpuMatrix,
-        x: &wgpu::Buffer,
-        cache: &wgpu::Buffer,
-        bias: Option<&wgpu::Buffer>,
-        step: &wgpu::Buffer,
-        max_tokens: u32,
-    ) -> Result<Vec<Bound>, GpuError> {
-        let to = [
-            Destination::at_start(&self.spare[0], 0),
-            Destination::at_start(&self.spare[1], 0),
-            Destination::at_position(cache, matrix.rows()),
-        ];
-        self.bind_split(gpu, matrix, x, &to, bias, step, max_tokens)
-    }
-
     /// `Y = act(X·Gateᵀ) * X·Upᵀ` for up to `max_tokens` tokens, where `gate_up` is the gate
     /// matrix joined to the up matrix.
     pub fn bind_gated(
@@ -169,8 +138,7 @@ impl JoinedMatMul {
             split2: ffn,
             bias: 0,
             total: gate_up.rows(),
-            y2_at_position: 0,
-            _pad: [0; 3],
+            _pad: [0; 4],
         };
         let outputs = [&self.no_bias, y, &self.spare[0], &self.spare[1]];
         self.bind(

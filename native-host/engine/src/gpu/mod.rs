@@ -53,6 +53,6 @@ pub use matvec::{MatVec, MatVecConfig, Reduction};
 pub use norm::RmsNorm;
 pub use normed_matvec::{Destination, NormedInput, NormedMatVec};
 pub use profile::{KernelTime, Profiler};
-pub use rope::{HeadNorms, Rope, RopeOrder, RopeParams};
+pub use rope::{HeadNorms, KvStore, Rope, RopeOrder, RopeParams};
 pub use softmax::Softmax;
 pub use tile_tuning::{TileChoice, TileTiming};

@@ -25,10 +25,9 @@ struct Fused {
     eps: f32,
     split1: u32,
     split2: u32,
-    y2_step: u32,
     bias: u32,
     y0_offset: u32,
-    _pad: [u32; 3],
+    _pad: [u32; 4],
 }
 
 /// The normalised input of a product: x, the norm's weight and epsilon.
@@ -39,31 +38,16 @@ pub struct NormedInput<'a> {
     pub eps: f32,
 }
 
-/// Where some of a product's rows go.
+/// Where some of a product's rows go: the next `rows` of them, from the buffer's start.
 #[derive(Debug, Clone, Copy)]
 pub struct Destination<'a> {
     pub buffer: &'a wgpu::Buffer,
     pub rows: u32,
-    /// Written at `pos × rows` for the step's position `pos` (a cache row), not at 0. Only the
-    /// last destination can be.
-    pub at_position: bool,
 }
 
 impl<'a> Destination<'a> {
-    pub fn at_start(buffer: &'a wgpu::Buffer, rows: u32) -> Self {
-        Self {
-            buffer,
-            rows,
-            at_position: false,
-        }
-    }
-
-    pub fn at_position(buffer: &'a wgpu::Buffer, rows: u32) -> Self {
-        Self {
-            buffer,
-            rows,
-            at_position: true,
-        }
+    pub fn new(buffer: &'a wgpu::Buffer, rows: u32) -> Self {
+        Self { buffer, rows }
     }
 }
 
@@ -111,7 +95,6 @@ impl NormedMatVec {
             Slot::ReadWrite,
             Slot::ReadWrite,
             Slot::Uniform,
-            Slot::Uniform,
         ];
         let build = |gated: bool, what: &'static str| {
             TypedPipelines::new(gpu, what, &slots, types, |ty| {
@@ -139,7 +122,6 @@ impl NormedMatVec {
         input: NormedInput<'_>,
         destinations: &[Destination<'_>],
         bias: Option<&wgpu::Buffer>,
-        step: &wgpu::Buffer,
     ) -> Result<Vec<Bound>, GpuError> {
         let shape = |reason: String| GpuError::Shape {
             name: matrix.name().to_owned(),
@@ -153,61 +135,32 @@ impl NormedMatVec {
                 matrix.rows()
             )));
         }
-        if destinations[..destinations.len() - 1]
-            .iter()
-            .any(|d| d.at_position)
-            || (matrix.chunk_count() > 1 && destinations.len() > 1)
-        {
+        if matrix.chunk_count() > 1 && destinations.len() > 1 {
             return Err(shape(
-                "only the last destination is written at the step's position, and a matrix in \
-                 several chunks has one destination"
-                    .into(),
+                "a matrix in several chunks has one destination".into(),
             ));
         }
-        // Slots Y0, Y1, Y2: a destination at the position must be Y2, the others fill from Y0.
-        let mut slots: [Option<&Destination<'_>>; 3] = [None; 3];
-        let (last, rest) = destinations.split_last().expect("checked non-empty");
-        if last.at_position {
-            slots[2] = Some(last);
-            rest.iter()
-                .enumerate()
-                .for_each(|(i, d)| slots[i] = Some(d));
-        } else {
-            destinations
-                .iter()
-                .enumerate()
-                .for_each(|(i, d)| slots[i] = Some(d));
-        }
-        let rows = |i: usize| slots[i].map_or(0, |d| d.rows);
+        let rows = |i: usize| destinations.get(i).map_or(0, |d| d.rows);
         let buffers: [&wgpu::Buffer; 3] =
-            std::array::from_fn(|i| slots[i].map_or(&self.spare[i], |d| d.buffer));
-        let y2_step = slots[2].filter(|d| d.at_position).map_or(0, |d| d.rows);
+            std::array::from_fn(|i| destinations.get(i).map_or(&self.spare[i], |d| d.buffer));
         let bias_buffer = bias.unwrap_or(&self.no_bias);
-        self.bind(
-            gpu,
-            &self.split,
-            matrix,
-            input,
-            step,
-            |chunk_rows, start| {
-                let split1 = if matrix.chunk_count() > 1 {
-                    chunk_rows
-                } else {
-                    rows(0)
-                };
-                (
-                    Fused {
-                        split1,
-                        split2: split1 + rows(1),
-                        y2_step,
-                        bias: u32::from(bias.is_some()),
-                        y0_offset: start,
-                        ..Fused::for_rows(chunk_rows)
-                    },
-                    [bias_buffer, buffers[0], buffers[1], buffers[2]],
-                )
-            },
-        )
+        self.bind(gpu, &self.split, matrix, input, |chunk_rows, start| {
+            let split1 = if matrix.chunk_count() > 1 {
+                chunk_rows
+            } else {
+                rows(0)
+            };
+            (
+                Fused {
+                    split1,
+                    split2: split1 + rows(1),
+                    bias: u32::from(bias.is_some()),
+                    y0_offset: start,
+                    ..Fused::for_rows(chunk_rows)
+                },
+                [bias_buffer, buffers[0], buffers[1], buffers[2]],
+            )
+        })
     }
 
     /// `y = act(norm(x)·Gateᵀ) * norm(x)·Upᵀ` where `gate_up` is the gate matrix joined to the up
@@ -218,7 +171,6 @@ impl NormedMatVec {
         gate_up: &GpuMatrix,
         input: NormedInput<'_>,
         y: &wgpu::Buffer,
-        step: &wgpu::Buffer,
     ) -> Result<Vec<Bound>, GpuError> {
         if gate_up.chunk_count() != 1 || !gate_up.rows().is_multiple_of(2) {
             return Err(GpuError::Shape {
@@ -227,7 +179,7 @@ impl NormedMatVec {
             });
         }
         let ffn = gate_up.rows() / 2;
-        self.bind(gpu, &self.gated, gate_up, input, step, |_, _| {
+        self.bind(gpu, &self.gated, gate_up, input, |_, _| {
             (
                 Fused {
                     split1: ffn,
@@ -246,7 +198,6 @@ impl NormedMatVec {
         pipelines: &TypedPipelines,
         matrix: &GpuMatrix,
         input: NormedInput<'_>,
-        step: &wgpu::Buffer,
         per_chunk: impl Fn(u32, u32) -> (Fused, [&'c wgpu::Buffer; 4]),
     ) -> Result<Vec<Bound>, GpuError> {
         if matrix.cols() != self.dim {
@@ -278,7 +229,7 @@ impl NormedMatVec {
                     gpu,
                     matrix.name(),
                     chunk.binding(),
-                    &[input.x, input.norm, b, y0, y1, y2, &uniform, step],
+                    &[input.x, input.norm, b, y0, y1, y2, &uniform],
                 );
                 let (gx, gy) = grid(fused.rows.div_ceil(rows_per_wg), max_dim);
                 Bound::new(name.clone(), pipeline.clone(), bind, (gx, gy, 1))
@@ -296,10 +247,9 @@ impl Fused {
             eps: 0.0,
             split1: 0,
             split2: 0,
-            y2_step: 0,
             bias: 0,
             y0_offset: 0,
-            _pad: [0; 3],
+            _pad: [0; 4],
         }
     }
 }

@@ -93,13 +93,6 @@ impl Profiler {
         }
     }
 
-    /// A timestamp after work recorded outside a pass (copies), labelled `what`.
-    pub fn mark(&mut self, encoder: &mut wgpu::CommandEncoder, what: &str) {
-        if let Some(i) = self.next(what.to_owned()) {
-            encoder.write_timestamp(&self.set, i);
-        }
-    }
-
     /// Submits `encoder` with the timestamps resolved, waits, and sums the spans per label,
     /// longest first.
     pub fn finish(

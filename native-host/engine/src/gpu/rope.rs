@@ -4,8 +4,9 @@
 //! `sin`/`cos` drift (lavapipe's by 1e-4 rad at 1000): so `base^(-2/n)` comes from the host
 //! and the kernel (`rope_angle.wgsl`) brings each angle into [-π, π] before `sin`/`cos`, as the
 //! CPU functions llama.cpp uses do. One kernel rotates a buffer in place; another rotates a
-//! step's queries in place and writes its keys straight into the key cache, after Gemma's
-//! per-head norm where the model has one, so fused layers need no separate dispatches there.
+//! step's queries in place and writes its keys, and its values beside them, straight into the
+//! f16 KV cache (`kv_cache.wgsl`), after Gemma's per-head norm where the model has one, so
+//! layers need no separate dispatches or copies there.
 
 use wgpu::util::DeviceExt;
 
@@ -45,11 +46,20 @@ pub struct HeadNorms<'a> {
     pub eps: f32,
 }
 
+/// Where a step's keys and values go: the values as the projection wrote them, and the layer's
+/// caches the rotated keys and the values are stored into (f16, two to a word).
+#[derive(Debug, Clone, Copy)]
+pub struct KvStore<'a> {
+    pub v: &'a wgpu::Buffer,
+    pub k_cache: &'a wgpu::Buffer,
+    pub v_cache: &'a wgpu::Buffer,
+}
+
 /// The RoPE kernel for one set of parameters (its frequency factors live on the device).
 #[derive(Debug)]
 pub struct Rope {
     kernel: Kernel,
-    /// Queries and keys in one dispatch, the keys into the cache.
+    /// Queries and keys in one dispatch, the keys and values into the cache.
     qk: Kernel,
     /// The same with each head normed first (Gemma's q/k norms).
     qk_normed: Kernel,
@@ -74,17 +84,23 @@ impl Rope {
                 include_str!("../kernels/rope_angle.wgsl")
             ))
         };
+        let into_cache = |main: &str| {
+            source(&format!(
+                "{}\n{main}",
+                include_str!("../kernels/kv_cache.wgsl")
+            ))
+        };
         Ok(Self {
             kernel: Kernel::new(gpu, "rope", &source(include_str!("../kernels/rope.wgsl")))?,
             qk: Kernel::new(
                 gpu,
-                "rope q, k into the cache",
-                &source(include_str!("../kernels/rope_qk.wgsl")),
+                "rope q, k and v into the cache",
+                &into_cache(include_str!("../kernels/rope_qk.wgsl")),
             )?,
             qk_normed: Kernel::new(
                 gpu,
-                "q/k head norms and rope, k into the cache",
-                &super::shader::with_workgroup_reduce(&source(include_str!(
+                "q/k head norms and rope, k and v into the cache",
+                &super::shader::with_workgroup_reduce(&into_cache(include_str!(
                     "../kernels/rope_qk_normed.wgsl"
                 ))),
             )?,
@@ -137,15 +153,15 @@ impl Rope {
     }
 
     /// Rotates `q` (`tokens` × `heads` heads) in place and `k` (`kv_heads` heads per token)
-    /// into `k_cache` at the tokens' positions: the step's RoPE and the key cache's update in
-    /// one dispatch.
+    /// into the key cache at the tokens' positions, and stores the values beside them: the
+    /// step's RoPE and the KV cache's update in one dispatch.
     #[allow(clippy::too_many_arguments)]
     pub fn bind_qk(
         &self,
         gpu: &Gpu,
         q: &wgpu::Buffer,
         k: &wgpu::Buffer,
-        k_cache: &wgpu::Buffer,
+        store: KvStore<'_>,
         tokens: u32,
         (heads, kv_heads): (u32, u32),
         head_dim: u32,
@@ -155,7 +171,15 @@ impl Rope {
         let items = tokens * (heads + kv_heads) * (head_dim / 2);
         self.qk.bind(
             gpu,
-            &[q, k, k_cache, &self.freq_factors, step],
+            &[
+                q,
+                k,
+                store.v,
+                store.k_cache,
+                store.v_cache,
+                &self.freq_factors,
+                step,
+            ],
             &params,
             grid_for(gpu, items, 64),
         )
@@ -163,14 +187,14 @@ impl Rope {
 
     /// As [`bind_qk`](Self::bind_qk), each head of the queries and keys normed first from
     /// its raw projection (`norms`): the two norm dispatches and the rotation in one. The
-    /// queries go to `q`, the keys into `k_cache`.
+    /// queries go to `q`, the keys and values into the cache.
     #[allow(clippy::too_many_arguments)]
     pub fn bind_qk_normed(
         &self,
         gpu: &Gpu,
         norms: HeadNorms<'_>,
         q: &wgpu::Buffer,
-        k_cache: &wgpu::Buffer,
+        store: KvStore<'_>,
         tokens: u32,
         (heads, kv_heads): (u32, u32),
         head_dim: u32,
@@ -187,8 +211,10 @@ impl Rope {
             &[
                 norms.q_raw,
                 norms.k_raw,
+                store.v,
                 q,
-                k_cache,
+                store.k_cache,
+                store.v_cache,
                 norms.q_norm,
                 norms.k_norm,
                 &self.freq_factors,

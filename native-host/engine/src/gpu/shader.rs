@@ -73,7 +73,7 @@ pub(super) fn matvec_normed(
 ) -> String {
     let header = format!(
         "// {ty} normed matrix-vector, {config:?}\nconst WG: u32 = {}u;\nconst TPR: u32 = {}u;\n\
-         const DIM4: u32 = {}u;\nconst GATED: bool = {gated};\nconst ACT: u32 = {act}u;\n\n{STEP}\n\
+         const DIM4: u32 = {}u;\nconst GATED: bool = {gated};\nconst ACT: u32 = {act}u;\n\n\
          {GATED_ACT}\n",
         config.workgroup_size,
         config.threads_per_row,

@@ -5,7 +5,8 @@
 
 const WG: u32 = 64u;
 const MAX_HEAD_DIM: u32 = 256u;
-const DIMS_PER_INVOCATION: u32 = MAX_HEAD_DIM / WG;
+// Each invocation keeps the running output of pairs of dims (one cache word each).
+const PAIRS_PER_INVOCATION: u32 = MAX_HEAD_DIM / 2u / WG;
 
 // Decode has one token, and a workgroup per head leaves most of a GPU idle while it walks the
 // whole cache. So with P.splits > 1 the keys are cut into that many slices of whole blocks, one
@@ -14,7 +15,7 @@ const DIMS_PER_INVOCATION: u32 = MAX_HEAD_DIM / WG;
 @group(0) @binding(5) var<storage, read_write> PART: array<f32>;
 @group(0) @binding(6) var<uniform> P: Params;
 
-var<workgroup> qs: array<f32, MAX_HEAD_DIM>;
+var<workgroup> qs: array<vec2<f32>, MAX_HEAD_DIM / 2u>;
 var<workgroup> probs: array<f32, WG>;
 
 @compute @workgroup_size(WG)
@@ -32,29 +33,29 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
         start = slice.x;
         end = slice.y;
     }
+    let pairs = P.head_dim / 2u;
     let q0 = (r * P.heads + h) * P.head_dim;
-    for (var d = li; d < P.head_dim; d += WG) {
-        qs[d] = Q[q0 + d] * P.scale;
+    for (var j = li; j < pairs; j += WG) {
+        qs[j] = vec2<f32>(Q[q0 + 2u * j], Q[q0 + 2u * j + 1u]) * P.scale;
     }
     workgroupBarrier();
-    let kv_stride = P.kv_heads * P.head_dim;
-    let k0 = (h / (P.heads / P.kv_heads)) * P.head_dim;
+    let kv_head = h / (P.heads / P.kv_heads);
     var m = -3.4028235e38;
     var l = 0.0;
-    var acc: array<f32, DIMS_PER_INVOCATION>;
-    for (var i = 0u; i < DIMS_PER_INVOCATION; i++) {
-        acc[i] = 0.0;
+    var acc: array<vec2<f32>, PAIRS_PER_INVOCATION>;
+    for (var i = 0u; i < PAIRS_PER_INVOCATION; i++) {
+        acc[i] = vec2<f32>(0.0);
     }
     for (var b = start; b < end; b += WG) {
         let t = b + li;
         var s = -3.4028235e38;
         if (t < end) {
-            let k = t * kv_stride + k0;
-            var dot = 0.0;
-            for (var d = 0u; d < P.head_dim; d++) {
-                dot += qs[d] * K[k + d];
+            let k = cache_word(t, kv_head, 0u);
+            var dot2 = vec2<f32>(0.0);
+            for (var j = 0u; j < pairs; j++) {
+                dot2 += qs[j] * unpack2x16float(K[k + j]);
             }
-            s = dot;
+            s = dot2.x + dot2.y;
         }
         let m_new = max(m, reduce(li, s, true));
         var p = 0.0;
@@ -67,12 +68,14 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
         let c = exp(m - m_new);
         l = l * c + block_sum;
         let n = min(WG, end - b);
-        for (var i = 0u; i < DIMS_PER_INVOCATION; i++) {
-            let d = li + i * WG;
-            if (d < P.head_dim) {
+        let v0 = cache_word(b, kv_head, 0u);
+        let v_stride = P.kv_heads * pairs;
+        for (var i = 0u; i < PAIRS_PER_INVOCATION; i++) {
+            let j = li + i * WG;
+            if (j < pairs) {
                 var a = acc[i] * c;
-                for (var j = 0u; j < n; j++) {
-                    a += probs[j] * V[(b + j) * kv_stride + k0 + d];
+                for (var u = 0u; u < n; u++) {
+                    a += probs[u] * unpack2x16float(V[v0 + u * v_stride + j]);
                 }
                 acc[i] = a;
             }
@@ -82,10 +85,11 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
         workgroupBarrier();
     }
     if (P.splits == 1u) {
-        for (var i = 0u; i < DIMS_PER_INVOCATION; i++) {
-            let d = li + i * WG;
-            if (d < P.head_dim) {
-                O[q0 + d] = acc[i] / l;
+        for (var i = 0u; i < PAIRS_PER_INVOCATION; i++) {
+            let j = li + i * WG;
+            if (j < pairs) {
+                O[q0 + 2u * j] = acc[i].x / l;
+                O[q0 + 2u * j + 1u] = acc[i].y / l;
             }
         }
         return;
@@ -95,10 +99,11 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
         PART[part] = m;
         PART[part + 1u] = l;
     }
-    for (var i = 0u; i < DIMS_PER_INVOCATION; i++) {
-        let d = li + i * WG;
-        if (d < P.head_dim) {
-            PART[part + 2u + d] = acc[i];
+    for (var i = 0u; i < PAIRS_PER_INVOCATION; i++) {
+        let j = li + i * WG;
+        if (j < pairs) {
+            PART[part + 2u + 2u * j] = acc[i].x;
+            PART[part + 3u + 2u * j] = acc[i].y;
         }
     }
 }

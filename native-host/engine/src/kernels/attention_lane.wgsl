@@ -24,8 +24,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let end = range.y;
     let hd = P.head_dim;
     let q0 = (r * P.heads + h) * hd;
-    let kv_stride = P.kv_heads * hd;
-    let kh = (h / (P.heads / P.kv_heads)) * hd;
+    let kv_head = h / (P.heads / P.kv_heads);
     // The running sum lives in O itself: a private array indexed by a loop variable becomes a
     // chain of selects on lavapipe, far slower than memory.
     for (var d = 0u; d < hd; d++) {
@@ -34,25 +33,29 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var m = -3.4028235e38;
     var l = 0.0;
     // Keys eight at a time, their scores in registers: each query element is loaded once per
-    // eight keys, and the running sum in O is read and written once per eight.
+    // eight keys, and the running sum in O is read and written once per eight. Each cache word
+    // holds two dims of a key or value.
     for (var b = start; b < end; b += 8u) {
         let n = end - b;
         // Keys past `end` are read from the clamped last position and masked out below.
         let last = end - 1u;
-        let k0 = min(b, last) * kv_stride + kh;
-        let k1 = min(b + 1u, last) * kv_stride + kh;
-        let k2 = min(b + 2u, last) * kv_stride + kh;
-        let k3 = min(b + 3u, last) * kv_stride + kh;
-        let k4 = min(b + 4u, last) * kv_stride + kh;
-        let k5 = min(b + 5u, last) * kv_stride + kh;
-        let k6 = min(b + 6u, last) * kv_stride + kh;
-        let k7 = min(b + 7u, last) * kv_stride + kh;
+        let k0 = cache_word(min(b, last), kv_head, 0u);
+        let k1 = cache_word(min(b + 1u, last), kv_head, 0u);
+        let k2 = cache_word(min(b + 2u, last), kv_head, 0u);
+        let k3 = cache_word(min(b + 3u, last), kv_head, 0u);
+        let k4 = cache_word(min(b + 4u, last), kv_head, 0u);
+        let k5 = cache_word(min(b + 5u, last), kv_head, 0u);
+        let k6 = cache_word(min(b + 6u, last), kv_head, 0u);
+        let k7 = cache_word(min(b + 7u, last), kv_head, 0u);
         var sa = vec4<f32>(0.0);
         var sb = vec4<f32>(0.0);
-        for (var d = 0u; d < hd; d++) {
-            let q = Q[q0 + d];
-            sa += q * vec4<f32>(K[k0 + d], K[k1 + d], K[k2 + d], K[k3 + d]);
-            sb += q * vec4<f32>(K[k4 + d], K[k5 + d], K[k6 + d], K[k7 + d]);
+        for (var w = 0u; w < hd / 2u; w++) {
+            let q_even = Q[q0 + 2u * w];
+            let q_odd = Q[q0 + 2u * w + 1u];
+            let ka = halves(vec4<u32>(K[k0 + w], K[k1 + w], K[k2 + w], K[k3 + w]));
+            let kb = halves(vec4<u32>(K[k4 + w], K[k5 + w], K[k6 + w], K[k7 + w]));
+            sa += q_even * ka[0] + q_odd * ka[1];
+            sb += q_even * kb[0] + q_odd * kb[1];
         }
         let masked = vec4<f32>(-3.4028235e38);
         sa = select(masked, sa * P.scale, vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(n));
@@ -62,10 +65,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let pa = select(vec4<f32>(0.0), exp(sa - m_new), vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(n));
         let pb = select(vec4<f32>(0.0), exp(sb - m_new), vec4<u32>(4u, 5u, 6u, 7u) < vec4<u32>(n));
         l = l * c + dot(pa, vec4<f32>(1.0)) + dot(pb, vec4<f32>(1.0));
-        for (var d = 0u; d < hd; d++) {
-            let va = vec4<f32>(V[k0 + d], V[k1 + d], V[k2 + d], V[k3 + d]);
-            let vb = vec4<f32>(V[k4 + d], V[k5 + d], V[k6 + d], V[k7 + d]);
-            O[q0 + d] = O[q0 + d] * c + dot(pa, va) + dot(pb, vb);
+        for (var w = 0u; w < hd / 2u; w++) {
+            let va = halves(vec4<u32>(V[k0 + w], V[k1 + w], V[k2 + w], V[k3 + w]));
+            let vb = halves(vec4<u32>(V[k4 + w], V[k5 + w], V[k6 + w], V[k7 + w]));
+            let o = q0 + 2u * w;
+            O[o] = O[o] * c + dot(pa, va[0]) + dot(pb, vb[0]);
+            O[o + 1u] = O[o + 1u] * c + dot(pa, va[1]) + dot(pb, vb[1]);
         }
         m = m_new;
     }

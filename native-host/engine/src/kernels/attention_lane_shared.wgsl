@@ -4,7 +4,7 @@
 // lanes, and there each lane of the plain form loads the same eight keys, one gather per key and
 // dimension. Here the lanes of a subgroup are consecutive tokens of one head (the Rust side pads
 // each head's tokens to whole subgroups), so lane j loads key j of the block and the others take
-// it by broadcast: one load per dimension for eight keys instead of eight.
+// it by broadcast: one load per cache word (two dims) for eight keys instead of eight.
 //
 // Every lane stays in the loops for the broadcasts, so the subgroup walks the union of its
 // tokens' key ranges and each lane masks the keys it does not attend to; lanes without a token
@@ -18,32 +18,32 @@
 const WG: u32 = 64u;
 const MASKED: f32 = -3.4028235e38;
 
-// Key `k`'s element `d` of keys b..b+8 as two vec4s: by broadcast of what lane j loaded at
-// `mine` (its own key of the block), or, when the subgroup's lanes do not share a KV head, loaded
-// by this lane from each key's row `rows[j]`.
-fn keys8(buf_is_k: bool, one_head: bool, mine: u32, rows: array<u32, 8>, d: u32) -> array<vec4<f32>, 2> {
+// Word w (two dims) of keys b..b+8, as vec4s of their even and odd dims (`halves`): by broadcast
+// of what lane j loaded at `mine` (its own key of the block), or, when the subgroup's lanes do not
+// share a KV head, loaded by this lane from each key's row `rows[j]`.
+fn keys8(buf_is_k: bool, one_head: bool, mine: u32, rows: array<u32, 8>, w: u32) -> array<vec4<f32>, 4> {
+    var lo: vec4<u32>;
+    var hi: vec4<u32>;
     if (one_head) {
-        var v: f32;
+        var x: u32;
         if (buf_is_k) {
-            v = K[mine + d];
+            x = K[mine + w];
         } else {
-            v = V[mine + d];
+            x = V[mine + w];
         }
-        return array<vec4<f32>, 2>(
-            vec4<f32>(subgroupBroadcast(v, 0u), subgroupBroadcast(v, 1u), subgroupBroadcast(v, 2u), subgroupBroadcast(v, 3u)),
-            vec4<f32>(subgroupBroadcast(v, 4u), subgroupBroadcast(v, 5u), subgroupBroadcast(v, 6u), subgroupBroadcast(v, 7u)),
-        );
+        lo = vec4<u32>(subgroupBroadcast(x, 0u), subgroupBroadcast(x, 1u), subgroupBroadcast(x, 2u), subgroupBroadcast(x, 3u));
+        hi = vec4<u32>(subgroupBroadcast(x, 4u), subgroupBroadcast(x, 5u), subgroupBroadcast(x, 6u), subgroupBroadcast(x, 7u));
+    } else if (buf_is_k) {
+        lo = vec4<u32>(K[rows[0] + w], K[rows[1] + w], K[rows[2] + w], K[rows[3] + w]);
+        hi = vec4<u32>(K[rows[4] + w], K[rows[5] + w], K[rows[6] + w], K[rows[7] + w]);
+    } else {
+        lo = vec4<u32>(V[rows[0] + w], V[rows[1] + w], V[rows[2] + w], V[rows[3] + w]);
+        hi = vec4<u32>(V[rows[4] + w], V[rows[5] + w], V[rows[6] + w], V[rows[7] + w]);
     }
-    if (buf_is_k) {
-        return array<vec4<f32>, 2>(
-            vec4<f32>(K[rows[0] + d], K[rows[1] + d], K[rows[2] + d], K[rows[3] + d]),
-            vec4<f32>(K[rows[4] + d], K[rows[5] + d], K[rows[6] + d], K[rows[7] + d]),
-        );
-    }
-    return array<vec4<f32>, 2>(
-        vec4<f32>(V[rows[0] + d], V[rows[1] + d], V[rows[2] + d], V[rows[3] + d]),
-        vec4<f32>(V[rows[4] + d], V[rows[5] + d], V[rows[6] + d], V[rows[7] + d]),
-    );
+    let a = halves(lo);
+    let b = halves(hi);
+    // Keys 0-3 and 4-7 of the even dim, then of the odd one.
+    return array<vec4<f32>, 4>(a[0], b[0], a[1], b[1]);
 }
 
 @compute @workgroup_size(WG)
@@ -59,8 +59,7 @@ fn main(
     let has_token = h_raw < P.heads && r < STEP.tokens;
     let h = min(h_raw, P.heads - 1u);
     let hd = P.head_dim;
-    let kv_stride = P.kv_heads * hd;
-    let kh = (h / (P.heads / P.kv_heads)) * hd;
+    let kv_head = h / (P.heads / P.kv_heads);
     let q0 = (min(r, STEP.tokens - 1u) * P.heads + h) * hd;
     var range = key_range(min(r, STEP.tokens - 1u));
     if (!has_token) {
@@ -69,7 +68,7 @@ fn main(
     // The subgroup's keys: the union of its tokens' ranges (they overlap: consecutive tokens).
     let first = subgroupMin(range.x);
     let end = subgroupMax(range.y);
-    let one_head = subgroupMin(kh) == subgroupMax(kh);
+    let one_head = subgroupMin(kv_head) == subgroupMax(kv_head);
     if (has_token) {
         for (var d = 0u; d < hd; d++) {
             O[q0 + d] = 0.0;
@@ -81,20 +80,21 @@ fn main(
     let own_b = vec4<u32>(4u, 5u, 6u, 7u);
     for (var b = first; b < end; b += 8u) {
         let last = end - 1u;
-        let mine = min(b + (lane & 7u), last) * kv_stride + kh;
+        let mine = cache_word(min(b + (lane & 7u), last), kv_head, 0u);
         let rows = array<u32, 8>(
-            min(b, last) * kv_stride + kh, min(b + 1u, last) * kv_stride + kh,
-            min(b + 2u, last) * kv_stride + kh, min(b + 3u, last) * kv_stride + kh,
-            min(b + 4u, last) * kv_stride + kh, min(b + 5u, last) * kv_stride + kh,
-            min(b + 6u, last) * kv_stride + kh, min(b + 7u, last) * kv_stride + kh,
+            cache_word(min(b, last), kv_head, 0u), cache_word(min(b + 1u, last), kv_head, 0u),
+            cache_word(min(b + 2u, last), kv_head, 0u), cache_word(min(b + 3u, last), kv_head, 0u),
+            cache_word(min(b + 4u, last), kv_head, 0u), cache_word(min(b + 5u, last), kv_head, 0u),
+            cache_word(min(b + 6u, last), kv_head, 0u), cache_word(min(b + 7u, last), kv_head, 0u),
         );
         var sa = vec4<f32>(0.0);
         var sb = vec4<f32>(0.0);
-        for (var d = 0u; d < hd; d++) {
-            let q = Q[q0 + d];
-            let k = keys8(true, one_head, mine, rows, d);
-            sa += q * k[0];
-            sb += q * k[1];
+        for (var w = 0u; w < hd / 2u; w++) {
+            let q_even = Q[q0 + 2u * w];
+            let q_odd = Q[q0 + 2u * w + 1u];
+            let k = keys8(true, one_head, mine, rows, w);
+            sa += q_even * k[0] + q_odd * k[2];
+            sb += q_even * k[1] + q_odd * k[3];
         }
         let ka = vec4<u32>(b) + own_a;
         let kb = vec4<u32>(b) + own_b;
@@ -107,10 +107,12 @@ fn main(
         let pa = select(vec4<f32>(0.0), exp(sa - m_new), in_a);
         let pb = select(vec4<f32>(0.0), exp(sb - m_new), in_b);
         l = l * c + dot(pa, vec4<f32>(1.0)) + dot(pb, vec4<f32>(1.0));
-        for (var d = 0u; d < hd; d++) {
-            let v = keys8(false, one_head, mine, rows, d);
+        for (var w = 0u; w < hd / 2u; w++) {
+            let v = keys8(false, one_head, mine, rows, w);
             if (has_token) {
-                O[q0 + d] = O[q0 + d] * c + dot(pa, v[0]) + dot(pb, v[1]);
+                let o = q0 + 2u * w;
+                O[o] = O[o] * c + dot(pa, v[0]) + dot(pb, v[1]);
+                O[o + 1u] = O[o + 1u] * c + dot(pa, v[2]) + dot(pb, v[3]);
             }
         }
         m = m_new;

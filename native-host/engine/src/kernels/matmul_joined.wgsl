@@ -3,8 +3,7 @@
 // one of them: a small product leaves most of a large GPU idle, so joining them is nearly free.
 // Two forms, by the header's `GATED` (as matvec_normed.wgsl's):
 // - split: W's rows go to up to three outputs, each with its own token stride: rows before
-//   `split1` to Y0, then to Y1 until `split2`, the rest to Y2; plus B[row] where `bias` is set.
-//   Where `y2_at_position` is set, Y2 is a cache and token t goes to its row STEP.pos + t;
+//   `split1` to Y0, then to Y1 until `split2`, the rest to Y2; plus B[row] where `bias` is set;
 // - gated: W is the gate matrix followed by the up matrix (`split1` rows each) and row r of
 //   token t gives Y0[t][r] = act(gate·x_t) * (up·x_t).
 // The Rust side prepends `WG`, `TT`, `GATED` and `ACT`, and appends what matmul.wgsl has.
@@ -21,10 +20,10 @@ struct Joined {
     split2: u32,
     bias: u32,
     total: u32,       // W's rows: the split's third stride is total - split2
-    y2_at_position: u32,
     _pad0: u32,
     _pad1: u32,
     _pad2: u32,
+    _pad3: u32,
 }
 
 @group(0) @binding(0) var<storage, read> W: array<u32>;
@@ -76,8 +75,7 @@ fn main(
         } else if (row < J.split2) {
             Y1[token * (J.split2 - J.split1) + row - J.split1] = v;
         } else {
-            let y2_row = select(token, STEP.pos + token, J.y2_at_position != 0u);
-            Y2[y2_row * (J.total - J.split2) + row - J.split2] = v;
+            Y2[token * (J.total - J.split2) + row - J.split2] = v;
         }
     }
 }

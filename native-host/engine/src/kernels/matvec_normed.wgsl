@@ -6,14 +6,13 @@
 //
 // Two forms, by the header's `GATED`:
 // - split: the rows of W (several matrices joined in one upload, e.g. q, k and v) go to up to
-//   three outputs: rows before `split1` to Y0, then to Y1 until `split2`, the rest to Y2 at
-//   `STEP.pos * y2_step` (the value cache at the new token's position), each plus its bias
-//   where `bias` is set;
+//   three outputs: rows before `split1` to Y0, then to Y1 until `split2`, the rest to Y2, each
+//   plus its bias where `bias` is set;
 // - gated: W is the gate matrix followed by the up matrix (`split1` rows each) and row r gives
 //   Y0[r] = act(gate·x) * (up·x), the FFN's activation folded in too.
 //
 // The Rust side prepends `WG`, `TPR`, `DIM4` (x's length / 4), `GATED` and `ACT` (0: SiLU,
-// 1: GELU, tanh form), and appends `Step`, the weight words, the type's `part_dot` and a
+// 1: GELU, tanh form), and appends the weight words, the type's `part_dot` and a
 // `row_sum`.
 
 struct Fused {
@@ -23,12 +22,12 @@ struct Fused {
     eps: f32,
     split1: u32,
     split2: u32,
-    y2_step: u32,
     bias: u32,       // 1: add B[row]
     y0_offset: u32,  // index in Y0 of this binding's first row (a matrix in several chunks)
     _pad0: u32,
     _pad1: u32,
     _pad2: u32,
+    _pad3: u32,
 }
 
 @group(0) @binding(0) var<storage, read> W: array<u32>;
@@ -39,7 +38,6 @@ struct Fused {
 @group(0) @binding(5) var<storage, read_write> Y1: array<f32>;
 @group(0) @binding(6) var<storage, read_write> Y2: array<f32>;
 @group(0) @binding(7) var<uniform> P: Fused;
-@group(0) @binding(8) var<uniform> STEP: Step;
 
 var<workgroup> X: array<vec4<f32>, DIM4>;
 var<workgroup> squares: array<f32, WG>;
@@ -105,6 +103,6 @@ fn main(
     } else if (row < P.split2) {
         Y1[row - P.split1] = v;
     } else {
-        Y2[STEP.pos * P.y2_step + row - P.split2] = v;
+        Y2[row - P.split2] = v;
     }
 }

@@ -62,6 +62,22 @@ fn rotation(i: u32, pos: u32) -> vec2<f32> {
     return vec2<f32>(cos(r), sin(r)) * mscale;
 }
 
+// Element `first` (else the second) of a pair (x0, x1) rotated by `cs`.
+fn rotate(x0: f32, x1: f32, cs: vec2<f32>, first: bool) -> f32 {
+    if (first) {
+        return x0 * cs.x - x1 * cs.y;
+    }
+    return x0 * cs.y + x1 * cs.x;
+}
+
+// The rotated pair dim e (< n_dims) belongs to.
+fn pair_of(e: u32) -> u32 {
+    if (P.neox != 0u) {
+        return e % (P.n_dims / 2u);
+    }
+    return e / 2u;
+}
+
 // The offsets of pair `i` within a head.
 fn pair(i: u32) -> vec2<u32> {
     if (P.neox != 0u) {

@@ -4,8 +4,8 @@
 
 use crate::gpu::{
     Add, Attention, AttentionBuffers, AttentionShape, Bound, Destination, GatedActivation, Gpu,
-    GpuError, GpuMatrix, HeadNorms, JoinedMatMul, NormedInput, NormedMatVec, Output, RmsNorm, Rope,
-    RopeParams,
+    GpuError, GpuMatrix, HeadNorms, JoinedMatMul, KvStore, NormedInput, NormedMatVec, Output,
+    RmsNorm, Rope, RopeParams,
 };
 
 use super::scratch::Scratch;
@@ -13,13 +13,6 @@ use super::variant::Variant;
 use super::weights::Layer;
 use super::{HParams, ModelError};
 use crate::gate::Gate;
-
-/// A stage of the bound work: compute passes, and between them the copies of the new tokens'
-/// keys and values into layer `l`'s cache (a copy cannot sit inside a pass).
-pub(super) enum Stage {
-    Pass(Vec<Bound>),
-    CopyKv(usize),
-}
 
 /// The kernels a plan binds.
 pub(super) struct Kernels {
@@ -64,25 +57,15 @@ pub(super) fn bind_layers(
     s: &Scratch,
     step: &wgpu::Buffer,
     mat: impl Fn(&GpuMatrix, &wgpu::Buffer, &wgpu::Buffer, Output) -> Result<Vec<Bound>, GpuError>,
-) -> Result<Vec<Stage>, ModelError> {
+) -> Result<Vec<Bound>, ModelError> {
     let hp = shape.hp;
     let n = s.tokens;
     let (dim, eps) = (hp.dim, hp.rms_eps);
-    let mut stages = Vec::new();
     let mut pass: Vec<Bound> = Vec::new();
-    for (i, l) in layers.iter().enumerate() {
+    for l in layers {
         pass.push(k.norm.bind(gpu, &s.x, &l.attn_norm, &s.h, n, dim, eps)?);
-        let direct = bind_qkv(gpu, k, joined, hp, l, s, step, &mut pass, &mat)?;
-        if direct {
-            bind_rope_qk(gpu, k, hp, l, s, step, &mut pass)?;
-        } else {
-            let rope = l.rope(k);
-            bind_qk_norms(gpu, k, hp, l, s, &mut pass)?;
-            pass.push(rope.bind(gpu, &s.q, n, hp.heads, hp.head_dim, step));
-            pass.push(rope.bind(gpu, &s.k, n, hp.kv_heads, hp.head_dim, step));
-            stages.push(Stage::Pass(std::mem::take(&mut pass)));
-            stages.push(Stage::CopyKv(i));
-        }
+        bind_qkv(gpu, k, joined, hp, l, s, step, &mut pass, &mat)?;
+        bind_rope_qk(gpu, k, hp, l, s, step, &mut pass)?;
         pass.extend(bind_attention(gpu, k, shape, l, s, step)?);
         bind_residual(gpu, k, hp, s, &mut pass, &l.post_attn_norm, |y, out| {
             mat(&l.wo, &s.att, y, out)
@@ -99,13 +82,12 @@ pub(super) fn bind_layers(
             mat(&l.down, &s.m, y, out)
         })?;
     }
-    stages.push(Stage::Pass(pass));
-    Ok(stages)
+    Ok(pass)
 }
 
-/// The q, k and v projections of layer `l` (with their biases), joined where `joined` and the
-/// layer allow. Returns whether they go straight where attention reads them: the values into
-/// the cache, the keys there with their rotation (`Rope::bind_qk`), so no copies.
+/// The q, k and v projections of layer `l` (with their biases) into the step's scratch, joined
+/// where `joined` and the layer allow; the keys and values reach the cache in the RoPE dispatch
+/// after ([`bind_rope_qk`]).
 #[allow(clippy::too_many_arguments)]
 fn bind_qkv(
     gpu: &Gpu,
@@ -117,59 +99,28 @@ fn bind_qkv(
     step: &wgpu::Buffer,
     pass: &mut Vec<Bound>,
     mat: &impl Fn(&GpuMatrix, &wgpu::Buffer, &wgpu::Buffer, Output) -> Result<Vec<Bound>, GpuError>,
-) -> Result<bool, ModelError> {
+) -> Result<(), ModelError> {
     let n = s.tokens;
-    // Each projection: its matrix, bias, head norm (Gemma: the projection goes to the raw
-    // buffer, normed into the other), raw and final buffers, and heads.
+    // Each projection: its matrix, bias, where it goes (Gemma's head norms read the raw
+    // projection and write the final one), and heads.
     let projections = [
-        (
-            &l.wq,
-            &l.q_bias,
-            l.q_norm.is_some(),
-            &s.q_raw,
-            &s.q,
-            hp.heads,
-        ),
-        (
-            &l.wk,
-            &l.k_bias,
-            l.k_norm.is_some(),
-            &s.k_raw,
-            &s.k,
-            hp.kv_heads,
-        ),
-        (&l.wv, &l.v_bias, false, &s.v, &s.v, hp.kv_heads),
+        (&l.wq, &l.q_bias, l.q_raw_or(s), hp.heads),
+        (&l.wk, &l.k_bias, l.k_raw_or(s), hp.kv_heads),
+        (&l.wv, &l.v_bias, &s.v, hp.kv_heads),
     ];
-    // With the joined kernels the values go straight into their cache and the keys into
-    // theirs with their rotation (`Rope::bind_qk`): no copies. Where v could not join q
-    // and k (its type differs), it is a product of its own into the cache; the joined
-    // kernel takes one binding only.
-    let direct = joined.is_some() && (l.qkv.is_some() || l.wv.chunk_count() == 1);
     if let (Some(jm), Some(qkv)) = (joined, &l.qkv) {
-        let [q, k, _] = projections.map(|(_, _, normed, raw, out, heads)| {
-            Destination::at_start(if normed { raw } else { out }, heads * hp.head_dim)
-        });
-        let to = [q, k, Destination::at_position(&l.v_cache, hp.kv_dim())];
+        let to = projections.map(|(_, _, y, heads)| Destination::new(y, heads * hp.head_dim));
         pass.extend(jm.bind_split(gpu, qkv, &s.h, &to, l.qkv_bias.as_ref(), step, n)?);
-    } else {
-        let separate = match joined {
-            Some(jm) if direct => {
-                let bias = l.v_bias.as_ref();
-                pass.extend(jm.bind_at_position(gpu, &l.wv, &s.h, &l.v_cache, bias, step, n)?);
-                &projections[..2]
-            }
-            _ => &projections[..],
-        };
-        for &(w, bias, normed, raw, out, heads) in separate {
-            let y = if normed { raw } else { out };
-            pass.extend(mat(w, &s.h, y, Output::Write)?);
-            if let Some(b) = bias {
-                let width = heads * hp.head_dim;
-                pass.push(k.add.bind_repeating(gpu, b, y, n * width, width));
-            }
+        return Ok(());
+    }
+    for (w, bias, y, heads) in projections {
+        pass.extend(mat(w, &s.h, y, Output::Write)?);
+        if let Some(b) = bias {
+            let width = heads * hp.head_dim;
+            pass.push(k.add.bind_repeating(gpu, b, y, n * width, width));
         }
     }
-    Ok(direct)
+    Ok(())
 }
 
 /// Binds decode's steps with the fewest dispatches (see
@@ -186,7 +137,7 @@ pub(super) fn bind_layers_normed(
     s: &Scratch,
     step: &wgpu::Buffer,
     mat: impl Fn(&GpuMatrix, &wgpu::Buffer, &wgpu::Buffer, Output) -> Result<Vec<Bound>, GpuError>,
-) -> Result<Vec<Stage>, ModelError> {
+) -> Result<Vec<Bound>, ModelError> {
     let hp = shape.hp;
     debug_assert_eq!(s.tokens, 1, "decode binds one token");
     let (q_rows, kv_rows) = (hp.heads * hp.head_dim, hp.kv_dim());
@@ -197,27 +148,24 @@ pub(super) fn bind_layers_normed(
             norm: &l.attn_norm,
             eps: hp.rms_eps,
         };
-        let q = if l.q_norm.is_some() { &s.q_raw } else { &s.q };
-        let kk = if l.k_norm.is_some() { &s.k_raw } else { &s.k };
-        let to_q = Destination::at_start(q, q_rows);
-        let to_k = Destination::at_start(kk, kv_rows);
-        let to_cache = Destination::at_position(&l.v_cache, kv_rows);
+        let to_q = Destination::new(l.q_raw_or(s), q_rows);
+        let to_k = Destination::new(l.k_raw_or(s), kv_rows);
+        let to_v = Destination::new(&s.v, kv_rows);
         match &l.qkv {
             Some(qkv) => pass.extend(nm.bind_split(
                 gpu,
                 qkv,
                 input,
-                &[to_q, to_k, to_cache],
+                &[to_q, to_k, to_v],
                 l.qkv_bias.as_ref(),
-                step,
             )?),
             None => {
                 for (w, bias, to) in [
                     (&l.wq, &l.q_bias, to_q),
                     (&l.wk, &l.k_bias, to_k),
-                    (&l.wv, &l.v_bias, to_cache),
+                    (&l.wv, &l.v_bias, to_v),
                 ] {
-                    pass.extend(nm.bind_split(gpu, w, input, &[to], bias.as_ref(), step)?);
+                    pass.extend(nm.bind_split(gpu, w, input, &[to], bias.as_ref())?);
                 }
             }
         }
@@ -231,11 +179,11 @@ pub(super) fn bind_layers_normed(
             ..input
         };
         match &l.gate_up {
-            Some(gate_up) => pass.extend(nm.bind_gated(gpu, gate_up, input, &s.m, step)?),
+            Some(gate_up) => pass.extend(nm.bind_gated(gpu, gate_up, input, &s.m)?),
             None => {
                 for (w, y) in [(&l.gate, &s.g), (&l.up, &s.u)] {
-                    let to = Destination::at_start(y, hp.ffn);
-                    pass.extend(nm.bind_split(gpu, w, input, &[to], None, step)?);
+                    let to = Destination::new(y, hp.ffn);
+                    pass.extend(nm.bind_split(gpu, w, input, &[to], None)?);
                 }
                 pass.push(k.act.bind(gpu, &s.g, &s.u, &s.m, hp.ffn));
             }
@@ -244,10 +192,28 @@ pub(super) fn bind_layers_normed(
             mat(&l.down, &s.m, y, out)
         })?;
     }
-    Ok(vec![Stage::Pass(pass)])
+    Ok(pass)
 }
 
 impl Layer {
+    /// Where the query projection goes: its raw buffer when Gemma's head norm follows.
+    fn q_raw_or<'s>(&self, s: &'s Scratch) -> &'s wgpu::Buffer {
+        if self.q_norm.is_some() {
+            &s.q_raw
+        } else {
+            &s.q
+        }
+    }
+
+    /// The same for the keys.
+    fn k_raw_or<'s>(&self, s: &'s Scratch) -> &'s wgpu::Buffer {
+        if self.k_norm.is_some() {
+            &s.k_raw
+        } else {
+            &s.k
+        }
+    }
+
     fn rope<'k>(&self, k: &'k Kernels) -> &'k Rope {
         if self.local {
             &k.rope_local
@@ -257,8 +223,8 @@ impl Layer {
     }
 }
 
-/// RoPE of the step's queries and keys, the keys into layer `l`'s cache, in one dispatch; with
-/// Gemma's head norms folded in where the layer has both.
+/// RoPE of the step's queries and keys, the keys and values into layer `l`'s cache, in one
+/// dispatch; with Gemma's head norms folded in where the layer has both.
 fn bind_rope_qk(
     gpu: &Gpu,
     k: &Kernels,
@@ -269,6 +235,11 @@ fn bind_rope_qk(
     pass: &mut Vec<Bound>,
 ) -> Result<(), ModelError> {
     let (n, heads, rope) = (s.tokens, (hp.heads, hp.kv_heads), l.rope(k));
+    let store = KvStore {
+        v: &s.v,
+        k_cache: &l.k_cache,
+        v_cache: &l.v_cache,
+    };
     if let (Some(q_norm), Some(k_norm)) = (&l.q_norm, &l.k_norm) {
         let norms = HeadNorms {
             q_raw: &s.q_raw,
@@ -277,12 +248,11 @@ fn bind_rope_qk(
             k_norm,
             eps: hp.rms_eps,
         };
-        let (q, cache) = (&s.q, &l.k_cache);
-        pass.push(rope.bind_qk_normed(gpu, norms, q, cache, n, heads, hp.head_dim, step));
+        pass.push(rope.bind_qk_normed(gpu, norms, &s.q, store, n, heads, hp.head_dim, step));
         return Ok(());
     }
     bind_qk_norms(gpu, k, hp, l, s, pass)?;
-    pass.push(rope.bind_qk(gpu, &s.q, &s.k, &l.k_cache, n, heads, hp.head_dim, step));
+    pass.push(rope.bind_qk(gpu, &s.q, &s.k, store, n, heads, hp.head_dim, step));
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 
 use crate::gpu::{Bound, Destination, Gpu, NormedInput, Output, StepUniform};
 
-use super::bind::{bind_layers, bind_layers_normed, Kernels, Shape, Stage};
+use super::bind::{bind_layers, bind_layers_normed, Kernels, Shape};
 use super::scratch::Scratch;
 use super::tuning::{Products, PREFILL_BATCH};
 use super::weights::{Layer, Weights};
@@ -12,7 +12,8 @@ use super::{HParams, ModelError};
 pub(super) struct Plan {
     pub(super) s: Scratch,
     pub(super) step: wgpu::Buffer,
-    pub(super) stages: Vec<Stage>,
+    /// The layers' dispatches, in one compute pass.
+    pub(super) pass: Vec<Bound>,
 }
 
 impl Plan {
@@ -26,7 +27,7 @@ impl Plan {
     ) -> Result<Self, ModelError> {
         let s = Scratch::new(gpu, shape.hp, 1);
         let step = StepUniform::new(0, 1).buffer(gpu);
-        let stages = match &p.normed {
+        let pass = match &p.normed {
             Some(nm) => {
                 bind_layers_normed(gpu, k, nm, shape, layers, &s, &step, |m, x, y, out| {
                     p.decode.matvec.bind_output(gpu, m, x, y, out)
@@ -36,7 +37,7 @@ impl Plan {
                 p.decode.bind(gpu, m, x, y, &step, out)
             })?,
         };
-        Ok(Self { s, step, stages })
+        Ok(Self { s, step, pass })
     }
 
     /// Up to [`PREFILL_BATCH`] tokens a step, through the matrix-matrix kernels.
@@ -49,7 +50,7 @@ impl Plan {
     ) -> Result<Self, ModelError> {
         let s = Scratch::new(gpu, shape.hp, PREFILL_BATCH);
         let step = StepUniform::new(0, PREFILL_BATCH).buffer(gpu);
-        let stages = bind_layers(
+        let pass = bind_layers(
             gpu,
             k,
             p.joined.as_ref(),
@@ -62,17 +63,12 @@ impl Plan {
                     .bind_output(gpu, m, x, y, &step, PREFILL_BATCH, out)
             },
         )?;
-        Ok(Self { s, step, stages })
+        Ok(Self { s, step, pass })
     }
 
-    /// Dispatches and copies recorded each time.
-    pub(super) fn counts(&self) -> (usize, usize) {
-        self.stages
-            .iter()
-            .fold((0, 0), |(d, c), stage| match stage {
-                Stage::Pass(dispatches) => (d + dispatches.len(), c),
-                Stage::CopyKv(_) => (d, c + 2),
-            })
+    /// Dispatches recorded each time.
+    pub(super) fn dispatches(&self) -> usize {
+        self.pass.len()
     }
 
     /// The final norm and the output matrix on this (decode) plan's activations, into `logits`.
@@ -96,9 +92,8 @@ impl Plan {
                     norm: output_norm,
                     eps: hp.rms_eps,
                 },
-                &[Destination::at_start(logits, hp.vocab)],
+                &[Destination::new(logits, hp.vocab)],
                 None,
-                &self.step,
             )?,
             None => {
                 let mut pass =

@@ -24,7 +24,7 @@ use crate::gpu::{
 use crate::quant;
 use crate::tensor_type::TensorType;
 
-use super::bind::{Kernels, Shape, Stage};
+use super::bind::{Kernels, Shape};
 use super::plan::Plan;
 use super::tuning::{Fusion, PrefillTile, Products, PREFILL_BATCH};
 use super::variant::Variant;
@@ -117,11 +117,10 @@ impl Transformer {
         })
     }
 
-    /// How many dispatches one decode step records (its logits' included), and how many
-    /// copies between its passes: what a step costs on a GPU, where each has a fixed price.
-    pub fn decode_dispatches(&self) -> (usize, usize) {
-        let (dispatches, copies) = self.decode.counts();
-        (dispatches + self.logits_pass.len(), copies)
+    /// How many dispatches one decode step records (its logits' included): what a step costs
+    /// on a GPU, where each has a fixed price.
+    pub fn decode_dispatches(&self) -> usize {
+        self.decode.dispatches() + self.logits_pass.len()
     }
 
     /// Prefill's tile of tokens, and what timing it (where it was timed) measured.
@@ -130,8 +129,8 @@ impl Transformer {
     }
 
     /// The same for one prefill batch.
-    pub fn prefill_dispatches(&self) -> (usize, usize) {
-        self.prefill.counts()
+    pub fn prefill_dispatches(&self) -> usize {
+        self.prefill.dispatches()
     }
 
     pub fn hparams(&self) -> &HParams {
@@ -203,7 +202,7 @@ impl Transformer {
         let plan = if n == 1 { &self.decode } else { &self.prefill };
         let mut enc = self.upload(gpu, plan, tokens, pos)?;
         let mut profiler = Profiler::start(gpu, &mut enc)?;
-        self.record(&mut enc, plan, pos, n as u32, Some(&mut profiler));
+        self.record(&mut enc, plan, Some(&mut profiler));
         if n == 1 {
             profiler.record_pass(&mut enc, "logits", &self.logits_pass);
         }
@@ -219,7 +218,7 @@ impl Transformer {
         pos: u32,
     ) -> Result<wgpu::CommandEncoder, ModelError> {
         let mut enc = self.upload(gpu, plan, tokens, pos)?;
-        self.record(&mut enc, plan, pos, tokens.len() as u32, None);
+        self.record(&mut enc, plan, None);
         Ok(enc)
     }
 
@@ -250,32 +249,11 @@ impl Transformer {
             }))
     }
 
-    /// Records `plan`'s stages for `n` tokens at `pos`, timed by `profiler` when given.
-    fn record(
-        &self,
-        enc: &mut wgpu::CommandEncoder,
-        plan: &Plan,
-        pos: u32,
-        n: u32,
-        mut profiler: Option<&mut Profiler>,
-    ) {
-        let row = u64::from(self.hp.kv_dim()) * 4;
-        for stage in &plan.stages {
-            match stage {
-                Stage::Pass(dispatches) => match profiler.as_deref_mut() {
-                    Some(p) => p.record_pass(enc, "layers", dispatches),
-                    None => record_pass(enc, "layers", dispatches),
-                },
-                Stage::CopyKv(l) => {
-                    let l = &self.layers[*l];
-                    let (at, len) = (u64::from(pos) * row, u64::from(n) * row);
-                    enc.copy_buffer_to_buffer(&plan.s.k, 0, &l.k_cache, at, len);
-                    enc.copy_buffer_to_buffer(&plan.s.v, 0, &l.v_cache, at, len);
-                    if let Some(p) = profiler.as_deref_mut() {
-                        p.mark(enc, "copy new keys and values into the cache");
-                    }
-                }
-            }
+    /// Records `plan`'s pass, timed by `profiler` when given.
+    fn record(&self, enc: &mut wgpu::CommandEncoder, plan: &Plan, profiler: Option<&mut Profiler>) {
+        match profiler {
+            Some(p) => p.record_pass(enc, "layers", &plan.pass),
+            None => record_pass(enc, "layers", &plan.pass),
         }
     }
 

@@ -141,7 +141,8 @@ struct KvCache {
 
 impl KvCache {
     fn new(gpu: &Gpu, hp: &HParams, capacity: u32) -> Self {
-        let bytes = u64::from(capacity) * u64::from(hp.kv_dim()) * 4;
+        // f16, two values to a word (`kv_cache.wgsl`).
+        let bytes = u64::from(capacity) * u64::from(hp.kv_dim()) * 2;
         let buffer = |label: &str| {
             gpu.device().create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
