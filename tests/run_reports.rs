@@ -250,6 +250,10 @@ async fn a_run_keeps_a_picture_after_each_step_and_its_report_shows_them() -> Re
         listed.contains("What do wool socks cost?") && listed.contains("Succeeded"),
         "{listed}"
     );
+    let on_site = host(&h, &["runs", "list", "--site", &format!("{origin}/")])?;
+    assert!(on_site.contains("What do wool socks cost?"), "{on_site}");
+    let elsewhere = host(&h, &["runs", "list", "--site", "https://elsewhere.example"])?;
+    assert_eq!(elsewhere.trim(), "no runs on https://elsewhere.example");
 
     // Delete takes the pictures with the run.
     panel.find_element("#run-delete").await?.click().await?;

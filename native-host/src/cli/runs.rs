@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use itinero_shared::messages::ListRuns;
 use itinero_shared::records::{RunDetail, RunId};
 use itinero_shared::words;
 
@@ -88,19 +87,14 @@ fn detail(store: &Store, id: RunId) -> Result<RunDetail> {
 
 fn list(store: &Store, limit: u32, site: Option<&str>, json: bool) -> Result<bool> {
     let site = site.map(|s| s.trim_end_matches('/'));
-    let fetch = if site.is_some() {
-        ListRuns::MAX_LIMIT
-    } else {
-        limit
+    let runs = match site {
+        Some(site) => store.recent_runs_on(site, limit)?,
+        None => store.recent_runs(limit)?,
     };
-    let runs: Vec<_> = store
-        .recent_runs(fetch)?
-        .into_iter()
-        .filter(|r| site.is_none() || r.origin.as_deref() == site)
-        .take(limit as usize)
-        .collect();
     if json {
         println!("{}", serde_json::to_string_pretty(&runs)?);
+    } else if let (true, Some(site)) = (runs.is_empty(), site) {
+        println!("no runs on {site}");
     } else if runs.is_empty() {
         println!("no runs yet: the goals you run appear here");
     } else {

@@ -231,6 +231,24 @@ impl Store {
         runs
     }
 
+    /// The latest `limit` runs on `origin` (`scheme://host[:port]`), newest first: older ones
+    /// than the latest of all are found too.
+    pub fn recent_runs_on(&self, origin: &str, limit: u32) -> Result<Vec<RunSummary>> {
+        let doing = || format!("listing the latest runs on {origin}");
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE origin = ?1 \
+                 ORDER BY started_at DESC, id DESC LIMIT ?2"
+            ))
+            .doing(doing)?;
+        let runs = stmt
+            .query_map(rusqlite::params![origin, limit], run_from_row)
+            .and_then(|rows| rows.collect())
+            .doing(doing);
+        runs
+    }
+
     /// One run, if it exists.
     pub fn run(&self, run: RunId) -> Result<Option<RunSummary>> {
         get_run(&self.conn(), run)
@@ -462,6 +480,46 @@ mod tests {
         assert_eq!(runs[0].goal, "goal 4");
         assert_eq!(store.recent_runs(0).unwrap(), []);
         assert_eq!(store.recent_runs(100).unwrap().len(), 5);
+    }
+
+    #[test]
+    fn a_site_s_runs_are_found_behind_any_number_of_others() {
+        let store = Store::open_in_memory().unwrap();
+        let on = |url: &str, goal: &str| {
+            store
+                .begin_run(&NewRun {
+                    start_url: url.into(),
+                    ..new_run(goal)
+                })
+                .unwrap()
+        };
+        let old = on("https://mail.example/inbox", "old mail");
+        let newer = on("https://mail.example/sent", "newer mail");
+        for i in 0..5 {
+            on("https://shop.example/", &format!("shop {i}"));
+        }
+        let got: Vec<RunId> = store
+            .recent_runs_on("https://mail.example", 10)
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(got, [newer, old]);
+        assert_eq!(
+            store.recent_runs_on("https://mail.example", 1).unwrap()[0].id,
+            newer
+        );
+        assert_eq!(
+            store
+                .recent_runs_on("https://shop.example", 10)
+                .unwrap()
+                .len(),
+            5
+        );
+        assert_eq!(
+            store.recent_runs_on("https://none.example", 10).unwrap(),
+            []
+        );
     }
 
     #[test]
