@@ -154,9 +154,99 @@ pub struct ImportReport {
     pub skipped: Vec<String>,
 }
 
+/// An http(s) address as each side's own URL parser reads it: its origin, its scheme without
+/// the colon, and its host in lower case.
+#[derive(Debug, Clone, Copy)]
+pub struct AddressParts<'a> {
+    pub origin: &'a str,
+    pub scheme: &'a str,
+    pub host: &'a str,
+}
+
+/// Whether a form on a page of `page` may send a secret to `to`: the same origin or host, or a
+/// host of `site` (the page's registrable domain, by the public suffix list, which only the host
+/// process has; none for an IP address), and never from https to anything else. The one rule
+/// for the host's auto-login and the content script's typing of a secret.
+pub fn may_send_secret(page: AddressParts<'_>, site: Option<&str>, to: AddressParts<'_>) -> bool {
+    if to.origin == page.origin {
+        return true;
+    }
+    let web = |scheme: &str| scheme == "https" || scheme == "http";
+    if !web(to.scheme) || page.scheme == "https" && to.scheme != "https" {
+        return false;
+    }
+    to.host == page.host
+        || site.is_some_and(|site| {
+            to.host == site
+                || to
+                    .host
+                    .strip_suffix(site)
+                    .is_some_and(|sub| sub.ends_with('.'))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn at<'a>(origin: &'a str, scheme: &'a str, host: &'a str) -> AddressParts<'a> {
+        AddressParts {
+            origin,
+            scheme,
+            host,
+        }
+    }
+
+    #[test]
+    fn a_secret_goes_within_its_site_and_never_down_from_https() {
+        let page = at("https://www.shop.example", "https", "www.shop.example");
+        let site = Some("shop.example");
+        let to = |origin: &'static str| {
+            let (scheme, rest) = origin.split_once("://").unwrap();
+            let host = rest.split(':').next().unwrap();
+            at(origin, scheme, host)
+        };
+        assert!(may_send_secret(page, site, page));
+        assert!(may_send_secret(
+            page,
+            site,
+            to("https://login.shop.example")
+        ));
+        assert!(may_send_secret(page, site, to("https://shop.example")));
+        assert!(may_send_secret(
+            page,
+            site,
+            to("https://www.shop.example:8443")
+        ));
+        assert!(!may_send_secret(
+            page,
+            site,
+            to("http://login.shop.example")
+        ));
+        assert!(!may_send_secret(page, site, to("https://evil.test")));
+        assert!(!may_send_secret(
+            page,
+            site,
+            to("https://shop.example.evil.test")
+        ));
+        assert!(!may_send_secret(page, site, to("https://evilshop.example")));
+        assert!(!may_send_secret(
+            page,
+            site,
+            at("javascript:", "javascript", "")
+        ));
+        // No site (an IP address): its own host only.
+        let ip = at("http://127.0.0.1:8080", "http", "127.0.0.1");
+        assert!(may_send_secret(ip, None, to("http://127.0.0.1:9090")));
+        assert!(!may_send_secret(ip, None, to("http://127.1.0.1:8080")));
+        // An http page may send to https.
+        let plain = at("http://shop.example", "http", "shop.example");
+        assert!(may_send_secret(
+            plain,
+            site,
+            to("https://login.shop.example")
+        ));
+    }
 
     #[test]
     fn placeholders_name_their_kind_and_nothing_else() {

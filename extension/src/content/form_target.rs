@@ -7,6 +7,7 @@
 //! control named `action` shadows that property, and reading it as a string would read an
 //! element.
 
+use itinero_shared::vault::{self, AddressParts};
 use wasm_bindgen::JsCast;
 use web_sys::{
     Element, HtmlButtonElement, HtmlFormElement, HtmlInputElement, HtmlSelectElement,
@@ -74,21 +75,33 @@ pub fn sends_to(el: &Element, page: &str) -> Option<String> {
     (to != page).then_some(to)
 }
 
-/// Whether a secret typed on a page of `page` may be sent to `url`: the same origin, or a host
-/// of `site` (the sign-in's registrable domain, which the host worked out), never from https
-/// to anything else.
+/// Whether a secret typed on a page of `page` (an origin) may be sent to `url`: the shared rule
+/// ([`may_send_secret`]), with `site` the sign-in's registrable domain, which the host worked out.
 pub fn may_send_secret(page: &str, site: Option<&str>, url: &str) -> bool {
-    let Ok(to) = web_sys::Url::new(url) else {
+    let (Ok(from), Ok(to)) = (web_sys::Url::new(page), web_sys::Url::new(url)) else {
         return false;
     };
-    if to.origin() == page {
-        return true;
-    }
-    let scheme = to.protocol();
-    let secure_page = page.starts_with("https:");
-    if !(scheme == "https:" || scheme == "http:" && !secure_page) {
-        return false;
-    }
-    let host = to.hostname();
-    site.is_some_and(|site| host == site || host.ends_with(&format!(".{site}")))
+    let read = |u: &web_sys::Url| {
+        let scheme = u.protocol();
+        (
+            u.origin(),
+            scheme.trim_end_matches(':').to_owned(),
+            u.hostname().to_ascii_lowercase(),
+        )
+    };
+    let ((from_origin, from_scheme, from_host), (to_origin, to_scheme, to_host)) =
+        (read(&from), read(&to));
+    vault::may_send_secret(
+        AddressParts {
+            origin: &from_origin,
+            scheme: &from_scheme,
+            host: &from_host,
+        },
+        site,
+        AddressParts {
+            origin: &to_origin,
+            scheme: &to_scheme,
+            host: &to_host,
+        },
+    )
 }

@@ -11,7 +11,7 @@
 //! Each refusal says why, for the audit list and the user.
 
 use itinero_shared::messages::SecretField;
-use itinero_shared::vault::CredentialSummary;
+use itinero_shared::vault::{may_send_secret, AddressParts, CredentialSummary};
 use reqwest::Url;
 
 /// Scheme, host and port of an origin (`None` for what is not an http(s) origin).
@@ -35,21 +35,32 @@ pub fn registrable(host: &str) -> Option<String> {
     psl::domain_str(host).map(str::to_owned)
 }
 
-/// Whether a form on a page of `page` may send a secret to `to`: the same origin, or another
-/// host of the page's registrable domain (a shop's sign-in posting to its `login.` host), never
-/// from https to http.
+/// Whether a form on a page of `page` may send a secret to `to` ([`may_send_secret`]'s rule,
+/// with the page's registrable domain as its site).
 pub fn may_send_to(page: &str, to: &str) -> bool {
-    if page == to {
-        return true;
-    }
-    let (Some((p_scheme, p_host, _)), Some((t_scheme, t_host, _))) = (parts(page), parts(to))
-    else {
+    let (Ok(page_url), Ok(to_url)) = (Url::parse(page), Url::parse(to)) else {
         return false;
     };
-    if p_scheme == "https" && t_scheme != "https" {
-        return false;
-    }
-    p_host == t_host || registrable(&p_host).is_some_and(|s| registrable(&t_host) == Some(s))
+    let parts = |url: &Url| (url.origin().ascii_serialization(), lower_host(url));
+    let ((page_origin, page_host), (to_origin, to_host)) = (parts(&page_url), parts(&to_url));
+    let site = registrable(&page_host);
+    may_send_secret(
+        AddressParts {
+            origin: &page_origin,
+            scheme: page_url.scheme(),
+            host: &page_host,
+        },
+        site.as_deref(),
+        AddressParts {
+            origin: &to_origin,
+            scheme: to_url.scheme(),
+            host: &to_host,
+        },
+    )
+}
+
+fn lower_host(url: &Url) -> String {
+    url.host_str().unwrap_or_default().to_ascii_lowercase()
 }
 
 /// Where a secret for a page of `origin` may be typed, for the page's own check as it types.
