@@ -249,8 +249,8 @@ function unsureOf(doc, left, top, right, bottom) {
   const custom = doc.evaluate(CUSTOM_ELEMENTS, doc, null, XPathResult.UNORDERED_NODE_SNAPSHOT_TYPE, null);
   for (let i = 0; i < custom.snapshotLength; i++) mark(custom.snapshotItem(i));
   for (const e of doc.querySelectorAll(ESCAPING_ANYWAY)) {
-    const topLayer = e.localName === 'dialog' || e.hasAttribute('popover');
-    if (!topLayer && !ESCAPING_STYLE.test(e.getAttribute('style') ?? '')) continue;
+    const topLayer = e.localName === 'dialog' || hasAttribute.call(e, 'popover');
+    if (!topLayer && !ESCAPING_STYLE.test(getAttribute.call(e, 'style') ?? '')) continue;
     if (meetsRegion(e.getBoundingClientRect(), e, left, top, right, bottom)) mark(e);
   }
   if (doc.fullscreenElement) mark(doc.fullscreenElement);
@@ -458,8 +458,8 @@ function elementInto(o, at, el, win, styled, left, top, right, bottom) {
   o[at + 6] = code;
   // Not entered (far or hidden): only its tag still counts, for its siblings' paths.
   let attrs = '';
-  if (!far && o[at + 1] !== NONE && el.hasAttributes()) {
-    readNames = el.getAttributeNames();
+  if (!far && o[at + 1] !== NONE && hasAttributes.call(el)) {
+    readNames = getAttributeNames.call(el);
     attrs = attributes(el, readNames, DECIDING);
   }
   if (code !== 0) return attrs === '' ? undefined : attrs;
@@ -480,14 +480,14 @@ let readNames = NO_NAMES;
 function attributes(el, names, only) {
   let s = '';
   for (const name of names) {
-    if (only === null || only.has(name)) s += '\0' + name + '\0' + el.getAttribute(name);
+    if (only === null || only.has(name)) s += '\0' + name + '\0' + getAttribute.call(el, name);
   }
   return s;
 }
 
 /** All of an element's attributes, as `attributes` writes them. */
 function allAttributes(el) {
-  return el.hasAttributes() ? attributes(el, el.getAttributeNames(), null) : '';
+  return hasAttributes.call(el) ? attributes(el, getAttributeNames.call(el), null) : '';
 }
 
 // Anything but Rust's `char::is_whitespace` (Unicode White_Space), which the walk trims with.
@@ -758,7 +758,7 @@ function contentInto(parent, muted) {
     } else if (t === 1) {
       const tag = c.localName;
       if (SILENT.has(tag) || !c.checkVisibility(VISIBILITY)) continue;
-      const quiet = muted || c.getAttribute('aria-hidden') === 'true';
+      const quiet = muted || getAttribute.call(c, 'aria-hidden') === 'true';
       const gap = BLOCKS.has(tag) || tag === 'svg' ? ' ' : '';
       addContent(gap, quiet);
       if (tag === 'svg') {
@@ -903,9 +903,12 @@ export function readScrolls(node, d, i, win) {
 }
 
 // A form's own properties and methods are shadowed by its controls' names (`<input
-// name="action">` makes `form.action` that input, `name="getAttribute"` its method): what is read
-// of a form goes through the prototypes.
+// name="action">` makes `form.action` that input, `name="getAttribute"` its method): attributes,
+// which the walk reads of every element, and what is read of a form go through the prototypes.
 const getAttribute = Element.prototype.getAttribute;
+const getAttributeNames = Element.prototype.getAttributeNames;
+const hasAttribute = Element.prototype.hasAttribute;
+const hasAttributes = Element.prototype.hasAttributes;
 const selectAll = Element.prototype.querySelectorAll;
 
 /** `el`'s attribute `name`, or null, whatever its controls are named. */
