@@ -429,6 +429,9 @@ struct Run<'a> {
     typed_secret_at: Option<u32>,
     /// When the last picture was taken.
     pictured_at: Option<Instant>,
+    /// What the auto-login said of a step's page it did not act on: written down with that
+    /// step's own record (a run has one record a step), ahead of its outcome.
+    sign_in_said: Option<(u32, String)>,
 }
 
 /// Why a step has no picture.
@@ -480,6 +483,7 @@ pub async fn run(
         unpictured: None,
         typed_secret_at: None,
         pictured_at: None,
+        sign_in_said: None,
     };
     (run.plan, run.unrecorded_calls) = make_plan(task, deciders.planner.as_deref(), panel).await;
     for step in 1..=task.max_steps {
@@ -500,6 +504,10 @@ impl Run<'_> {
     /// Writes a step down, with any model calls made before it that no step has counted.
     async fn write(&mut self, mut record: Record<'_>) {
         record.model_calls += std::mem::take(&mut self.unrecorded_calls);
+        let step = record.page.step;
+        if let Some((_, said)) = self.sign_in_said.take_if(|(n, _)| *n == step) {
+            record.outcome_text = format!("{said}; then {}", record.outcome_text);
+        }
         self.unpictured = Some(record.page.step);
         self.memory.step(record.into_step()).await;
     }
@@ -716,8 +724,11 @@ impl Run<'_> {
         };
         if report.acted {
             self.typed_secret_at = Some(page.step);
+            self.write(page.record(SIGN_IN, report.text.clone())).await;
+        } else {
+            // The step goes on to a decision on the same page, recorded under the same number.
+            self.sign_in_said = Some((page.step, report.text.clone()));
         }
-        self.write(page.record(SIGN_IN, report.text.clone())).await;
         note(self.panel, page.step, report.text.clone()).await;
         self.history.push(PastStep {
             action: "the host's auto-login".into(),
@@ -1952,5 +1963,89 @@ mod tests {
                 (4, "a JPEG of https://shop.example/account".into()),
             ]
         );
+    }
+
+    /// Says on the first page that it will not fill the sign-in, and does nothing.
+    struct Refuses(AtomicBool);
+
+    #[async_trait]
+    impl SignIn for Refuses {
+        async fn on_page(&self, _: &Observation, _: &SignInCtx<'_>) -> Option<SignInReport> {
+            (!self.0.swap(true, Ordering::SeqCst)).then(|| SignInReport {
+                text: "the sign-in was not filled: its form sends with GET".into(),
+                acted: false,
+            })
+        }
+        async fn resolve(
+            &self,
+            _: &Action,
+            _: &Observation,
+            _: &SignInCtx<'_>,
+        ) -> Result<Option<(Action, SecretField)>, String> {
+            Ok(None)
+        }
+    }
+
+    /// Keeps the steps written down.
+    #[derive(Default)]
+    struct Steps(Mutex<Vec<StepRecord>>);
+
+    #[async_trait]
+    impl Memory for Steps {
+        async fn begin(&self, _: &str) {}
+        async fn lessons(&self, _: &str) -> Vec<String> {
+            Vec::new()
+        }
+        async fn examples(&self, _: &str, _: &str) -> Vec<String> {
+            Vec::new()
+        }
+        async fn add_lesson(&self, _: &str, _: &str) {}
+        async fn allowed(&self, _: &str, _: &str) -> bool {
+            false
+        }
+        async fn allow(&self, _: &str, _: &str) {}
+        async fn step(&self, record: StepRecord) {
+            self.0.lock().unwrap().push(record);
+        }
+        async fn picture(&self, _: u32, _: Result<Vec<u8>, String>) {}
+    }
+
+    #[tokio::test]
+    async fn what_the_sign_in_said_without_acting_is_written_down_with_the_step_it_came_in() {
+        let script = Arc::new(Scripted::new([
+            ScriptStep::reply(r#"{"action": "click", "index": 0}"#),
+            ScriptStep::reply(r#"{"action": "done", "answer": "ok"}"#),
+        ]));
+        let deciders = Deciders {
+            sign_in: Some(Box::new(Refuses(AtomicBool::new(false)))),
+            ..chain(script)
+        };
+        let steps = Steps::default();
+        let end = run(
+            &task("g"),
+            &deciders,
+            &shop(),
+            &FakePanel::default(),
+            &steps,
+            &AtomicBool::new(false),
+        )
+        .await;
+        assert_eq!(end.status, TaskStatus::Succeeded, "{end:?}");
+        let steps = steps.0.into_inner().unwrap();
+        let written: Vec<(u32, &str, &str)> = steps
+            .iter()
+            .map(|s| (s.n, s.strategy.as_str(), s.outcome_text.as_str()))
+            .collect();
+        // One record a step: the model's click keeps its place, the refusal ahead of it.
+        assert_eq!(written.len(), 2, "{written:?}");
+        assert_eq!((written[0].0, written[0].1), (1, "llm"));
+        assert!(
+            written[0]
+                .2
+                .starts_with("the sign-in was not filled: its form sends with GET; then "),
+            "{written:?}"
+        );
+        assert!(steps[0].action.is_some(), "{written:?}");
+        assert_eq!(written[1].0, 2);
     }
 }
