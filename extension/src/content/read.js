@@ -9,6 +9,34 @@
 // They only read: every decision stays in Rust.
 
 const VISIBILITY = { checkOpacity: true, checkVisibilityCSS: true };
+
+// A form's properties and methods are shadowed by its controls' names (`<input name="firstChild">`
+// makes `form.firstChild` that input, `name="getAttribute"` its method), and a document's by its
+// named images and forms: what the walk reads of a node it reads through the prototypes, which
+// no name shadows (in this script's world, no page can change them either).
+const getter = (proto, name) => Object.getOwnPropertyDescriptor(proto, name).get;
+const nodeTypeOf = getter(Node.prototype, 'nodeType');
+const firstChildOf = getter(Node.prototype, 'firstChild');
+const nextSiblingOf = getter(Node.prototype, 'nextSibling');
+const parentNodeOf = getter(Node.prototype, 'parentNode');
+const ownerDocumentOf = getter(Node.prototype, 'ownerDocument');
+const textContentOf = getter(Node.prototype, 'textContent');
+const hasChildNodes = Node.prototype.hasChildNodes;
+const getRootNode = Node.prototype.getRootNode;
+const localNameOf = getter(Element.prototype, 'localName');
+const shadowRootOf = getter(Element.prototype, 'shadowRoot');
+const childCountOf = getter(Element.prototype, 'childElementCount');
+const childrenOf = getter(Element.prototype, 'children');
+const rectOf = Element.prototype.getBoundingClientRect;
+const checkVisibility = Element.prototype.checkVisibility;
+const getAttribute = Element.prototype.getAttribute;
+const getAttributeNames = Element.prototype.getAttributeNames;
+const hasAttribute = Element.prototype.hasAttribute;
+const hasAttributes = Element.prototype.hasAttributes;
+const selectAll = Element.prototype.querySelectorAll;
+const docSelectAll = Document.prototype.querySelectorAll;
+const docEvaluate = Document.prototype.evaluate;
+const fullscreenOf = getter(Document.prototype, 'fullscreenElement');
 // Tags the walk never enters (observe.rs SKIPPED) and slots, whose style is not asked for.
 const NO_STYLE = new Set([
   'script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'base', 'slot',
@@ -244,16 +272,17 @@ function unsureOf(doc, left, top, right, bottom) {
   if (set !== undefined) return set;
   set = new Set();
   const mark = (e) => {
-    for (let a = e.parentNode; a !== null && !set.has(a); a = a.parentNode) set.add(a);
+    for (let a = parentNodeOf.call(e); a !== null && !set.has(a); a = parentNodeOf.call(a)) set.add(a);
   };
-  const custom = doc.evaluate(CUSTOM_ELEMENTS, doc, null, XPathResult.UNORDERED_NODE_SNAPSHOT_TYPE, null);
+  const custom = docEvaluate.call(doc, CUSTOM_ELEMENTS, doc, null, XPathResult.UNORDERED_NODE_SNAPSHOT_TYPE, null);
   for (let i = 0; i < custom.snapshotLength; i++) mark(custom.snapshotItem(i));
-  for (const e of doc.querySelectorAll(ESCAPING_ANYWAY)) {
-    const topLayer = e.localName === 'dialog' || hasAttribute.call(e, 'popover');
+  for (const e of docSelectAll.call(doc, ESCAPING_ANYWAY)) {
+    const topLayer = localNameOf.call(e) === 'dialog' || hasAttribute.call(e, 'popover');
     if (!topLayer && !ESCAPING_STYLE.test(getAttribute.call(e, 'style') ?? '')) continue;
-    if (meetsRegion(e.getBoundingClientRect(), e, left, top, right, bottom)) mark(e);
+    if (meetsRegion(rectOf.call(e), e, left, top, right, bottom)) mark(e);
   }
-  if (doc.fullscreenElement) mark(doc.fullscreenElement);
+  const full = fullscreenOf.call(doc);
+  if (full) mark(full);
   unsure.set(doc, set);
   return set;
 }
@@ -269,14 +298,16 @@ function unsureOf(doc, left, top, right, bottom) {
  */
 function farAndAlone(el, r, left, top, right, bottom) {
   if (r.width < 2 || r.height < 2 || meetsRegion(r, el, left, top, right, bottom)) return false;
-  const doc = el.ownerDocument;
-  if (el.shadowRoot !== null || el.localName.includes('-') || el.getRootNode() !== doc) return false;
+  const doc = ownerDocumentOf.call(el);
+  if (shadowRootOf.call(el) !== null || localNameOf.call(el).includes('-') || getRootNode.call(el) !== doc) {
+    return false;
+  }
   if (unsureOf(doc, left, top, right, bottom).has(el)) return false;
   const sel = escapeSelector(doc);
   if (sel === null) return false;
   if (sel !== '') {
-    for (const e of el.querySelectorAll(sel)) {
-      if (meetsRegion(e.getBoundingClientRect(), e, left, top, right, bottom)) return false;
+    for (const e of selectAll.call(el, sel)) {
+      if (meetsRegion(rectOf.call(e), e, left, top, right, bottom)) return false;
     }
   }
   return true;
@@ -421,15 +452,15 @@ const DECIDING = new Set([
  * hold NUL).
  */
 function elementInto(o, at, el, win, styled, left, top, right, bottom) {
-  const tag = el.localName;
+  const tag = localNameOf.call(el);
   o[at] = 1;
   o[at + 8] = NaN;
   const styledHere = styled && !NO_STYLE.has(tag);
   // Not `firstChild`: a node handed to an isolated world is looked up in a table of its own.
-  const hasChildren = el.hasChildNodes();
+  const hasChildren = hasChildNodes.call(el);
   let far = false;
   if (styledHere && hasChildren) {
-    const r = el.getBoundingClientRect();
+    const r = rectOf.call(el);
     o[at + 8] = r.x;
     o[at + 9] = r.y;
     o[at + 10] = r.width;
@@ -452,8 +483,8 @@ function elementInto(o, at, el, win, styled, left, top, right, bottom) {
     o[at + 2] = 0;
   }
   o[at + 3] = hasChildren ? 1 : 0;
-  o[at + 4] = el.shadowRoot !== null ? 1 : 0;
-  o[at + 5] = el.childElementCount;
+  o[at + 4] = shadowRootOf.call(el) !== null ? 1 : 0;
+  o[at + 5] = childCountOf.call(el);
   const code = tagCodes.get(tag) || 0;
   o[at + 6] = code;
   // Not entered (far or hidden): only its tag still counts, for its siblings' paths.
@@ -505,7 +536,7 @@ export function readText(node) {
  */
 export function readNode(node, win, styled, wantText, left, top, right, bottom) {
   const o = buffer();
-  const t = node.nodeType;
+  const t = nodeTypeOf.call(node);
   let s;
   if (t === 1) {
     s = elementInto(o, 0, node, win, styled, left, top, right, bottom);
@@ -581,15 +612,15 @@ export function readChildren(parent, pd, pi, depth, win, styled, wantText, left,
   }
   const o = records;
   // The parent is found before its batch's depth (deeper than its own) is refilled.
-  const first = at(parent, pd, pi).firstChild;
+  const first = firstChildOf.call(at(parent, pd, pi));
   const kids = refill(batches, depth);
   const kidStyles = refill(styles, depth);
   const kidNames = refill(names, depth);
   let units = 0;
   let given = 0;
   let n = 0;
-  for (let node = first; node !== null; node = node.nextSibling) {
-    const t = node.nodeType;
+  for (let node = first; node !== null; node = nextSiblingOf.call(node)) {
+    const t = nodeTypeOf.call(node);
     let s;
     readStyle = null;
     readNames = NO_NAMES;
@@ -637,7 +668,7 @@ export function readAttributes(el) {
 export function readCandidate(node, d, i, left, top, right, bottom, x, y, width, height) {
   const el = at(node, d, i);
   if (Number.isNaN(x)) {
-    const r = el.getBoundingClientRect();
+    const r = rectOf.call(el);
     x = r.x;
     y = r.y;
     width = r.width;
@@ -652,14 +683,14 @@ export function readCandidate(node, d, i, left, top, right, bottom, x, y, width,
     give(undefined);
     return;
   }
-  buffer()[4] = el.checkVisibility(VISIBILITY) ? 1 : 0;
+  buffer()[4] = checkVisibility.call(el, VISIBILITY) ? 1 : 0;
   // The walk read the names of a batched element already; one it read none of has none.
   give(batched(node) ? attributes(el, names[d][i], null) : allAttributes(el));
 }
 
 /** Buffer: [x, y, width, height] of the element's border box. */
 export function readRect(node, d, i) {
-  writeRect(at(node, d, i).getBoundingClientRect());
+  writeRect(rectOf.call(at(node, d, i)));
 }
 
 function writeRect(r) {
@@ -689,7 +720,7 @@ export function readClipBox(node, d, i) {
 
 /** `Element.checkVisibility` with opacity and `visibility` checked. */
 export function isVisible(node, d, i) {
-  return at(node, d, i).checkVisibility(VISIBILITY);
+  return checkVisibility.call(at(node, d, i), VISIBILITY);
 }
 
 // What `readIndexed` is asked for besides the properties every indexed element has (the
@@ -750,25 +781,25 @@ function addContent(s, muted) {
 }
 
 function contentInto(parent, muted) {
-  for (let c = parent.firstChild; c !== null; c = c.nextSibling) {
-    const t = c.nodeType;
+  for (let c = firstChildOf.call(parent); c !== null; c = nextSiblingOf.call(c)) {
+    const t = nodeTypeOf.call(c);
     if (t === 1 && --contentLeft < 0) return;
     if (t === 3) {
       addContent(c.data, muted);
     } else if (t === 1) {
-      const tag = c.localName;
-      if (SILENT.has(tag) || !c.checkVisibility(VISIBILITY)) continue;
+      const tag = localNameOf.call(c);
+      if (SILENT.has(tag) || !checkVisibility.call(c, VISIBILITY)) continue;
       const quiet = muted || getAttribute.call(c, 'aria-hidden') === 'true';
       const gap = BLOCKS.has(tag) || tag === 'svg' ? ' ' : '';
       addContent(gap, quiet);
       if (tag === 'svg') {
         // Its text is drawing; its name is its own `<title>`.
-        for (const k of c.children) {
-          if (k.localName !== 'title') continue;
-          addContent(k.textContent, quiet);
+        for (const k of childrenOf.call(c)) {
+          if (localNameOf.call(k) !== 'title') continue;
+          addContent(textContentOf.call(k), quiet);
           break;
         }
-      } else if (c.hasChildNodes()) {
+      } else if (hasChildNodes.call(c)) {
         contentInto(c, quiet);
       }
       addContent(gap, quiet);
@@ -781,7 +812,7 @@ function contentInto(parent, muted) {
  * unless that is all there is (a lone "×" is what a person reads on its button).
  */
 export function contentText(el) {
-  if (el.childElementCount === 0) return el.textContent;
+  if (childCountOf.call(el) === 0) return textContentOf.call(el);
   shownText = '';
   spokenText = '';
   contentLeft = CONTENT_ELEMENTS;
@@ -854,8 +885,8 @@ export function composedContains(outer, inner) {
   let n = inner;
   while (n !== null && n !== undefined) {
     if (n === outer) return true;
-    const parent = n.parentNode;
-    n = parent !== null ? parent : n.nodeType === 11 ? n.host : null;
+    const parent = parentNodeOf.call(n);
+    n = parent !== null ? parent : nodeTypeOf.call(n) === 11 ? n.host : null;
   }
   return false;
 }
@@ -902,14 +933,7 @@ export function readScrolls(node, d, i, win) {
   return (o === 'auto' || o === 'scroll') && el.scrollHeight > el.clientHeight + 1;
 }
 
-// A form's own properties and methods are shadowed by its controls' names (`<input
-// name="action">` makes `form.action` that input, `name="getAttribute"` its method): attributes,
-// which the walk reads of every element, and what is read of a form go through the prototypes.
-const getAttribute = Element.prototype.getAttribute;
-const getAttributeNames = Element.prototype.getAttributeNames;
-const hasAttribute = Element.prototype.hasAttribute;
-const hasAttributes = Element.prototype.hasAttributes;
-const selectAll = Element.prototype.querySelectorAll;
+// What is read of a form goes through the prototypes (see the top of this file).
 
 /** `el`'s attribute `name`, or null, whatever its controls are named. */
 export function attributeOf(el, name) {
