@@ -1900,12 +1900,15 @@ mod tests {
     /// A step's picture, or why it has none.
     type Shot = (u32, Result<Vec<u8>, String>);
 
-    /// Keeps the pictures it is given.
+    /// Keeps the steps written down and the pictures it is given.
     #[derive(Default)]
-    struct Album(Mutex<Vec<Shot>>);
+    struct Kept {
+        steps: Mutex<Vec<StepRecord>>,
+        pictures: Mutex<Vec<Shot>>,
+    }
 
     #[async_trait]
-    impl Memory for Album {
+    impl Memory for Kept {
         async fn begin(&self, _: &str) {}
         async fn lessons(&self, _: &str) -> Vec<String> {
             Vec::new()
@@ -1918,9 +1921,11 @@ mod tests {
             false
         }
         async fn allow(&self, _: &str, _: &str) {}
-        async fn step(&self, _: StepRecord) {}
+        async fn step(&self, record: StepRecord) {
+            self.steps.lock().unwrap().push(record);
+        }
         async fn picture(&self, step: u32, picture: Result<Vec<u8>, String>) {
-            self.0.lock().unwrap().push((step, picture));
+            self.pictures.lock().unwrap().push((step, picture));
         }
     }
 
@@ -1936,18 +1941,18 @@ mod tests {
             sign_in: Some(Box::new(SignsIn(state.clone()))),
             ..chain(script)
         };
-        let album = Album::default();
+        let kept = Kept::default();
         let end = run(
             &task("sign in"),
             &deciders,
             &Echoes { state },
             &FakePanel::default(),
-            &album,
+            &kept,
             &AtomicBool::new(false),
         )
         .await;
         assert_eq!(end.status, TaskStatus::Succeeded);
-        let pictures = album.0.into_inner().unwrap();
+        let pictures = kept.pictures.into_inner().unwrap();
         let text = |p: &Result<Vec<u8>, String>| match p {
             Ok(jpeg) => String::from_utf8_lossy(jpeg).into_owned(),
             Err(why) => format!("none: {why}"),
@@ -1986,30 +1991,6 @@ mod tests {
         }
     }
 
-    /// Keeps the steps written down.
-    #[derive(Default)]
-    struct Steps(Mutex<Vec<StepRecord>>);
-
-    #[async_trait]
-    impl Memory for Steps {
-        async fn begin(&self, _: &str) {}
-        async fn lessons(&self, _: &str) -> Vec<String> {
-            Vec::new()
-        }
-        async fn examples(&self, _: &str, _: &str) -> Vec<String> {
-            Vec::new()
-        }
-        async fn add_lesson(&self, _: &str, _: &str) {}
-        async fn allowed(&self, _: &str, _: &str) -> bool {
-            false
-        }
-        async fn allow(&self, _: &str, _: &str) {}
-        async fn step(&self, record: StepRecord) {
-            self.0.lock().unwrap().push(record);
-        }
-        async fn picture(&self, _: u32, _: Result<Vec<u8>, String>) {}
-    }
-
     #[tokio::test]
     async fn what_the_sign_in_said_without_acting_is_written_down_with_the_step_it_came_in() {
         let script = Arc::new(Scripted::new([
@@ -2020,18 +2001,18 @@ mod tests {
             sign_in: Some(Box::new(Refuses(AtomicBool::new(false)))),
             ..chain(script)
         };
-        let steps = Steps::default();
+        let kept = Kept::default();
         let end = run(
             &task("g"),
             &deciders,
             &shop(),
             &FakePanel::default(),
-            &steps,
+            &kept,
             &AtomicBool::new(false),
         )
         .await;
         assert_eq!(end.status, TaskStatus::Succeeded, "{end:?}");
-        let steps = steps.0.into_inner().unwrap();
+        let steps = kept.steps.into_inner().unwrap();
         let written: Vec<(u32, &str, &str)> = steps
             .iter()
             .map(|s| (s.n, s.strategy.as_str(), s.outcome_text.as_str()))
