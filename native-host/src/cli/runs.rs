@@ -93,10 +93,11 @@ fn list(store: &Store, limit: u32, site: Option<&str>, json: bool) -> Result<boo
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&runs)?);
-    } else if let (true, Some(site)) = (runs.is_empty(), site) {
-        println!("no runs on {site}");
     } else if runs.is_empty() {
-        println!("no runs yet: the goals you run appear here");
+        match site {
+            Some(site) => println!("no runs on {site}"),
+            None => println!("no runs yet: the goals you run appear here"),
+        }
     } else {
         println!(
             "{:>5}  {:<11}  {:<19}  {:>5}  GOAL",

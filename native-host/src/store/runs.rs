@@ -217,35 +217,40 @@ impl Store {
 
     /// The latest `limit` runs, newest first.
     pub fn recent_runs(&self, limit: u32) -> Result<Vec<RunSummary>> {
-        let doing = || "listing the latest runs".to_owned();
-        let conn = self.conn();
-        let mut stmt = conn
-            .prepare_cached(&format!(
-                "SELECT {RUN_COLUMNS} FROM runs ORDER BY started_at DESC, id DESC LIMIT ?1"
-            ))
-            .doing(doing)?;
-        let runs = stmt
-            .query_map([limit], run_from_row)
-            .and_then(|rows| rows.collect())
-            .doing(doing);
-        runs
+        self.latest_runs("", rusqlite::params![limit], || {
+            "listing the latest runs".to_owned()
+        })
     }
 
     /// The latest `limit` runs on `origin` (`scheme://host[:port]`), newest first: older ones
     /// than the latest of all are found too.
     pub fn recent_runs_on(&self, origin: &str, limit: u32) -> Result<Vec<RunSummary>> {
-        let doing = || format!("listing the latest runs on {origin}");
+        self.latest_runs(
+            "WHERE origin = ?2",
+            rusqlite::params![limit, origin],
+            || format!("listing the latest runs on {origin}"),
+        )
+    }
+
+    /// The runs `filter` (an SQL `WHERE` clause, or nothing) keeps, newest first, at most
+    /// `params`' first (`?1`).
+    fn latest_runs(
+        &self,
+        filter: &str,
+        params: impl rusqlite::Params,
+        doing: impl Fn() -> String,
+    ) -> Result<Vec<RunSummary>> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(&format!(
-                "SELECT {RUN_COLUMNS} FROM runs WHERE origin = ?1 \
-                 ORDER BY started_at DESC, id DESC LIMIT ?2"
+                "SELECT {RUN_COLUMNS} FROM runs {filter} \
+                 ORDER BY started_at DESC, id DESC LIMIT ?1"
             ))
-            .doing(doing)?;
+            .doing(&doing)?;
         let runs = stmt
-            .query_map(rusqlite::params![origin, limit], run_from_row)
+            .query_map(params, run_from_row)
             .and_then(|rows| rows.collect())
-            .doing(doing);
+            .doing(&doing);
         runs
     }
 
