@@ -15,8 +15,8 @@ use itinero_engine::gate::Gate;
 use itinero_engine::gguf::TensorType;
 use itinero_engine::gpu::tile_tuning;
 use itinero_engine::gpu::{
-    record_pass, Destination, GpuMatrix, JoinedMatMul, MatMul, MatVec, MatVecConfig, NormedInput,
-    NormedMatVec, Output, Reduction, StepUniform, BATCH_TILE, TILES,
+    record_pass, Blocking, Destination, GpuMatrix, JoinedMatMul, MatMul, MatVec, MatVecConfig,
+    NormedInput, NormedMatVec, Output, Reduction, StepUniform, BATCH_TILE, TILES,
 };
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
@@ -75,13 +75,18 @@ fn reference(ty: TensorType, data: &[u8], rows: usize, x: &[f32]) -> (Vec<f64>, 
 
 /// Checks `got` against the reference; returns the largest error relative to Σ|w·x|.
 fn check(what: &str, got: &[f32], want: &[f64], scale: &[f64]) -> f64 {
+    check_within(what, got, want, scale, TOLERANCE)
+}
+
+/// As [`check`], allowing `tolerance` of Σ|w·x|.
+fn check_within(what: &str, got: &[f32], want: &[f64], scale: &[f64], tolerance: f64) -> f64 {
     assert_eq!(got.len(), want.len(), "{what}: row count");
     let mut worst = 0.0f64;
     for (r, ((&g, &w), &s)) in got.iter().zip(want).zip(scale).enumerate() {
         let err = (f64::from(g) - w).abs() / s.max(f64::MIN_POSITIVE);
         assert!(
-            err <= TOLERANCE,
-            "{what}: row {r} is {g}, the reference {w} (error {err:.2e} of Σ|w·x| = {s:.4}, allowed {TOLERANCE:.0e})"
+            err <= tolerance,
+            "{what}: row {r} is {g}, the reference {w} (error {err:.2e} of Σ|w·x| = {s:.4}, allowed {tolerance:.0e})"
         );
         worst = worst.max(err);
     }
@@ -228,7 +233,13 @@ fn normed_products_match_the_cpu_reference_on_the_normalised_x() {
                     y2[rows2..].iter().all(|&v| v == 0.0),
                     "{what}: rows written past the last output's"
                 );
-                check_biased(&format!("{what} split"), &got, (&want, &scale), &bias);
+                check_biased(
+                    &format!("{what} split"),
+                    &got,
+                    (&want, &scale),
+                    &bias,
+                    TOLERANCE,
+                );
                 // Gate and up joined (the first and last `half` rows), the activation applied.
                 let half = rows / 2;
                 let gu = GpuMatrix::upload(
@@ -243,7 +254,13 @@ fn normed_products_match_the_cpu_reference_on_the_normalised_x() {
                 let y = gpu.storage_f32("y", half);
                 run(kernels.bind_gated(gpu, &gu, input, &y).unwrap());
                 let got = gpu.read_f32(&y, half).unwrap();
-                check_gated(&format!("{what} gated"), gate, &got, (&want, &scale));
+                check_gated(
+                    &format!("{what} gated"),
+                    gate,
+                    &got,
+                    (&want, &scale),
+                    TOLERANCE,
+                );
             }
         }
     }
@@ -256,10 +273,6 @@ fn normed_products_match_the_cpu_reference_on_the_normalised_x() {
 fn joined_matrix_matrix_products_match_the_cpu_reference_per_token() {
     let gpu = common::gpu();
     let mut rng = Rng(0x5eed_000a);
-    let (rows0, rows1, rows2) = (40usize, 13usize, 20usize);
-    let rows = rows0 + rows1 + rows2;
-    let (tokens, max) = (11u32, 16u32);
-    let step = StepUniform::new(0, tokens).buffer(gpu);
     // Each activation, with the tile of most reuse and a smaller one (see `tile_tuning`).
     for (gate, tile) in [
         (Gate::SwiGlu, BATCH_TILE),
@@ -268,94 +281,121 @@ fn joined_matrix_matrix_products_match_the_cpu_reference_per_token() {
         (Gate::GeGlu, 4),
     ] {
         let kernels = JoinedMatMul::new(gpu, &TYPES, gate, tile).unwrap();
-        for ty in TYPES {
-            let what = format!("{ty} joined {gate:?}, tiles of {tile}");
-            let cols = if ty.block_elements() == 256 { 512 } else { 96 };
-            let data = random_rows(ty, rows, cols, &mut rng);
-            let mut xs: Vec<f32> = (0..tokens).flat_map(|_| random_x(cols, &mut rng)).collect();
-            xs.resize(max as usize * cols, 0.0);
-            let xb = gpu.upload_f32("x", &xs);
-            let m = GpuMatrix::upload(gpu, "joined", ty, rows as u64, cols as u64, &data).unwrap();
-            let bias: Vec<f32> = (0..rows).map(|_| rng.uniform(-1.0, 1.0)).collect();
-            let bb = gpu.upload_f32("bias", &bias);
-            let ys: Vec<wgpu::Buffer> = [rows0, rows1, rows2]
-                .iter()
-                .map(|&r| gpu.storage_f32("y", r * max as usize))
-                .collect();
-            let to: Vec<Destination<'_>> = ys
-                .iter()
-                .zip([rows0, rows1, rows2])
-                .map(|(b, r)| Destination::new(b, r as u32))
-                .collect();
-            let gu_rows = 2 * (rows / 2);
-            let gu = GpuMatrix::upload(
-                gpu,
-                "gate + up",
-                ty,
-                gu_rows as u64,
-                cols as u64,
-                &data[..gu_rows * ty.bytes_for(cols as u64).unwrap() as usize],
-            )
+        let what = format!("joined {gate:?}, tiles of {tile}");
+        check_joined(&kernels, gate, &what, (11, 16), TOLERANCE, &mut rng);
+    }
+}
+
+/// `kernels`' split and gated products over `max` tokens of which `tokens` are the batch's, for
+/// every type, against the reference within `tolerance`; rows of tokens past the batch's must
+/// stay unwritten.
+fn check_joined(
+    kernels: &JoinedMatMul,
+    gate: Gate,
+    what: &str,
+    (tokens, max): (u32, u32),
+    tolerance: f64,
+    rng: &mut Rng,
+) {
+    let gpu = common::gpu();
+    let (rows0, rows1, rows2) = (40usize, 13usize, 20usize);
+    let rows = rows0 + rows1 + rows2;
+    let step = StepUniform::new(0, tokens).buffer(gpu);
+    for ty in TYPES {
+        let what = format!("{ty} {what}");
+        let cols = if ty.block_elements() == 256 { 512 } else { 96 };
+        let data = random_rows(ty, rows, cols, rng);
+        let mut xs: Vec<f32> = (0..tokens).flat_map(|_| random_x(cols, rng)).collect();
+        xs.resize(max as usize * cols, 0.0);
+        let xb = gpu.upload_f32("x", &xs);
+        let m = GpuMatrix::upload(gpu, "joined", ty, rows as u64, cols as u64, &data).unwrap();
+        let bias: Vec<f32> = (0..rows).map(|_| rng.uniform(-1.0, 1.0)).collect();
+        let bb = gpu.upload_f32("bias", &bias);
+        let ys: Vec<wgpu::Buffer> = [rows0, rows1, rows2]
+            .iter()
+            .map(|&r| gpu.storage_f32("y", r * max as usize))
+            .collect();
+        let to: Vec<Destination<'_>> = ys
+            .iter()
+            .zip([rows0, rows1, rows2])
+            .map(|(b, r)| Destination::new(b, r as u32))
+            .collect();
+        let gu_rows = 2 * (rows / 2);
+        let gu = GpuMatrix::upload(
+            gpu,
+            "gate + up",
+            ty,
+            gu_rows as u64,
+            cols as u64,
+            &data[..gu_rows * ty.bytes_for(cols as u64).unwrap() as usize],
+        )
+        .unwrap();
+        let y = gpu.storage_f32("y", rows / 2 * max as usize);
+        let mut bound = kernels
+            .bind_split(gpu, &m, &xb, &to, Some(&bb), &step, max)
             .unwrap();
-            let y = gpu.storage_f32("y", rows / 2 * max as usize);
-            let mut bound = kernels
-                .bind_split(gpu, &m, &xb, &to, Some(&bb), &step, max)
-                .unwrap();
-            bound.extend(kernels.bind_gated(gpu, &gu, &xb, &y, &step, max).unwrap());
-            let mut enc = gpu
-                .device()
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-            record_pass(&mut enc, "joined", &bound);
-            gpu.queue().submit([enc.finish()]);
-            let split: Vec<Vec<f32>> = ys
+        bound.extend(kernels.bind_gated(gpu, &gu, &xb, &y, &step, max).unwrap());
+        let mut enc = gpu
+            .device()
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+        record_pass(&mut enc, "joined", &bound);
+        gpu.queue().submit([enc.finish()]);
+        let split: Vec<Vec<f32>> = ys
+            .iter()
+            .zip([rows0, rows1, rows2])
+            .map(|(b, r)| gpu.read_f32(b, r * max as usize).unwrap())
+            .collect();
+        let gated = gpu.read_f32(&y, rows / 2 * max as usize).unwrap();
+        for t in 0..max as usize {
+            if t >= tokens as usize {
+                // Tokens past the batch's are not written.
+                assert!(
+                    split
+                        .iter()
+                        .zip([rows0, rows1, rows2])
+                        .all(|(y, r)| y[t * r..(t + 1) * r].iter().all(|&v| v == 0.0))
+                        && gated[t * (rows / 2)..(t + 1) * (rows / 2)]
+                            .iter()
+                            .all(|&v| v == 0.0),
+                    "{what}: token {t} is past the batch but was written"
+                );
+                continue;
+            }
+            let x = &xs[t * cols..(t + 1) * cols];
+            let (want, scale) = reference(ty, &data, rows, x);
+            let got: Vec<f32> = split
                 .iter()
                 .zip([rows0, rows1, rows2])
-                .map(|(b, r)| gpu.read_f32(b, r * max as usize).unwrap())
+                .flat_map(|(y, r)| y[t * r..(t + 1) * r].to_vec())
                 .collect();
-            let gated = gpu.read_f32(&y, rows / 2 * max as usize).unwrap();
-            for t in 0..max as usize {
-                if t >= tokens as usize {
-                    // Tokens past the batch's are not written.
-                    assert!(
-                        split
-                            .iter()
-                            .zip([rows0, rows1, rows2])
-                            .all(|(y, r)| y[t * r..(t + 1) * r].iter().all(|&v| v == 0.0))
-                            && gated[t * (rows / 2)..(t + 1) * (rows / 2)]
-                                .iter()
-                                .all(|&v| v == 0.0),
-                        "{what}: token {t} is past the batch but was written"
-                    );
-                    continue;
-                }
-                let x = &xs[t * cols..(t + 1) * cols];
-                let (want, scale) = reference(ty, &data, rows, x);
-                let got: Vec<f32> = split
-                    .iter()
-                    .zip([rows0, rows1, rows2])
-                    .flat_map(|(y, r)| y[t * r..(t + 1) * r].to_vec())
-                    .collect();
-                check_biased(
-                    &format!("{what} split, token {t}"),
-                    &got,
-                    (&want, &scale),
-                    &bias,
-                );
-                let half = rows / 2;
-                check_gated(
-                    &format!("{what} gated, token {t}"),
-                    gate,
-                    &gated[t * half..(t + 1) * half],
-                    (&want, &scale),
-                );
-            }
+            check_biased(
+                &format!("{what} split, token {t}"),
+                &got,
+                (&want, &scale),
+                &bias,
+                tolerance,
+            );
+            let half = rows / 2;
+            check_gated(
+                &format!("{what} gated, token {t}"),
+                gate,
+                &gated[t * half..(t + 1) * half],
+                (&want, &scale),
+                tolerance,
+            );
         }
     }
 }
 
 /// `got` against the reference plus `bias`, which the kernels add in f32 after the sum: its
 /// rounding is allowed too.
-fn check_biased(what: &str, got: &[f32], (want, scale): (&[f64], &[f64]), bias: &[f32]) {
+fn check_biased(
+    what: &str,
+    got: &[f32],
+    (want, scale): (&[f64], &[f64]),
+    bias: &[f32],
+    tolerance: f64,
+) {
     let biased: Vec<f64> = want
         .iter()
         .zip(bias)
@@ -366,18 +406,24 @@ fn check_biased(what: &str, got: &[f32], (want, scale): (&[f64], &[f64]), bias: 
         .zip(bias)
         .map(|(s, &b)| s + f64::from(b.abs()))
         .collect();
-    check(what, got, &biased, &scale);
+    check_within(what, got, &biased, &scale, tolerance);
 }
 
 /// `got[r]` = act(gate row r) · (up row r), the reference's rows being the gate's then the
 /// up's: each product's error bound carried through act(g)·u (|act'| < 1.2).
-fn check_gated(what: &str, gate: Gate, got: &[f32], (want, scale): (&[f64], &[f64])) {
+fn check_gated(
+    what: &str,
+    gate: Gate,
+    got: &[f32],
+    (want, scale): (&[f64], &[f64]),
+    tolerance: f64,
+) {
     let half = got.len();
     for (r, &g) in got.iter().enumerate() {
         let (gv, uv) = (want[r], want[half + r]);
         let act = gate_reference(gate, gv);
         let exact = act * uv;
-        let allowed = 4.0 * TOLERANCE * (1.2 * scale[r] * uv.abs() + scale[half + r] * act.abs())
+        let allowed = 4.0 * tolerance * (1.2 * scale[r] * uv.abs() + scale[half + r] * act.abs())
             + 1e-6 * exact.abs();
         let err = (f64::from(g) - exact).abs();
         assert!(
@@ -464,6 +510,115 @@ fn the_matrix_matrix_kernel_matches_the_cpu_reference_per_token() {
     assert!(err.to_string().contains("tiles of 16 tokens"), "{err}");
 }
 
+/// f16 inputs: rounding x and the dequantised w to f16 moves each product by up to 2⁻¹⁰ of
+/// itself, so the sum by up to 2⁻¹⁰ of Σ|w·x|, and the f32 sums by less than a millionth more.
+/// One wrongly decoded element of a 512-wide row moves it by about 2⁻⁹.
+const F16_TOLERANCE: f64 = 1.0 / 1024.0 + TOLERANCE;
+
+/// Prefill's products on cooperative matrices, where the adapter has them (Mesa's lavapipe from
+/// 25.x, NVIDIA, AMD and Intel GPUs; not this project's CI, whose lavapipe is older): every type,
+/// a batch of two blocks of tokens with the second partial, a matrix whose rows are not whole
+/// blocks, split across bindings, and the joined products with each activation.
+#[test]
+fn cooperative_matrix_products_match_the_cpu_reference_per_token() {
+    let gpu = common::gpu();
+    let Some(chosen) = Blocking::cooperative(gpu) else {
+        eprintln!(
+            "{} has no cooperative matrices with f16 inputs: nothing to check here",
+            gpu.describe()
+        );
+        return;
+    };
+    let Blocking::Cooperative { fragment, parts } = chosen else {
+        unreachable!("{chosen:?}")
+    };
+    // The step chosen, and one of another size (steps of 2 parts leave an odd part to pad).
+    let other = Blocking::Cooperative {
+        fragment,
+        parts: if parts == 2 { 1 } else { 2 },
+    };
+    let mut rng = Rng(0x5eed_0011);
+    for blocking in [chosen, other] {
+        eprintln!("device: {}, {blocking}", gpu.describe());
+        check_cooperative(blocking, &mut rng);
+    }
+}
+
+/// The plain and joined products in `blocking` against the reference.
+fn check_cooperative(blocking: Blocking, rng: &mut Rng) {
+    let gpu = common::gpu();
+    let kernels = MatMul::with_blocking(gpu, &TYPES, blocking).unwrap();
+    let block = blocking.tokens();
+    let tokens = block + 5;
+    for ty in TYPES {
+        let cols = if ty.block_elements() == 256 { 512 } else { 96 };
+        let rows = 67;
+        let data = random_rows(ty, rows, cols, rng);
+        let xs: Vec<Vec<f32>> = (0..tokens).map(|_| random_x(cols, rng)).collect();
+        let row_bytes = (data.len() / rows) as u64;
+        for limit in [gpu.max_binding_bytes(), 5 * row_bytes] {
+            let m = GpuMatrix::upload_with_limit(
+                gpu,
+                "random",
+                ty,
+                rows as u64,
+                cols as u64,
+                &data,
+                limit,
+            )
+            .unwrap();
+            let got = kernels.run(gpu, &m, &xs.concat(), tokens).unwrap();
+            let mut worst = 0.0f64;
+            for (t, x) in xs.iter().enumerate() {
+                let (want, scale) = reference(ty, &data, rows, x);
+                let what = format!("{ty} {blocking}, token {t}, {} bindings", m.chunk_count());
+                worst = worst.max(check_within(
+                    &what,
+                    &got[t * rows..(t + 1) * rows],
+                    &want,
+                    &scale,
+                    F16_TOLERANCE,
+                ));
+            }
+            eprintln!(
+                "{ty} {blocking} ({} bindings): worst error {worst:.1e} of Σ|w·x|",
+                m.chunk_count()
+            );
+        }
+    }
+    for gate in [Gate::SwiGlu, Gate::GeGlu] {
+        let kernels = JoinedMatMul::with_blocking(gpu, &TYPES, gate, blocking).unwrap();
+        let what = format!("joined {gate:?}, {blocking}");
+        check_joined(
+            &kernels,
+            gate,
+            &what,
+            (tokens, 2 * block),
+            F16_TOLERANCE,
+            rng,
+        );
+    }
+}
+
+/// A device without cooperative matrices refuses them by name, saying what it lacks.
+#[test]
+fn cooperative_matrices_a_device_lacks_are_refused() {
+    let gpu = common::gpu();
+    let missing = match gpu.cooperative_fragment() {
+        Some(8) => 16,
+        _ => 8,
+    };
+    let blocking = Blocking::Cooperative {
+        fragment: missing,
+        parts: 1,
+    };
+    let err = MatMul::with_blocking(gpu, &[TensorType::Q4_0], blocking)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(&format!("fragments of {missing}")), "{err}");
+    assert!(err.contains(&gpu.describe()), "{err}");
+}
+
 /// Tuning times every candidate tile that divides the batch and keeps one of them; a batch no
 /// candidate divides is an error, not a guess.
 #[test]
@@ -482,20 +637,22 @@ fn tile_tuning_times_each_tile_that_fits_the_batch() {
         &data[..32 * data.len() / rows],
     )
     .unwrap();
-    let choice = tile_tuning::fastest(gpu, &[ty], &[&m, &o], 16, &tile_tuning::CANDIDATES).unwrap();
-    let timed: Vec<u32> = choice.timings.iter().map(|t| t.tile).collect();
-    assert_eq!(timed, tile_tuning::CANDIDATES);
+    let candidates = tile_tuning::candidates(gpu);
+    let batch = 64;
+    let choice = tile_tuning::fastest(gpu, &[ty], &[&m, &o], batch, &candidates).unwrap();
+    let timed: Vec<Blocking> = choice.timings.iter().map(|t| t.tile).collect();
+    assert_eq!(timed, candidates);
     assert!(choice.timings.iter().all(|t| !t.pass.is_zero()));
     let best = choice.timings.iter().min_by_key(|t| t.pass).unwrap();
     assert_eq!(choice.tile, best.tile);
     assert!(choice
         .describe()
-        .starts_with(&format!("{} tokens (timed: 8: ", choice.tile)));
+        .starts_with(&format!("{} (timed: 8 tokens: ", choice.tile)));
     // Only 2 of the candidates divides 6 tokens.
-    let choice = tile_tuning::fastest(gpu, &[ty], &[&m], 6, &tile_tuning::CANDIDATES).unwrap();
-    assert_eq!(choice.tile, 2);
+    let choice = tile_tuning::fastest(gpu, &[ty], &[&m], 6, &candidates).unwrap();
+    assert_eq!(choice.tile, Blocking::Rows(2));
     assert_eq!(choice.timings.len(), 1);
-    let err = tile_tuning::fastest(gpu, &[ty], &[&m], 3, &tile_tuning::CANDIDATES).unwrap_err();
+    let err = tile_tuning::fastest(gpu, &[ty], &[&m], 3, &candidates).unwrap_err();
     assert!(
         err.to_string().contains("divides a batch of 3 tokens"),
         "{err}"
@@ -523,26 +680,31 @@ fn adding_products_add_to_what_y_held() {
     .unwrap();
     assert!(m.chunk_count() > 1);
     let matvec = MatVec::new(gpu, &[ty]).unwrap();
-    let matmuls = [
-        (MatMul::new(gpu, &[ty], 1).unwrap(), 1u32),
-        (MatMul::new(gpu, &[ty], BATCH_TILE).unwrap(), BATCH_TILE),
+    let mut matmuls = vec![
+        MatMul::new(gpu, &[ty], 1).unwrap(),
+        MatMul::new(gpu, &[ty], BATCH_TILE).unwrap(),
     ];
+    if let Some(coop) = Blocking::cooperative(gpu) {
+        matmuls.push(MatMul::with_blocking(gpu, &[ty], coop).unwrap());
+    }
     let xs: Vec<Vec<f32>> = (0..tokens).map(|_| random_x(cols, &mut rng)).collect();
     let before: Vec<f32> = (0..rows * tokens).map(|_| rng.uniform(-4.0, 4.0)).collect();
     for output in [Output::Write, Output::Add] {
         // (kernel, tokens it computes): matrix-vector, then matrix-matrix in each tile.
         let kernels = std::iter::once(("matrix-vector".to_owned(), None, 1)).chain(
-            matmuls.iter().map(|(mm, tile)| {
+            matmuls.iter().map(|mm| {
                 (
-                    format!("matrix-matrix, tiles of {tile}"),
-                    Some((mm, *tile)),
+                    format!("matrix-matrix, {}", mm.blocking()),
+                    Some(mm),
                     tokens,
                 )
             }),
         );
         for (what, matmul, n) in kernels {
+            let whole = matmul.map_or(1, |mm| mm.blocking().tokens());
+            let max = (n as u32).div_ceil(whole) * whole;
             let mut x = xs[..n].concat();
-            x.resize(BATCH_TILE as usize * cols, 0.0);
+            x.resize(max as usize * cols, 0.0);
             let xb = gpu.upload_f32("x", &x);
             let yb = gpu.upload_f32("y", &before[..rows * n]);
             let mut encoder = gpu
@@ -550,9 +712,8 @@ fn adding_products_add_to_what_y_held() {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
             let bound = match matmul {
                 None => matvec.bind_output(gpu, &m, &xb, &yb, output),
-                Some((mm, tile)) => {
+                Some(mm) => {
                     let step = StepUniform::new(0, n as u32).buffer(gpu);
-                    let max = (n as u32).div_ceil(tile) * tile;
                     mm.bind_output(gpu, &m, &xb, &yb, &step, max, output)
                 }
             }
@@ -573,11 +734,16 @@ fn adding_products_add_to_what_y_held() {
                 };
                 // What y held is exact in f32: the tolerance stays that of the product.
                 let scale: Vec<f64> = scale.iter().map(|s| s.max(1.0)).collect();
-                check(
+                let tolerance = match matmul.map(|mm| mm.blocking()) {
+                    Some(Blocking::Cooperative { .. }) => F16_TOLERANCE,
+                    _ => TOLERANCE,
+                };
+                check_within(
                     &format!("{what}, {output:?}, token {t}"),
                     &got[t * rows..(t + 1) * rows],
                     &want,
                     &scale,
+                    tolerance,
                 );
             }
         }

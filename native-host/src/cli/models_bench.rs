@@ -62,9 +62,10 @@ pub struct BenchArgs {
     /// compare them on one device.
     #[arg(long, value_enum, default_value_t = FusionArg::Auto)]
     pub fusion: FusionArg,
-    /// Tokens per invocation of prefill's products: `auto` (on a GPU, the fastest of 8, 4 and 2,
-    /// timed with the model's products as it loads; 8 on CPU drivers) or 2, 4 or 8, to compare
-    /// them on one device.
+    /// How prefill's products share out the work: `auto` (on a GPU, the fastest of tiles of 8,
+    /// 4 and 2 tokens an invocation and, where the GPU has them, cooperative matrices (tensor
+    /// cores), timed with the model's products as it loads; 8 on CPU drivers), 2, 4 or 8, or
+    /// `coop`, to compare them on one device.
     #[arg(long, default_value = "auto", value_parser = parse_tile)]
     pub prefill_tile: PrefillTile,
     #[arg(long)]
@@ -88,15 +89,17 @@ fn parse_type(s: &str) -> Result<TensorType, String> {
         })
 }
 
-/// `auto`, or one of the tiles tuning chooses among.
+/// `auto`, `coop` (cooperative matrices), or one of the tiles tuning chooses among.
 fn parse_tile(s: &str) -> Result<PrefillTile, String> {
-    if s == "auto" {
-        return Ok(PrefillTile::Auto);
+    match s {
+        "auto" => return Ok(PrefillTile::Auto),
+        "coop" => return Ok(PrefillTile::Cooperative),
+        _ => {}
     }
     match s.parse::<u32>() {
         Ok(t) if tile_tuning::CANDIDATES.contains(&t) => Ok(PrefillTile::Fixed(t)),
         _ => Err(format!(
-            "`{s}`: the prefill tile is auto or one of {:?}",
+            "`{s}`: the prefill tile is auto, coop or one of {:?}",
             tile_tuning::CANDIDATES
         )),
     }

@@ -8,11 +8,12 @@ use wgpu::{Backend, Backends, DeviceType, Features, PowerPreference};
 
 use super::GpuError;
 
-/// The optional features used when offered: f16 arithmetic and subgroup operations for the
-/// kernels (every kernel also has a path that needs neither), and timestamps inside passes for
-/// [`super::profile`].
+/// The optional features used when offered: f16 arithmetic, subgroup operations and cooperative
+/// matrices (tensor cores) for the kernels (every kernel also has a path that needs none of
+/// them), and timestamps inside passes for [`super::profile`].
 const WANTED_FEATURES: Features = Features::SHADER_F16
     .union(Features::SUBGROUP)
+    .union(Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
     .union(super::profile::FEATURES);
 
 /// How to choose the adapter.
@@ -45,6 +46,8 @@ pub struct Gpu {
     info: wgpu::AdapterInfo,
     limits: wgpu::Limits,
     features: Features,
+    /// The square sizes of cooperative matrix with f16 inputs and f32 sums the adapter offers.
+    cooperative_sizes: Vec<u32>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -75,13 +78,30 @@ impl Gpu {
         let adapter = &adapters[index];
         let info = infos[index].clone();
         let features = adapter.features() & WANTED_FEATURES;
+        let cooperative_sizes = if features.contains(Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+            f16_cooperative_sizes(&adapter.cooperative_matrix_properties())
+        } else {
+            Vec::new()
+        };
+        // wgpu counts cooperative matrices among its experimental features, which a device must
+        // be opened with to use them.
+        let experimental_features = if features.contains(Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
+        {
+            // SAFETY: wgpu asks the caller to accept that its experimental features may have
+            // bugs. The only such feature enabled is cooperative matrices, used by one family of
+            // kernels that the tests check against the CPU reference wherever the adapter has
+            // them, and that prefill uses only after timing them against the portable kernels.
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        };
         // Every limit the adapter offers: the largest storage binding decides how tensors split.
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("itinero-engine"),
             required_features: features,
             required_limits: limits.clone(),
-            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            experimental_features,
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         }))
@@ -95,6 +115,7 @@ impl Gpu {
             max_storage_binding = limits.max_storage_buffer_binding_size,
             max_buffer = limits.max_buffer_size,
             subgroup_sizes = ?(info.subgroup_min_size, info.subgroup_max_size),
+            ?cooperative_sizes,
             "GPU device opened"
         );
         Ok(Self {
@@ -103,6 +124,7 @@ impl Gpu {
             info,
             limits,
             features,
+            cooperative_sizes,
         })
     }
 
@@ -121,6 +143,23 @@ impl Gpu {
 
     pub fn has_subgroups(&self) -> bool {
         self.features.contains(Features::SUBGROUP)
+    }
+
+    /// The size of the cooperative matrices (8 or 16, square, f16 inputs summed in f32) that
+    /// prefill's products can run on: the largest the adapter offers, where it also has f16
+    /// arithmetic and subgroups of one fixed size (the kernels lay their work out by subgroup),
+    /// at least that size.
+    pub fn cooperative_fragment(&self) -> Option<u32> {
+        let needs = Features::SHADER_F16 | Features::SUBGROUP;
+        let (min, max) = (self.info.subgroup_min_size, self.info.subgroup_max_size);
+        if !self.features.contains(needs) || min != max {
+            return None;
+        }
+        self.cooperative_sizes
+            .iter()
+            .copied()
+            .filter(|&f| min >= f && min.is_multiple_of(f))
+            .max()
     }
 
     /// A CPU implementation (lavapipe, llvmpipe, WARP): kernels that suit a GPU are slow there.
@@ -158,6 +197,23 @@ impl Gpu {
                 reason: e.to_string(),
             })
     }
+}
+
+/// The square sizes among `offered` that take f16 inputs and sum in f32, each once.
+fn f16_cooperative_sizes(offered: &[wgpu::CooperativeMatrixProperties]) -> Vec<u32> {
+    let mut sizes: Vec<u32> = offered
+        .iter()
+        .filter(|p| {
+            p.ab_type == wgpu::CooperativeScalarType::F16
+                && p.cr_type == wgpu::CooperativeScalarType::F32
+                && p.m_size == p.n_size
+                && p.n_size == p.k_size
+        })
+        .map(|p| p.m_size)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
 }
 
 fn describe(info: &wgpu::AdapterInfo) -> String {

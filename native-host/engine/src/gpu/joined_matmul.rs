@@ -8,7 +8,7 @@
 use wgpu::util::DeviceExt;
 
 use super::kernel::{grid, Bound};
-use super::matmul::{check_tile, MatMul, WORKGROUP};
+use super::matmul::{Blocking, MatMul, WORKGROUP};
 use super::matrix::GpuMatrix;
 use super::normed_matvec::Destination;
 use super::typed_pipelines::{Slot, TypedPipelines};
@@ -26,11 +26,11 @@ struct Joined {
     _pad: [u32; 4],
 }
 
-/// The joined matrix-matrix pipelines for a model's weight types and gate, in tiles of
-/// `tile` tokens (as [`MatMul`]'s).
+/// The joined matrix-matrix pipelines for a model's weight types and gate, shared out as
+/// [`MatMul`]'s are.
 #[derive(Debug)]
 pub struct JoinedMatMul {
-    tile: u32,
+    blocking: Blocking,
     split: TypedPipelines,
     gated: TypedPipelines,
     /// Bound where a form leaves a binding unused (see `NormedMatVec`).
@@ -40,8 +40,18 @@ pub struct JoinedMatMul {
 
 impl JoinedMatMul {
     pub fn new(gpu: &Gpu, types: &[TensorType], gate: Gate, tile: u32) -> Result<Self, GpuError> {
-        check_tile(tile)?;
+        Self::with_blocking(gpu, types, gate, Blocking::Rows(tile))
+    }
+
+    pub fn with_blocking(
+        gpu: &Gpu,
+        types: &[TensorType],
+        gate: Gate,
+        blocking: Blocking,
+    ) -> Result<Self, GpuError> {
+        blocking.check(gpu)?;
         let subgroup_x = MatMul::can_share_x(gpu);
+        let subgroup = gpu.info().subgroup_min_size;
         let act = gate.wgsl_act();
         let slots = [
             Slot::Read,
@@ -55,13 +65,18 @@ impl JoinedMatMul {
             Slot::Uniform,
         ];
         let build = |gated: bool, what: &'static str| {
-            TypedPipelines::new(gpu, what, &slots, types, |ty| {
-                shader::matmul_joined(ty, WORKGROUP, tile, subgroup_x, gated, act)
+            TypedPipelines::new(gpu, what, &slots, types, |ty| match blocking {
+                Blocking::Rows(tile) => {
+                    shader::matmul_joined(ty, WORKGROUP, tile, subgroup_x, gated, act)
+                }
+                Blocking::Cooperative { fragment, parts } => {
+                    shader::matmul_joined_coop(ty, (fragment, parts), subgroup, gated, act)
+                }
             })
         };
         let spare = |label: &str| gpu.storage_f32(label, 4);
         Ok(Self {
-            tile,
+            blocking,
             split: build(false, "joined matrix-matrix")?,
             gated: build(true, "joined gated matrix-matrix")?,
             spare: [spare("spare 1"), spare("spare 2")],
@@ -166,13 +181,13 @@ impl JoinedMatMul {
         step: &wgpu::Buffer,
         max_tokens: u32,
     ) -> Result<Vec<Bound>, GpuError> {
-        if joined.chunk_count() != 1 || max_tokens == 0 || !max_tokens.is_multiple_of(self.tile) {
+        let tokens = self.blocking.tokens();
+        if joined.chunk_count() != 1 || max_tokens == 0 || !max_tokens.is_multiple_of(tokens) {
             return Err(GpuError::Shape {
                 name: joined.name().to_owned(),
                 reason: format!(
-                    "joined matrices are one binding and a batch whole tiles of {} \
+                    "joined matrices are one binding and a batch whole tiles of {tokens} \
                      ({} bindings, {max_tokens} tokens)",
-                    self.tile,
                     joined.chunk_count()
                 ),
             });
@@ -199,12 +214,12 @@ impl JoinedMatMul {
             &[x, b, y0, y1, y2, &params, step, &uniform],
         );
         let max_dim = gpu.limits().max_compute_workgroups_per_dimension;
-        let (gx, gz) = grid(rows.div_ceil(WORKGROUP), max_dim);
+        let (gx, gz) = grid(rows.div_ceil(self.blocking.rows()), max_dim);
         Ok(vec![Bound::new(
             name.clone(),
             pipeline.clone(),
             bind,
-            (gx, max_tokens / self.tile, gz),
+            (gx, max_tokens / tokens, gz),
         )])
     }
 }

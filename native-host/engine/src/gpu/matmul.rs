@@ -6,6 +6,11 @@
 //! decode product there is, because it shares the loads of `x` across subgroup lanes (see
 //! `matmul.wgsl`).
 //!
+//! Where the adapter has cooperative matrices (tensor cores), a second form computes a block of
+//! tokens × rows per workgroup on them ([`Blocking::Cooperative`], `coop_block.wgsl`); the
+//! portable form stays for every other device, and on a GPU the faster of the two is timed at
+//! load (`tile_tuning`).
+//!
 //! The dispatches are bound once for a largest batch and read how many tokens there are from the
 //! forward pass's [`StepUniform`](super::StepUniform), so a short batch costs only its own tiles.
 
@@ -27,11 +32,107 @@ pub const TILES: [u32; 4] = [1, 2, 4, 8];
 /// Weight rows per workgroup, one per invocation.
 pub(super) const WORKGROUP: u32 = 64;
 
+/// How a product's work is shared out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Blocking {
+    /// An invocation per weight row and tile of this many tokens (one of [`TILES`]).
+    Rows(u32),
+    /// A workgroup per block of tokens × rows, on cooperative matrices of `fragment`×`fragment`
+    /// (8 or 16; [`Gpu::cooperative_fragment`]), staging `parts` 32-element parts of each row
+    /// in workgroup memory a step.
+    Cooperative { fragment: u32, parts: u32 },
+}
+
+impl Blocking {
+    /// Cooperative matrices on `gpu`, where it has them, with a step of one part per invocation
+    /// (at least one).
+    pub fn cooperative(gpu: &Gpu) -> Option<Self> {
+        let fragment = gpu.cooperative_fragment()?;
+        let parts = (gpu.info().subgroup_min_size / fragment).max(1);
+        Some(Blocking::Cooperative { fragment, parts })
+    }
+
+    /// The tokens one dispatch row covers: a batch is bound in whole multiples of it.
+    pub fn tokens(self) -> u32 {
+        match self {
+            Blocking::Rows(tile) => tile,
+            Blocking::Cooperative { fragment, .. } => 4 * fragment,
+        }
+    }
+
+    /// The weight rows one workgroup covers.
+    pub(super) fn rows(self) -> u32 {
+        match self {
+            Blocking::Rows(_) => WORKGROUP,
+            Blocking::Cooperative { fragment, .. } => 4 * fragment,
+        }
+    }
+
+    /// Refuses a tile the kernels do not have, or cooperative matrices `gpu` cannot run.
+    pub(super) fn check(self, gpu: &Gpu) -> Result<(), GpuError> {
+        match self {
+            Blocking::Rows(tile) => check_tile(tile),
+            Blocking::Cooperative { fragment, parts } => {
+                let subgroup = gpu.info().subgroup_min_size;
+                // `coop_block.wgsl`: a block of f32 sums, and its tokens' and rows' f16 columns
+                // of each step.
+                let block = 4 * fragment;
+                let workgroup_bytes = 4 * block * block + 2 * (2 * block * 32 * parts);
+                let refuse = |why: String| {
+                    Err(GpuError::Compile {
+                        what: "cooperative matrix-matrix".into(),
+                        message: why,
+                    })
+                };
+                if gpu.cooperative_fragment() != Some(fragment) {
+                    return refuse(format!(
+                        "fragments of {fragment}: {} offers {}",
+                        gpu.describe(),
+                        match gpu.cooperative_fragment() {
+                            Some(f) => format!("fragments of {f}"),
+                            None => "no cooperative matrices with f16 inputs and f32 sums, \
+                                     f16 arithmetic and subgroups of one size"
+                                .into(),
+                        }
+                    ));
+                }
+                if parts == 0 || !(4 * fragment * fragment).is_multiple_of(subgroup) {
+                    return refuse(format!(
+                        "subgroups of {subgroup} do not share out blocks of {fragment} in \
+                         steps of {parts} parts"
+                    ));
+                }
+                let limit = gpu.limits().max_compute_workgroup_storage_size;
+                if workgroup_bytes > limit {
+                    return refuse(format!(
+                        "a block needs {workgroup_bytes} bytes of workgroup memory, the device \
+                         has {limit}"
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Blocking {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Blocking::Rows(tile) => write!(f, "{tile} tokens"),
+            Blocking::Cooperative { fragment, parts } => write!(
+                f,
+                "cooperative matrices of {fragment}×{fragment} ({} tokens, {} columns a step)",
+                4 * fragment,
+                32 * parts
+            ),
+        }
+    }
+}
+
 /// Matrix-matrix pipelines for a set of weight types.
 pub struct MatMul {
-    /// Tokens per invocation (the kernel's `TT`): one of [`TILES`].
-    tile: u32,
-    /// Loads of X shared across subgroup lanes.
+    blocking: Blocking,
+    /// Loads of X shared across subgroup lanes (in rows).
     subgroup_x: bool,
     pipelines: TypedPipelines,
 }
@@ -39,7 +140,7 @@ pub struct MatMul {
 impl std::fmt::Debug for MatMul {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MatMul")
-            .field("tile", &self.tile)
+            .field("blocking", &self.blocking)
             .field("subgroup_x", &self.subgroup_x)
             .finish()
     }
@@ -50,6 +151,34 @@ impl MatMul {
     /// shared across subgroups where the adapter has them with at least 8 lanes.
     pub fn new(gpu: &Gpu, types: &[TensorType], tile: u32) -> Result<Self, GpuError> {
         Self::with_subgroup_x(gpu, types, tile, Self::can_share_x(gpu))
+    }
+
+    /// Kernels for `types` shared out as `blocking` says.
+    pub fn with_blocking(
+        gpu: &Gpu,
+        types: &[TensorType],
+        blocking: Blocking,
+    ) -> Result<Self, GpuError> {
+        match blocking {
+            Blocking::Rows(tile) => Self::new(gpu, types, tile),
+            Blocking::Cooperative { fragment, parts } => {
+                blocking.check(gpu)?;
+                let subgroup = gpu.info().subgroup_min_size;
+                let pipelines =
+                    TypedPipelines::new(gpu, "cooperative matrix-matrix", &SLOTS, types, |ty| {
+                        shader::matmul_coop(ty, (fragment, parts), subgroup)
+                    })?;
+                Ok(Self {
+                    blocking,
+                    subgroup_x: false,
+                    pipelines,
+                })
+            }
+        }
+    }
+
+    pub fn blocking(&self) -> Blocking {
+        self.blocking
     }
 
     /// Whether `gpu` can share loads of X across subgroup lanes.
@@ -65,22 +194,11 @@ impl MatMul {
         subgroup_x: bool,
     ) -> Result<Self, GpuError> {
         check_tile(tile)?;
-        let pipelines = TypedPipelines::new(
-            gpu,
-            "matrix-matrix",
-            &[
-                Slot::Read,
-                Slot::Read,
-                Slot::ReadWrite,
-                Slot::Uniform,
-                Slot::Uniform,
-                Slot::Uniform,
-            ],
-            types,
-            |ty| shader::matmul(ty, WORKGROUP, tile, subgroup_x),
-        )?;
+        let pipelines = TypedPipelines::new(gpu, "matrix-matrix", &SLOTS, types, |ty| {
+            shader::matmul(ty, WORKGROUP, tile, subgroup_x)
+        })?;
         Ok(Self {
-            tile,
+            blocking: Blocking::Rows(tile),
             subgroup_x,
             pipelines,
         })
@@ -113,13 +231,11 @@ impl MatMul {
         max_tokens: u32,
         output: Output,
     ) -> Result<Vec<Bound>, GpuError> {
-        if max_tokens == 0 || !max_tokens.is_multiple_of(self.tile) {
+        let tokens = self.blocking.tokens();
+        if max_tokens == 0 || !max_tokens.is_multiple_of(tokens) {
             return Err(GpuError::Shape {
                 name: matrix.name().to_owned(),
-                reason: format!(
-                    "a batch of {max_tokens} tokens is not whole tiles of {}",
-                    self.tile
-                ),
+                reason: format!("a batch of {max_tokens} tokens is not whole tiles of {tokens}"),
             });
         }
         let (pipeline, name) = self.pipelines.get(matrix.ty())?;
@@ -142,13 +258,13 @@ impl MatMul {
                     chunk.binding(),
                     &[x, y, &chunk.params, step, &shape],
                 );
-                let groups = (chunk.rows.end - chunk.rows.start).div_ceil(WORKGROUP);
+                let groups = (chunk.rows.end - chunk.rows.start).div_ceil(self.blocking.rows());
                 let (gx, gz) = grid(groups, max_dim);
                 Bound::new(
                     name.clone(),
                     pipeline.clone(),
                     bind,
-                    (gx, max_tokens / self.tile, gz),
+                    (gx, max_tokens / tokens, gz),
                 )
             })
             .collect())
@@ -172,7 +288,8 @@ impl MatMul {
                 ),
             });
         }
-        let max = tokens.div_ceil(self.tile).max(1) * self.tile;
+        let whole = self.blocking.tokens();
+        let max = tokens.div_ceil(whole).max(1) * whole;
         let mut padded = x.to_vec();
         padded.resize((max * matrix.cols()) as usize, 0.0);
         let xb = gpu.upload_f32("x", &padded);
@@ -187,6 +304,16 @@ impl MatMul {
         gpu.read_f32(&yb, (tokens * matrix.rows()) as usize)
     }
 }
+
+/// The matrix-matrix kernels' bindings: W, X, Y, the matrix's params, the step, the shape.
+const SLOTS: [Slot; 6] = [
+    Slot::Read,
+    Slot::Read,
+    Slot::ReadWrite,
+    Slot::Uniform,
+    Slot::Uniform,
+    Slot::Uniform,
+];
 
 /// Refuses a tile the kernels do not have.
 pub(super) fn check_tile(tile: u32) -> Result<(), GpuError> {

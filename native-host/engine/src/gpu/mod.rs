@@ -47,7 +47,7 @@ pub use device::{Gpu, GpuOptions};
 pub use error::GpuError;
 pub use joined_matmul::JoinedMatMul;
 pub use kernel::{record_pass, Bound, StepUniform};
-pub use matmul::{MatMul, BATCH_TILE, TILES};
+pub use matmul::{Blocking, MatMul, BATCH_TILE, TILES};
 pub use matrix::{GpuMatrix, Joined, Output};
 pub use matvec::{MatVec, MatVecConfig, Reduction};
 pub use norm::RmsNorm;

@@ -11,6 +11,9 @@ const MATVEC: &str = include_str!("../kernels/matvec.wgsl");
 const MATVEC_NORMED: &str = include_str!("../kernels/matvec_normed.wgsl");
 const MATMUL: &str = include_str!("../kernels/matmul.wgsl");
 const MATMUL_JOINED: &str = include_str!("../kernels/matmul_joined.wgsl");
+const MATMUL_COOP: &str = include_str!("../kernels/matmul_coop.wgsl");
+const MATMUL_JOINED_COOP: &str = include_str!("../kernels/matmul_joined_coop.wgsl");
+const COOP_BLOCK: &str = include_str!("../kernels/coop_block.wgsl");
 const MATMUL_TILE: &str = include_str!("../kernels/matmul_tile.wgsl");
 const GATED_ACT: &str = include_str!("../kernels/gated_act.wgsl");
 const MATMUL_X_PLAIN: &str = include_str!("../kernels/matmul_x_plain.wgsl");
@@ -152,4 +155,69 @@ fn with_part_load(mut src: String, main: &str, ty: TensorType, subgroup_x: bool)
         src.push('\n');
     }
     src
+}
+
+/// The matrix-matrix kernel on cooperative matrices of `fragment`×`fragment`, staging `parts`
+/// 32-element parts of each row a step, for weights of type `ty` and subgroups of `subgroup`
+/// lanes (see `coop_block.wgsl`).
+pub(super) fn matmul_coop(ty: TensorType, (fragment, parts): (u32, u32), subgroup: u32) -> String {
+    let header = coop_header(
+        &format!("{ty} cooperative matrix-matrix"),
+        (fragment, parts),
+        subgroup,
+    );
+    with_coop_block(format!("{header}{STEP}\n"), MATMUL_COOP, ty, fragment)
+}
+
+/// The joined matrix-matrix kernel on cooperative matrices: split over outputs, or `gated`
+/// with activation `act` (0: SiLU, 1: GELU).
+pub(super) fn matmul_joined_coop(
+    ty: TensorType,
+    (fragment, parts): (u32, u32),
+    subgroup: u32,
+    gated: bool,
+    act: u32,
+) -> String {
+    let header = coop_header(
+        &format!("{ty} joined cooperative matrix-matrix"),
+        (fragment, parts),
+        subgroup,
+    );
+    let header = format!(
+        "{header}const GATED: bool = {gated};\nconst ACT: u32 = {act}u;\n\n{STEP}\n{GATED_ACT}\n"
+    );
+    with_coop_block(header, MATMUL_JOINED_COOP, ty, fragment)
+}
+
+/// The constants `coop_block.wgsl` reads, for fragments of `fragment`, steps of `parts` parts
+/// and subgroups of `subgroup` lanes.
+fn coop_header(what: &str, (fragment, parts): (u32, u32), subgroup: u32) -> String {
+    let wg = 4 * subgroup;
+    let bn = 4 * fragment;
+    format!(
+        "// {what}, fragments of {fragment}, steps of {parts} parts, subgroups of {subgroup}\n\
+         enable f16;\nenable wgpu_cooperative_matrix;\n\
+         const F: u32 = {fragment}u;\nconst SG: u32 = {subgroup}u;\nconst WG: u32 = {wg}u;\n\
+         const BM: u32 = {bn}u;\nconst BN: u32 = {bn}u;\nconst PARTS: u32 = {parts}u;\n\
+         const KS: u32 = {}u;\nconst E: u32 = {}u;\n\n",
+        32 * parts,
+        bn * bn / wg
+    )
+}
+
+/// `header` and a cooperative matrix-matrix `main`, joined to the block they share, the weight
+/// words and `ty`'s `part_load`, with the matrix type named for `fragment`.
+fn with_coop_block(mut src: String, main: &str, ty: TensorType, fragment: u32) -> String {
+    let (part, kscales) = part_dot(ty);
+    for piece in [
+        main,
+        COOP_BLOCK,
+        WEIGHT_WORDS,
+        if kscales { KSCALES } else { "" },
+        part,
+    ] {
+        src.push_str(piece);
+        src.push('\n');
+    }
+    src.replace("coop_matFxF", &format!("coop_mat{fragment}x{fragment}"))
 }

@@ -5,13 +5,14 @@
 //! waits on memory instead of hiding it. Smaller tiles run more invocations and decode each
 //! weight part more often. Which wins depends on the device and the model's shapes, so on a
 //! GPU the model's own products are timed with each tile when it loads, and the fastest kept.
-//! CPU drivers are not timed: there the tile of [`BATCH_TILE`] is known to be best, and timing
-//! a product there takes seconds.
+//! Where the adapter has cooperative matrices (tensor cores), their kernels are one more
+//! candidate, timed the same way. CPU drivers are not timed: there the tile of [`BATCH_TILE`] is
+//! known to be best, and timing a product there takes seconds.
 
 use std::time::{Duration, Instant};
 
 use super::kernel::{record_pass, Bound, StepUniform};
-use super::matmul::{MatMul, BATCH_TILE};
+use super::matmul::{Blocking, MatMul, BATCH_TILE};
 use super::matrix::GpuMatrix;
 use super::{Gpu, GpuError};
 use crate::tensor_type::TensorType;
@@ -24,10 +25,19 @@ const REPEATS: u32 = 8;
 /// Timed submissions per tile after a warm-up one; the median counts.
 const SAMPLES: usize = 5;
 
+/// The candidates on `gpu`: each of [`CANDIDATES`], and cooperative matrices where it has them.
+pub fn candidates(gpu: &Gpu) -> Vec<Blocking> {
+    CANDIDATES
+        .iter()
+        .map(|&tile| Blocking::Rows(tile))
+        .chain(Blocking::cooperative(gpu))
+        .collect()
+}
+
 /// What timing each tile gave.
 #[derive(Debug, Clone)]
 pub struct TileTiming {
-    pub tile: u32,
+    pub tile: Blocking,
     /// Median wall time of one pass over every product timed.
     pub pass: Duration,
 }
@@ -35,13 +45,13 @@ pub struct TileTiming {
 /// The outcome of tuning: the tile chosen, and every tile's time (empty when nothing was timed).
 #[derive(Debug, Clone)]
 pub struct TileChoice {
-    pub tile: u32,
+    pub tile: Blocking,
     pub timings: Vec<TileTiming>,
 }
 
 impl TileChoice {
     /// A tile taken without timing.
-    pub fn fixed(tile: u32) -> Self {
+    pub fn fixed(tile: Blocking) -> Self {
         Self {
             tile,
             timings: Vec::new(),
@@ -51,14 +61,14 @@ impl TileChoice {
     /// One line for logs and `models bench`: the tile and, when timed, each candidate's time.
     pub fn describe(&self) -> String {
         if self.timings.is_empty() {
-            return format!("{} tokens (not timed)", self.tile);
+            return format!("{} (not timed)", self.tile);
         }
         let each: Vec<String> = self
             .timings
             .iter()
             .map(|t| format!("{}: {:.1} µs", t.tile, t.pass.as_secs_f64() * 1e6))
             .collect();
-        format!("{} tokens (timed: {})", self.tile, each.join(", "))
+        format!("{} (timed: {})", self.tile, each.join(", "))
     }
 }
 
@@ -69,7 +79,7 @@ pub fn fastest(
     types: &[TensorType],
     matrices: &[&GpuMatrix],
     max_tokens: u32,
-    candidates: &[u32],
+    candidates: &[Blocking],
 ) -> Result<TileChoice, GpuError> {
     let cols = matrices.iter().map(|m| m.cols()).max().unwrap_or(0);
     let rows = matrices.iter().map(|m| m.rows()).max().unwrap_or(0);
@@ -77,8 +87,11 @@ pub fn fastest(
     let y = gpu.storage_f32("tuning y", (max_tokens * rows).max(1) as usize);
     let step = StepUniform::new(0, max_tokens).buffer(gpu);
     let mut timings = Vec::new();
-    for &tile in candidates.iter().filter(|&&t| max_tokens.is_multiple_of(t)) {
-        let matmul = MatMul::new(gpu, types, tile)?;
+    for &tile in candidates
+        .iter()
+        .filter(|t| max_tokens.is_multiple_of(t.tokens()))
+    {
+        let matmul = MatMul::with_blocking(gpu, types, tile)?;
         let mut bound: Vec<Bound> = Vec::new();
         for m in matrices {
             bound.extend(matmul.bind(gpu, m, &x, &y, &step, max_tokens)?);
@@ -111,7 +124,7 @@ pub fn fastest(
             name: "tile tuning".into(),
             reason: format!("no tile of {candidates:?} divides a batch of {max_tokens} tokens"),
         })?;
-    tracing::debug!(?timings, best, "prefill tiles timed");
+    tracing::debug!(?timings, %best, "prefill tiles timed");
     Ok(TileChoice {
         tile: best,
         timings,

@@ -4,7 +4,7 @@
 
 use crate::gpu::tile_tuning;
 use crate::gpu::{
-    Bound, Gpu, GpuError, GpuMatrix, JoinedMatMul, MatMul, MatVec, NormedMatVec, Output,
+    Blocking, Bound, Gpu, GpuError, GpuMatrix, JoinedMatMul, MatMul, MatVec, NormedMatVec, Output,
     TileChoice, BATCH_TILE,
 };
 use crate::tensor_type::TensorType;
@@ -36,12 +36,15 @@ pub enum Fusion {
 /// How many tokens each invocation of prefill's products takes (see `gpu::tile_tuning`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PrefillTile {
-    /// On a GPU, the fastest of the candidates, timed with the model's own products as it
-    /// loads; on CPU drivers [`BATCH_TILE`].
+    /// On a GPU, the fastest of the candidates (cooperative matrices among them where the GPU
+    /// has them), timed with the model's own products as it loads; on CPU drivers
+    /// [`BATCH_TILE`].
     #[default]
     Auto,
     /// This tile (one of `gpu::TILES` but 1), untimed: to compare tiles on one device.
     Fixed(u32),
+    /// Cooperative matrices (tensor cores), untimed: an error where the device has none.
+    Cooperative,
 }
 
 impl Fusion {
@@ -117,9 +120,9 @@ impl Products {
         let fused = fusion.fuses(&decode);
         let normed = normed_matvec(gpu, fusion, fused, types, dim, gate, &decode.matvec)?;
         let prefill_tile = prefill_tile(gpu, tile, types, layers, fused)?;
-        let matmul = MatMul::new(gpu, types, prefill_tile.tile)?;
+        let matmul = MatMul::with_blocking(gpu, types, prefill_tile.tile)?;
         let joined = fused
-            .then(|| JoinedMatMul::new(gpu, types, gate, prefill_tile.tile))
+            .then(|| JoinedMatMul::with_blocking(gpu, types, gate, prefill_tile.tile))
             .transpose()?;
         Ok(Self {
             decode,
@@ -173,8 +176,22 @@ fn prefill_tile(
             }
             .into())
         }
-        PrefillTile::Fixed(t) => TileChoice::fixed(t),
-        PrefillTile::Auto if gpu.is_cpu() => TileChoice::fixed(BATCH_TILE),
+        PrefillTile::Fixed(t) => TileChoice::fixed(Blocking::Rows(t)),
+        PrefillTile::Cooperative => match Blocking::cooperative(gpu) {
+            Some(blocking) => TileChoice::fixed(blocking),
+            None => {
+                return Err(GpuError::Compile {
+                    what: "prefill".into(),
+                    message: format!(
+                        "{} has no cooperative matrices with f16 inputs and f32 sums, f16 \
+                         arithmetic and subgroups of one size",
+                        gpu.describe()
+                    ),
+                }
+                .into())
+            }
+        },
+        PrefillTile::Auto if gpu.is_cpu() => TileChoice::fixed(Blocking::Rows(BATCH_TILE)),
         PrefillTile::Auto => {
             let l = &layers[0];
             let mut timed: Vec<&GpuMatrix> = Vec::new();
@@ -188,7 +205,8 @@ fn prefill_tile(
                 _ => timed.extend([&l.gate, &l.up]),
             }
             timed.push(&l.down);
-            tile_tuning::fastest(gpu, types, &timed, PREFILL_BATCH, &tile_tuning::CANDIDATES)?
+            let candidates = tile_tuning::candidates(gpu);
+            tile_tuning::fastest(gpu, types, &timed, PREFILL_BATCH, &candidates)?
         }
     };
     tracing::info!(tile = %choice.describe(), "prefill's tile of tokens");
