@@ -15,8 +15,8 @@ use itinero_engine::gate::Gate;
 use itinero_engine::gguf::TensorType;
 use itinero_engine::gpu::tile_tuning;
 use itinero_engine::gpu::{
-    record_pass, Blocking, Destination, GpuMatrix, JoinedMatMul, MatMul, MatVec, MatVecConfig,
-    NormedInput, NormedMatVec, Output, Reduction, StepUniform, BATCH_TILE, TILES,
+    record_pass, Blocking, CoopShape, Destination, GpuMatrix, JoinedMatMul, MatMul, MatVec,
+    MatVecConfig, NormedInput, NormedMatVec, Output, Reduction, StepUniform, BATCH_TILE, TILES,
 };
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
@@ -522,25 +522,20 @@ const F16_TOLERANCE: f64 = 1.0 / 1024.0 + TOLERANCE;
 #[test]
 fn cooperative_matrix_products_match_the_cpu_reference_per_token() {
     let gpu = common::gpu();
-    let Some(chosen) = Blocking::cooperative(gpu) else {
+    let shapes = CoopShape::all(gpu);
+    if shapes.is_empty() {
         eprintln!(
             "{} has no cooperative matrices with f16 inputs: nothing to check here",
             gpu.describe()
         );
         return;
-    };
-    let Blocking::Cooperative { fragment, parts } = chosen else {
-        unreachable!("{chosen:?}")
-    };
-    // The step chosen, and one of another size (steps of 2 parts leave an odd part to pad).
-    let other = Blocking::Cooperative {
-        fragment,
-        parts: if parts == 2 { 1 } else { 2 },
-    };
+    }
+    // Every shape tuning may choose: grids of 2×2 and 4×2 fragments, steps of one and two parts
+    // (two leave an odd part of the 96-wide rows to pad).
     let mut rng = Rng(0x5eed_0011);
-    for blocking in [chosen, other] {
-        eprintln!("device: {}, {blocking}", gpu.describe());
-        check_cooperative(blocking, &mut rng);
+    for shape in shapes {
+        eprintln!("device: {}, {shape}", gpu.describe());
+        check_cooperative(Blocking::Cooperative(shape), &mut rng);
     }
 }
 
@@ -608,10 +603,11 @@ fn cooperative_matrices_a_device_lacks_are_refused() {
         Some(8) => 16,
         _ => 8,
     };
-    let blocking = Blocking::Cooperative {
+    let blocking = Blocking::Cooperative(CoopShape {
         fragment: missing,
+        grid: [2, 2],
         parts: 1,
-    };
+    });
     let err = MatMul::with_blocking(gpu, &[TensorType::Q4_0], blocking)
         .unwrap_err()
         .to_string();
@@ -638,7 +634,7 @@ fn tile_tuning_times_each_tile_that_fits_the_batch() {
     )
     .unwrap();
     let candidates = tile_tuning::candidates(gpu);
-    let batch = 64;
+    let batch = 128;
     let choice = tile_tuning::fastest(gpu, &[ty], &[&m, &o], batch, &candidates).unwrap();
     let timed: Vec<Blocking> = choice.timings.iter().map(|t| t.tile).collect();
     assert_eq!(timed, candidates);
@@ -684,7 +680,8 @@ fn adding_products_add_to_what_y_held() {
         MatMul::new(gpu, &[ty], 1).unwrap(),
         MatMul::new(gpu, &[ty], BATCH_TILE).unwrap(),
     ];
-    if let Some(coop) = Blocking::cooperative(gpu) {
+    for shape in CoopShape::all(gpu) {
+        let coop = Blocking::Cooperative(shape);
         matmuls.push(MatMul::with_blocking(gpu, &[ty], coop).unwrap());
     }
     let xs: Vec<Vec<f32>> = (0..tokens).map(|_| random_x(cols, &mut rng)).collect();
@@ -735,7 +732,7 @@ fn adding_products_add_to_what_y_held() {
                 // What y held is exact in f32: the tolerance stays that of the product.
                 let scale: Vec<f64> = scale.iter().map(|s| s.max(1.0)).collect();
                 let tolerance = match matmul.map(|mm| mm.blocking()) {
-                    Some(Blocking::Cooperative { .. }) => F16_TOLERANCE,
+                    Some(Blocking::Cooperative(_)) => F16_TOLERANCE,
                     _ => TOLERANCE,
                 };
                 check_within(

@@ -20,7 +20,9 @@ use common::gguf_writer::GgufWriter;
 use common::llama_cpp::{argmax, greedy_tokens_match, top_logits_match};
 use itinero_engine::generate::GpuModel;
 use itinero_engine::gguf::{Architecture, Gguf, TensorType};
-use itinero_engine::gpu::{tile_tuning, Blocking, Gpu, RopeOrder, RopeParams, BATCH_TILE};
+use itinero_engine::gpu::{
+    tile_tuning, Blocking, CoopShape, Gpu, RopeOrder, RopeParams, BATCH_TILE,
+};
 use itinero_engine::model::{Fusion, HParams, PrefillTile, Transformer};
 use itinero_engine::models::{KnownModel, GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
@@ -221,7 +223,10 @@ fn first_positions_match_an_f64_cpu_pass(
     let chosen = model.prefill_tile();
     match tile {
         PrefillTile::Fixed(t) => assert_eq!(chosen.tile, Blocking::Rows(t)),
-        PrefillTile::Cooperative => assert_eq!(Some(chosen.tile), Blocking::cooperative(gpu)),
+        PrefillTile::Cooperative => assert_eq!(
+            Some(chosen.tile),
+            CoopShape::first(gpu).map(Blocking::Cooperative)
+        ),
         // A CPU driver is not timed: the tile of most reuse is known to be best there.
         PrefillTile::Auto if gpu.is_cpu() => {
             assert_eq!(chosen.tile, Blocking::Rows(BATCH_TILE));
@@ -326,7 +331,7 @@ fn first_positions_match_an_f64_cpu_pass(
     // closer to exact than llama.cpp, whose products take 8-bit activations.
     let largest = exact[last].iter().fold(1.0f64, |a, e| a.max(e.abs()));
     let allowed = match chosen.tile {
-        Blocking::Cooperative { .. } => (1e-2 * largest).min(llama_cpp_differs[last]),
+        Blocking::Cooperative(_) => (1e-2 * largest).min(llama_cpp_differs[last]),
         Blocking::Rows(_) => 1e-3 * largest,
     };
     eprintln!(
@@ -398,7 +403,7 @@ fn smollm2_fused_prefill_in_smaller_tiles_matches_an_f64_cpu_pass() {
 #[test]
 fn prefill_on_cooperative_matrices_matches_an_f64_cpu_pass() {
     let gpu = common::gpu();
-    if Blocking::cooperative(gpu).is_none() {
+    if CoopShape::first(gpu).is_none() {
         eprintln!(
             "{} has no cooperative matrices: nothing to check here",
             gpu.describe()

@@ -69,8 +69,8 @@ impl JoinedMatMul {
                 Blocking::Rows(tile) => {
                     shader::matmul_joined(ty, WORKGROUP, tile, subgroup_x, gated, act)
                 }
-                Blocking::Cooperative { fragment, parts } => {
-                    shader::matmul_joined_coop(ty, (fragment, parts), subgroup, gated, act)
+                Blocking::Cooperative(shape) => {
+                    shader::matmul_joined_coop(ty, shape, subgroup, gated, act)
                 }
             })
         };

@@ -16,6 +16,7 @@
 
 use wgpu::util::DeviceExt;
 
+use super::coop_shape::CoopShape;
 use super::kernel::{self, grid, Bound};
 use super::matrix::{GpuMatrix, Output};
 use super::typed_pipelines::{Slot, TypedPipelines};
@@ -37,26 +38,16 @@ pub(super) const WORKGROUP: u32 = 64;
 pub enum Blocking {
     /// An invocation per weight row and tile of this many tokens (one of [`TILES`]).
     Rows(u32),
-    /// A workgroup per block of tokens × rows, on cooperative matrices of `fragment`×`fragment`
-    /// (8 or 16; [`Gpu::cooperative_fragment`]), staging `parts` 32-element parts of each row
-    /// in workgroup memory a step.
-    Cooperative { fragment: u32, parts: u32 },
+    /// A workgroup per block of tokens × rows, on cooperative matrices.
+    Cooperative(CoopShape),
 }
 
 impl Blocking {
-    /// Cooperative matrices on `gpu`, where it has them, with a step of one part per invocation
-    /// (at least one).
-    pub fn cooperative(gpu: &Gpu) -> Option<Self> {
-        let fragment = gpu.cooperative_fragment()?;
-        let parts = (gpu.info().subgroup_min_size / fragment).max(1);
-        Some(Blocking::Cooperative { fragment, parts })
-    }
-
     /// The tokens one dispatch row covers: a batch is bound in whole multiples of it.
     pub fn tokens(self) -> u32 {
         match self {
             Blocking::Rows(tile) => tile,
-            Blocking::Cooperative { fragment, .. } => 4 * fragment,
+            Blocking::Cooperative(shape) => shape.tokens(),
         }
     }
 
@@ -64,7 +55,7 @@ impl Blocking {
     pub(super) fn rows(self) -> u32 {
         match self {
             Blocking::Rows(_) => WORKGROUP,
-            Blocking::Cooperative { fragment, .. } => 4 * fragment,
+            Blocking::Cooperative(shape) => shape.rows(),
         }
     }
 
@@ -72,45 +63,7 @@ impl Blocking {
     pub(super) fn check(self, gpu: &Gpu) -> Result<(), GpuError> {
         match self {
             Blocking::Rows(tile) => check_tile(tile),
-            Blocking::Cooperative { fragment, parts } => {
-                let subgroup = gpu.info().subgroup_min_size;
-                // `coop_block.wgsl`: a block of f32 sums, and its tokens' and rows' f16 columns
-                // of each step.
-                let block = 4 * fragment;
-                let workgroup_bytes = 4 * block * block + 2 * (2 * block * 32 * parts);
-                let refuse = |why: String| {
-                    Err(GpuError::Compile {
-                        what: "cooperative matrix-matrix".into(),
-                        message: why,
-                    })
-                };
-                if gpu.cooperative_fragment() != Some(fragment) {
-                    return refuse(format!(
-                        "fragments of {fragment}: {} offers {}",
-                        gpu.describe(),
-                        match gpu.cooperative_fragment() {
-                            Some(f) => format!("fragments of {f}"),
-                            None => "no cooperative matrices with f16 inputs and f32 sums, \
-                                     f16 arithmetic and subgroups of one size"
-                                .into(),
-                        }
-                    ));
-                }
-                if parts == 0 || !(4 * fragment * fragment).is_multiple_of(subgroup) {
-                    return refuse(format!(
-                        "subgroups of {subgroup} do not share out blocks of {fragment} in \
-                         steps of {parts} parts"
-                    ));
-                }
-                let limit = gpu.limits().max_compute_workgroup_storage_size;
-                if workgroup_bytes > limit {
-                    return refuse(format!(
-                        "a block needs {workgroup_bytes} bytes of workgroup memory, the device \
-                         has {limit}"
-                    ));
-                }
-                Ok(())
-            }
+            Blocking::Cooperative(shape) => shape.check(gpu),
         }
     }
 }
@@ -119,12 +72,7 @@ impl std::fmt::Display for Blocking {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Blocking::Rows(tile) => write!(f, "{tile} tokens"),
-            Blocking::Cooperative { fragment, parts } => write!(
-                f,
-                "cooperative matrices of {fragment}×{fragment} ({} tokens, {} columns a step)",
-                4 * fragment,
-                32 * parts
-            ),
+            Blocking::Cooperative(shape) => shape.fmt(f),
         }
     }
 }
@@ -161,12 +109,12 @@ impl MatMul {
     ) -> Result<Self, GpuError> {
         match blocking {
             Blocking::Rows(tile) => Self::new(gpu, types, tile),
-            Blocking::Cooperative { fragment, parts } => {
-                blocking.check(gpu)?;
+            Blocking::Cooperative(shape) => {
+                shape.check(gpu)?;
                 let subgroup = gpu.info().subgroup_min_size;
                 let pipelines =
                     TypedPipelines::new(gpu, "cooperative matrix-matrix", &SLOTS, types, |ty| {
-                        shader::matmul_coop(ty, (fragment, parts), subgroup)
+                        shader::matmul_coop(ty, shape, subgroup)
                     })?;
                 Ok(Self {
                     blocking,

@@ -11,7 +11,8 @@
 //! - [`matvec`]: the dequantising matrix-vector kernels, one pipeline per tensor type.
 //! - [`normed_matvec`]: decode's products with the RMSNorm before them (and the FFN's
 //!   activation after them) folded in: fewer dispatches per step.
-//! - [`matmul`]: the same for a batch of tokens (prompt prefill), each part decoded once per tile.
+//! - [`matmul`]: the same for a batch of tokens (prompt prefill), each part decoded once per tile,
+//!   or on cooperative matrices (tensor cores) in blocks whose shapes are [`coop_shape`]'s.
 //! - [`joined_matmul`]: prefill's products over joined matrices (q, k and v; gate and up with the
 //!   activation), one dispatch each.
 //! - [`tile_tuning`]: times a model's prefill products with each tile of tokens on a GPU, when it
@@ -24,6 +25,7 @@ pub mod activation;
 pub mod add;
 pub mod attention;
 pub mod buffer;
+pub mod coop_shape;
 pub mod device;
 mod error;
 pub mod joined_matmul;
@@ -43,6 +45,7 @@ mod typed_pipelines;
 pub use activation::GatedActivation;
 pub use add::Add;
 pub use attention::{Attention, AttentionBuffers, AttentionForm, AttentionShape};
+pub use coop_shape::CoopShape;
 pub use device::{Gpu, GpuOptions};
 pub use error::GpuError;
 pub use joined_matmul::JoinedMatMul;

@@ -5,6 +5,7 @@
 
 use crate::tensor_type::TensorType;
 
+use super::coop_shape::CoopShape;
 use super::matvec::{MatVecConfig, Reduction};
 
 const MATVEC: &str = include_str!("../kernels/matvec.wgsl");
@@ -157,52 +158,31 @@ fn with_part_load(mut src: String, main: &str, ty: TensorType, subgroup_x: bool)
     src
 }
 
-/// The matrix-matrix kernel on cooperative matrices of `fragment`×`fragment`, staging `parts`
-/// 32-element parts of each row a step, for weights of type `ty` and subgroups of `subgroup`
-/// lanes (see `coop_block.wgsl`).
-pub(super) fn matmul_coop(ty: TensorType, (fragment, parts): (u32, u32), subgroup: u32) -> String {
-    let header = coop_header(
-        &format!("{ty} cooperative matrix-matrix"),
-        (fragment, parts),
-        subgroup,
+/// The matrix-matrix kernel on cooperative matrices in blocks of `shape`, for weights of type
+/// `ty` and subgroups of `subgroup` lanes (see `coop_block.wgsl`).
+pub(super) fn matmul_coop(ty: TensorType, shape: CoopShape, subgroup: u32) -> String {
+    let header = format!(
+        "// {ty} matrix-matrix, {shape}\n{}{STEP}\n",
+        shape.wgsl_constants(subgroup)
     );
-    with_coop_block(format!("{header}{STEP}\n"), MATMUL_COOP, ty, fragment)
+    with_coop_block(header, MATMUL_COOP, ty, shape.fragment)
 }
 
 /// The joined matrix-matrix kernel on cooperative matrices: split over outputs, or `gated`
 /// with activation `act` (0: SiLU, 1: GELU).
 pub(super) fn matmul_joined_coop(
     ty: TensorType,
-    (fragment, parts): (u32, u32),
+    shape: CoopShape,
     subgroup: u32,
     gated: bool,
     act: u32,
 ) -> String {
-    let header = coop_header(
-        &format!("{ty} joined cooperative matrix-matrix"),
-        (fragment, parts),
-        subgroup,
-    );
     let header = format!(
-        "{header}const GATED: bool = {gated};\nconst ACT: u32 = {act}u;\n\n{STEP}\n{GATED_ACT}\n"
+        "// {ty} joined matrix-matrix, {shape}\n{}const GATED: bool = {gated};\n\
+         const ACT: u32 = {act}u;\n\n{STEP}\n{GATED_ACT}\n",
+        shape.wgsl_constants(subgroup)
     );
-    with_coop_block(header, MATMUL_JOINED_COOP, ty, fragment)
-}
-
-/// The constants `coop_block.wgsl` reads, for fragments of `fragment`, steps of `parts` parts
-/// and subgroups of `subgroup` lanes.
-fn coop_header(what: &str, (fragment, parts): (u32, u32), subgroup: u32) -> String {
-    let wg = 4 * subgroup;
-    let bn = 4 * fragment;
-    format!(
-        "// {what}, fragments of {fragment}, steps of {parts} parts, subgroups of {subgroup}\n\
-         enable f16;\nenable wgpu_cooperative_matrix;\n\
-         const F: u32 = {fragment}u;\nconst SG: u32 = {subgroup}u;\nconst WG: u32 = {wg}u;\n\
-         const BM: u32 = {bn}u;\nconst BN: u32 = {bn}u;\nconst PARTS: u32 = {parts}u;\n\
-         const KS: u32 = {}u;\nconst E: u32 = {}u;\n\n",
-        32 * parts,
-        bn * bn / wg
-    )
+    with_coop_block(header, MATMUL_JOINED_COOP, ty, shape.fragment)
 }
 
 /// `header` and a cooperative matrix-matrix `main`, joined to the block they share, the weight

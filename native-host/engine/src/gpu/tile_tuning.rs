@@ -11,6 +11,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::coop_shape::CoopShape;
 use super::kernel::{record_pass, Bound, StepUniform};
 use super::matmul::{Blocking, MatMul, BATCH_TILE};
 use super::matrix::GpuMatrix;
@@ -25,12 +26,13 @@ const REPEATS: u32 = 8;
 /// Timed submissions per tile after a warm-up one; the median counts.
 const SAMPLES: usize = 5;
 
-/// The candidates on `gpu`: each of [`CANDIDATES`], and cooperative matrices where it has them.
+/// The candidates on `gpu`: each of [`CANDIDATES`], and where it has cooperative matrices,
+/// each block shape that fits.
 pub fn candidates(gpu: &Gpu) -> Vec<Blocking> {
     CANDIDATES
         .iter()
         .map(|&tile| Blocking::Rows(tile))
-        .chain(Blocking::cooperative(gpu))
+        .chain(CoopShape::all(gpu).into_iter().map(Blocking::Cooperative))
         .collect()
 }
 

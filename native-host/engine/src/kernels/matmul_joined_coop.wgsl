@@ -1,6 +1,6 @@
 // matmul_joined.wgsl's products on cooperative matrices: a workgroup computes a block of BM
-// tokens × BN rows (coop_block.wgsl) and writes it split over the outputs with the bias, or,
-// gated, computes the gate's block and the up matrix's and writes act(gate) * up.
+// tokens × BN rows (coop_block.wgsl) and puts it split over the outputs with the bias, or,
+// gated, computes the gate's block and then the up matrix's and puts act(gate) * up.
 
 struct Params {
     rows: u32,        // rows computed (gated: of each matrix)
@@ -30,6 +30,9 @@ struct Joined {
 @group(0) @binding(7) var<uniform> STEP: Step;
 @group(0) @binding(8) var<uniform> J: Joined;
 
+// Gated: the gate's sums this invocation puts, activated, while the up matrix's are computed.
+var<private> gate_acts: array<f32, FM * FN * E>;
+
 @compute @workgroup_size(WG)
 fn main(
     @builtin(local_invocation_index) li: u32,
@@ -42,40 +45,33 @@ fn main(
     if (t0 >= STEP.tokens) {
         return;
     }
-    block(0u, r0, P.rows, t0, sg, li);
+    block(0u, r0, P.rows, t0, sg, li, 0u);
     if (GATED) {
-        // The gate's sums this invocation writes, activated, while `stage` takes the up
-        // matrix's.
-        var g: array<f32, E>;
-        for (var e = 0u; e < E; e++) {
-            g[e] = act(stage[li + e * WG]);
-        }
-        block(J.split1, r0, P.rows, t0, sg, li);
-        for (var e = 0u; e < E; e++) {
-            let i = li + e * WG;
-            let token = t0 + i / BN;
-            let row = r0 + i % BN;
-            if (token < STEP.tokens && row < P.rows) {
-                Y0[token * P.rows + row] = g[e] * stage[i];
-            }
-        }
+        block(J.split1, r0, P.rows, t0, sg, li, 1u);
+    }
+}
+
+fn put(round: u32, e: u32, token: u32, row: u32, sum: f32) {
+    if (GATED && round == 0u) {
+        gate_acts[e] = act(sum);
         return;
     }
-    for (var i = li; i < BM * BN; i += WG) {
-        let token = t0 + i / BN;
-        let row = r0 + i % BN;
-        if (token < STEP.tokens && row < P.rows) {
-            var v = stage[i];
-            if (J.bias != 0u) {
-                v += BIAS[row];
-            }
-            if (row < J.split1) {
-                Y0[token * J.split1 + row] = v;
-            } else if (row < J.split2) {
-                Y1[token * (J.split2 - J.split1) + row - J.split1] = v;
-            } else {
-                Y2[token * (J.total - J.split2) + row - J.split2] = v;
-            }
-        }
+    if (token >= STEP.tokens || row >= P.rows) {
+        return;
+    }
+    if (GATED) {
+        Y0[token * P.rows + row] = gate_acts[e] * sum;
+        return;
+    }
+    var v = sum;
+    if (J.bias != 0u) {
+        v += BIAS[row];
+    }
+    if (row < J.split1) {
+        Y0[token * J.split1 + row] = v;
+    } else if (row < J.split2) {
+        Y1[token * (J.split2 - J.split1) + row - J.split1] = v;
+    } else {
+        Y2[token * (J.total - J.split2) + row - J.split2] = v;
     }
 }

@@ -4,8 +4,8 @@
 
 use crate::gpu::tile_tuning;
 use crate::gpu::{
-    Blocking, Bound, Gpu, GpuError, GpuMatrix, JoinedMatMul, MatMul, MatVec, NormedMatVec, Output,
-    TileChoice, BATCH_TILE,
+    Blocking, Bound, CoopShape, Gpu, GpuError, GpuMatrix, JoinedMatMul, MatMul, MatVec,
+    NormedMatVec, Output, TileChoice, BATCH_TILE,
 };
 use crate::tensor_type::TensorType;
 
@@ -177,8 +177,8 @@ fn prefill_tile(
             .into())
         }
         PrefillTile::Fixed(t) => TileChoice::fixed(Blocking::Rows(t)),
-        PrefillTile::Cooperative => match Blocking::cooperative(gpu) {
-            Some(blocking) => TileChoice::fixed(blocking),
+        PrefillTile::Cooperative => match CoopShape::first(gpu) {
+            Some(shape) => TileChoice::fixed(Blocking::Cooperative(shape)),
             None => {
                 return Err(GpuError::Compile {
                     what: "prefill".into(),
