@@ -29,6 +29,12 @@ const WORKGROUP_REDUCE: &str = include_str!("../kernels/workgroup_reduce.wgsl");
 
 const STEP: &str = include_str!("../kernels/step.wgsl");
 
+/// Where a type's `part_dot` finds part p of x: at vec4 `p * X_PART` of `X`. In a storage
+/// binding the parts are packed.
+const X_STORAGE: &str = "const X_PART: u32 = 8u;\n";
+/// In workgroup memory a part is followed by one unused vec4 (see `matvec_normed.wgsl`).
+pub(super) const X_PART_PADDED: u32 = 9;
+
 /// A kernel that reads the step uniform, joined to its `Step` struct.
 pub(super) fn with_step(kernel: &str) -> String {
     format!("{STEP}\n{kernel}")
@@ -60,7 +66,8 @@ fn part_dot(ty: TensorType) -> (&'static str, bool) {
 /// The matrix-vector kernel for weights of type `ty`.
 pub(super) fn matvec(ty: TensorType, config: &MatVecConfig) -> String {
     let header = format!(
-        "// {ty} matrix-vector, {config:?}\nconst WG: u32 = {}u;\nconst TPR: u32 = {}u;\n\n",
+        "// {ty} matrix-vector, {config:?}\nconst WG: u32 = {}u;\nconst TPR: u32 = {}u;\n\
+         {X_STORAGE}\n",
         config.workgroup_size, config.threads_per_row
     );
     with_part_dot(header, MATVEC, ty, config)
@@ -77,8 +84,8 @@ pub(super) fn matvec_normed(
 ) -> String {
     let header = format!(
         "// {ty} normed matrix-vector, {config:?}\nconst WG: u32 = {}u;\nconst TPR: u32 = {}u;\n\
-         const DIM4: u32 = {}u;\nconst GATED: bool = {gated};\nconst ACT: u32 = {act}u;\n\n\
-         {GATED_ACT}\n",
+         const DIM4: u32 = {}u;\nconst GATED: bool = {gated};\nconst ACT: u32 = {act}u;\n\
+         const X_PART: u32 = {X_PART_PADDED}u;\n\n{GATED_ACT}\n",
         config.workgroup_size,
         config.threads_per_row,
         dim / 4
@@ -111,7 +118,7 @@ fn with_part_dot(mut src: String, main: &str, ty: TensorType, config: &MatVecCon
 /// The matrix-matrix kernel for weights of type `ty`, in workgroups of `workgroup_size` rows,
 /// tiles of `tile` (1, 2, 4 or 8) tokens; `subgroup_x` shares the loads of X across subgroup lanes.
 pub(super) fn matmul(ty: TensorType, workgroup_size: u32, tile: u32, subgroup_x: bool) -> String {
-    let header = format!("// {ty} matrix-matrix\nconst WG: u32 = {workgroup_size}u;\nconst TT: u32 = {tile}u;\n\n{STEP}\n");
+    let header = format!("// {ty} matrix-matrix\nconst WG: u32 = {workgroup_size}u;\nconst TT: u32 = {tile}u;\n{X_STORAGE}\n{STEP}\n");
     with_part_load(header, MATMUL, ty, subgroup_x)
 }
 
@@ -127,7 +134,7 @@ pub(super) fn matmul_joined(
 ) -> String {
     let header = format!(
         "// {ty} joined matrix-matrix\nconst WG: u32 = {workgroup_size}u;\nconst TT: u32 = {tile}u;\n\
-         const GATED: bool = {gated};\nconst ACT: u32 = {act}u;\n\n{STEP}\n{GATED_ACT}\n"
+         const GATED: bool = {gated};\nconst ACT: u32 = {act}u;\n{X_STORAGE}\n{STEP}\n{GATED_ACT}\n"
     );
     with_part_load(header, MATMUL_JOINED, ty, subgroup_x)
 }
@@ -162,7 +169,7 @@ fn with_part_load(mut src: String, main: &str, ty: TensorType, subgroup_x: bool)
 /// `ty` and subgroups of `subgroup` lanes (see `coop_block.wgsl`).
 pub(super) fn matmul_coop(ty: TensorType, shape: CoopShape, subgroup: u32) -> String {
     let header = format!(
-        "// {ty} matrix-matrix, {shape}\n{}{STEP}\n",
+        "// {ty} matrix-matrix, {shape}\n{}{X_STORAGE}\n{STEP}\n",
         shape.wgsl_constants(subgroup)
     );
     with_coop_block(header, MATMUL_COOP, ty, shape.fragment)
@@ -179,7 +186,7 @@ pub(super) fn matmul_joined_coop(
 ) -> String {
     let header = format!(
         "// {ty} joined matrix-matrix, {shape}\n{}const GATED: bool = {gated};\n\
-         const ACT: u32 = {act}u;\n\n{STEP}\n{GATED_ACT}\n",
+         const ACT: u32 = {act}u;\n{X_STORAGE}\n{STEP}\n{GATED_ACT}\n",
         shape.wgsl_constants(subgroup)
     );
     with_coop_block(header, MATMUL_JOINED_COOP, ty, shape.fragment)

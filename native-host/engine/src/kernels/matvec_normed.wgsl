@@ -2,7 +2,10 @@
 // dispatch where there were two (a decode step is short enough that each dispatch's fixed cost,
 // not its work, sets the pace). Every workgroup works out the norm of x for itself into
 // workgroup memory — x is one token's hidden state, a few thousand floats — and the weight
-// type's `part_dot` then reads that `X` as it would the storage binding of matvec.wgsl.
+// type's `part_dot` then reads that `X` as it would the storage binding of matvec.wgsl, but
+// for one unused vec4 after each 32-element part (`X_PART` = 9): the invocations of a row read
+// consecutive parts at once, which packed would start 128 bytes apart, all in the same banks
+// of workgroup memory; padded, each starts 16 bytes further round the banks.
 //
 // Two forms, by the header's `GATED`:
 // - split: the rows of W (several matrices joined in one upload, e.g. q, k and v) go to up to
@@ -11,8 +14,8 @@
 // - gated: W is the gate matrix followed by the up matrix (`split1` rows each) and row r gives
 //   Y0[r] = act(gate·x) * (up·x), the FFN's activation folded in too.
 //
-// The Rust side prepends `WG`, `TPR`, `DIM4` (x's length / 4), `GATED` and `ACT` (0: SiLU,
-// 1: GELU, tanh form), and appends the weight words, the type's `part_dot` and a
+// The Rust side prepends `WG`, `TPR`, `DIM4` (x's length / 4), `GATED`, `ACT` (0: SiLU,
+// 1: GELU, tanh form) and `X_PART`, and appends the weight words, the type's `part_dot` and a
 // `row_sum`.
 
 struct Fused {
@@ -39,7 +42,7 @@ struct Fused {
 @group(0) @binding(6) var<storage, read_write> Y2: array<f32>;
 @group(0) @binding(7) var<uniform> P: Fused;
 
-var<workgroup> X: array<vec4<f32>, DIM4>;
+var<workgroup> X: array<vec4<f32>, DIM4 / 8u * X_PART>;
 var<workgroup> squares: array<f32, WG>;
 
 const ROWS_PER_WG: u32 = WG / TPR;
@@ -65,7 +68,7 @@ fn main(
     }
     let scale = 1.0 / sqrt(squares[0] / f32(DIM4 * 4u) + P.eps);
     for (var i = li; i < DIM4; i += WG) {
-        X[i] = XIN[i] * scale * G[i];
+        X[i / 8u * X_PART + i % 8u] = XIN[i] * scale * G[i];
     }
     workgroupBarrier();
 

@@ -1,7 +1,7 @@
 // BF16 rows: a bfloat16 is the top half of an f32, so widening is a shift or a mask.
 fn part_dot(o: u32, p: u32) -> f32 {
     let w = (o >> 2u) + p * 16u;
-    let x = p * 8u;
+    let x = p * X_PART;
     var s = 0.0;
     for (var i = 0u; i < 8u; i++) {
         let a = W[w + 2u * i];

@@ -1,7 +1,7 @@
 // F16 rows: a part is 32 halves, 16 words, element 2k in the low half of word k.
 fn part_dot(o: u32, p: u32) -> f32 {
     let w = (o >> 2u) + p * 16u;
-    let x = p * 8u;
+    let x = p * X_PART;
     var s = 0.0;
     for (var i = 0u; i < 8u; i++) {
         let a = unpack2x16float(W[w + 2u * i]);

@@ -1,7 +1,7 @@
 // F32 rows: a part is 32 floats, 32 words.
 fn part_dot(o: u32, p: u32) -> f32 {
     let w = (o >> 2u) + p * 32u;
-    let x = p * 8u;
+    let x = p * X_PART;
     var s = 0.0;
     for (var i = 0u; i < 8u; i++) {
         let k = w + 4u * i;

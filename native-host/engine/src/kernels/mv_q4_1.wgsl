@@ -3,7 +3,7 @@
 fn part_dot(o: u32, p: u32) -> f32 {
     let w = (o >> 2u) + p * 5u;
     let dm = unpack2x16float(W[w]);
-    let x = p * 8u;
+    let x = p * X_PART;
     var sq = 0.0;
     var sx = 0.0;
     for (var i = 0u; i < 4u; i++) {

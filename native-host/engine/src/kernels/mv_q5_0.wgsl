@@ -4,7 +4,7 @@ fn part_dot(o: u32, p: u32) -> f32 {
     let b = o + p * 22u;
     let d = f16_lo(ld16(b));
     let qh = ld32(b + 2u);
-    let x = p * 8u;
+    let x = p * X_PART;
     var s = 0.0;
     for (var i = 0u; i < 4u; i++) {
         let q = ld32(b + 6u + 4u * i);

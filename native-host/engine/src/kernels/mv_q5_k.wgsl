@@ -7,7 +7,7 @@ fn part_dot(o: u32, p: u32) -> f32 {
     let sm = scale_min_k4(w, s);
     let qs = w + 12u + 8u * (s / 2u);
     let shift = 4u * (s & 1u);
-    let x = p * 8u;
+    let x = p * X_PART;
     var sq = 0.0;
     var sx = 0.0;
     for (var i = 0u; i < 8u; i++) {

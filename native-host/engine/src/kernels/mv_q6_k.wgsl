@@ -11,7 +11,7 @@ fn part_dot(o: u32, p: u32) -> f32 {
     let qh = b + 128u + 32u * h;
     let lo_shift = vec4<u32>(0u, 8u, 16u, 24u) + 4u * (k >> 1u);
     let hi_shift = vec4<u32>(0u, 8u, 16u, 24u) + 2u * k;
-    let x = p * 8u;
+    let x = p * X_PART;
     var s0 = 0.0;
     var s1 = 0.0;
     for (var i = 0u; i < 8u; i++) {

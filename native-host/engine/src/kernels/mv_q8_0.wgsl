@@ -2,7 +2,7 @@
 fn part_dot(o: u32, p: u32) -> f32 {
     let b = o + p * 34u;
     let d = f16_lo(ld16(b));
-    let x = p * 8u;
+    let x = p * X_PART;
     var s = 0.0;
     for (var i = 0u; i < 8u; i++) {
         s += dot(signed_bytes(ld32(b + 2u + 4u * i)), X[x + i]);
