@@ -129,8 +129,16 @@ fn every_type_matches_the_cpu_reference_in_every_kernel_shape() {
     let gpu = common::gpu();
     eprintln!("device: {}", gpu.describe());
     let mut rng = Rng(0x5eed_0001);
-    for config in configs() {
-        let kernels = MatVec::with_config(gpu, &TYPES, config).unwrap();
+    // Each shape reading x from its binding, and staging it in workgroup memory (as decode does
+    // on a GPU) for rows up to the widest here and for exactly the narrower ones' width.
+    let kernels = configs().into_iter().flat_map(|config| {
+        [0, 1536, 576].map(|staged| {
+            let k = MatVec::with_x_staged(gpu, &TYPES, config, staged).unwrap();
+            (config, staged, k)
+        })
+    });
+    for (config, staged, kernels) in kernels {
+        let config = format!("{config:?}, x staged for {staged} columns");
         for ty in TYPES {
             // Rows that do not fill the last workgroup; rows of fewer parts than invocations.
             let k = ty.block_elements() == 256;
@@ -138,19 +146,17 @@ fn every_type_matches_the_cpu_reference_in_every_kernel_shape() {
                 (67, if k { 1536 } else { 576 }),
                 (5, if k { 256 } else { 96 }),
             ] {
+                if staged != 0 && cols > staged as usize {
+                    continue;
+                }
                 let data = random_rows(ty, rows, cols, &mut rng);
                 let x = random_x(cols, &mut rng);
                 let m =
                     GpuMatrix::upload(gpu, "random", ty, rows as u64, cols as u64, &data).unwrap();
                 let got = kernels.run(gpu, &m, &x).unwrap();
                 let (want, scale) = reference(ty, &data, rows, &x);
-                let worst = check(
-                    &format!("{ty} {rows}×{cols} {config:?}"),
-                    &got,
-                    &want,
-                    &scale,
-                );
-                eprintln!("{ty} {rows}×{cols} {config:?}: worst error {worst:.1e} of Σ|w·x|");
+                let worst = check(&format!("{ty} {rows}×{cols} {config}"), &got, &want, &scale);
+                eprintln!("{ty} {rows}×{cols} {config}: worst error {worst:.1e} of Σ|w·x|");
             }
         }
     }
@@ -799,6 +805,17 @@ fn shapes_the_kernels_cannot_run_are_refused() {
         err.to_string(),
         "matrix short: 34 bytes given for 2 rows of 34 bytes"
     );
+    // Rows wider than x is staged for are refused, not read past the staging.
+    let config = configs()[0];
+    let staged = MatVec::with_x_staged(gpu, &[TensorType::Q8_0], config, 32).unwrap();
+    let wide = GpuMatrix::upload(gpu, "wide", TensorType::Q8_0, 1, 64, &[0; 68]).unwrap();
+    let err = staged.run(gpu, &wide, &[0.0; 64]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "matrix wide: rows of 64 columns, where the kernel stages x for 32"
+    );
+    let err = MatVec::with_x_staged(gpu, &[TensorType::Q8_0], config, 48).unwrap_err();
+    assert!(err.to_string().contains("multiple of 32 columns"), "{err}");
     let kernels = MatVec::new(gpu, &[TensorType::Q4_0]).unwrap();
     let m = GpuMatrix::upload(gpu, "q8", TensorType::Q8_0, 1, 32, &[0; 34]).unwrap();
     let err = kernels.run(gpu, &m, &[0.0; 32]).unwrap_err();

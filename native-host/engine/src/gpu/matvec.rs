@@ -90,6 +90,9 @@ impl MatVecConfig {
 #[derive(Debug)]
 pub struct MatVec {
     config: MatVecConfig,
+    /// The most columns a row may have, x being staged in workgroup memory (0: x is read from
+    /// its storage binding).
+    x_staged: u32,
     pipelines: TypedPipelines,
 }
 
@@ -104,10 +107,46 @@ impl MatVec {
         types: &[TensorType],
         config: MatVecConfig,
     ) -> Result<Self, GpuError> {
+        Self::with_x_staged(gpu, types, config, 0)
+    }
+
+    /// Kernels for `types`, in `gpu`'s best shape, with x staged in workgroup memory where that
+    /// helps (a GPU, rows shared by several invocations) and fits rows of `max_cols` columns.
+    pub fn for_rows_of(gpu: &Gpu, types: &[TensorType], max_cols: u32) -> Result<Self, GpuError> {
+        let config = MatVecConfig::for_gpu(gpu);
+        let fits = max_cols.div_ceil(32) * super::shader::X_PART_PADDED * 16
+            <= gpu.limits().max_compute_workgroup_storage_size;
+        let staged = if !gpu.is_cpu() && config.threads_per_row > 1 && fits {
+            max_cols.div_ceil(32) * 32
+        } else {
+            0
+        };
+        Self::with_x_staged(gpu, types, config, staged)
+    }
+
+    /// As [`with_config`](Self::with_config), staging x in workgroup memory for rows of up to
+    /// `x_staged` columns (a multiple of 32; 0: x is read from its storage binding).
+    pub fn with_x_staged(
+        gpu: &Gpu,
+        types: &[TensorType],
+        config: MatVecConfig,
+        x_staged: u32,
+    ) -> Result<Self, GpuError> {
         config.check(gpu).map_err(|message| GpuError::Compile {
             what: "matrix-vector".into(),
             message,
         })?;
+        let need = x_staged / 32 * super::shader::X_PART_PADDED * 16;
+        let have = gpu.limits().max_compute_workgroup_storage_size;
+        if !x_staged.is_multiple_of(32) || need > have {
+            return Err(GpuError::Compile {
+                what: "matrix-vector".into(),
+                message: format!(
+                    "x staged for {x_staged} columns needs {need} bytes of workgroup memory \
+                     (the device has {have}) and a multiple of 32 columns"
+                ),
+            });
+        }
         let pipelines = TypedPipelines::new(
             gpu,
             "matrix-vector",
@@ -119,9 +158,13 @@ impl MatVec {
                 Slot::Uniform,
             ],
             types,
-            |ty| shader::matvec(ty, &config),
+            |ty| shader::matvec(ty, &config, x_staged),
         )?;
-        Ok(Self { config, pipelines })
+        Ok(Self {
+            config,
+            x_staged,
+            pipelines,
+        })
     }
 
     pub fn config(&self) -> MatVecConfig {
@@ -165,6 +208,16 @@ impl MatVec {
         output: Output,
     ) -> Result<Vec<Bound>, GpuError> {
         let (pipeline, name) = self.pipelines.get(matrix.ty())?;
+        if self.x_staged != 0 && matrix.cols() > self.x_staged {
+            return Err(GpuError::Shape {
+                name: matrix.name().to_owned(),
+                reason: format!(
+                    "rows of {} columns, where the kernel stages x for {}",
+                    matrix.cols(),
+                    self.x_staged
+                ),
+            });
+        }
         let words: [u32; 4] = [output as u32, 0, 0, 0];
         let output = gpu
             .device

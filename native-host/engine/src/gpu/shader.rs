@@ -63,14 +63,43 @@ fn part_dot(ty: TensorType) -> (&'static str, bool) {
     }
 }
 
-/// The matrix-vector kernel for weights of type `ty`.
-pub(super) fn matvec(ty: TensorType, config: &MatVecConfig) -> String {
+/// The matrix-vector kernel for weights of type `ty`, with x staged in workgroup memory for
+/// rows of up to `x_staged` columns (0: read from its storage binding).
+pub(super) fn matvec(ty: TensorType, config: &MatVecConfig, x_staged: u32) -> String {
     let header = format!(
-        "// {ty} matrix-vector, {config:?}\nconst WG: u32 = {}u;\nconst TPR: u32 = {}u;\n\
-         {X_STORAGE}\n",
+        "// {ty} matrix-vector, {config:?}, x staged for {x_staged} columns\n\
+         const WG: u32 = {}u;\nconst TPR: u32 = {}u;\n",
         config.workgroup_size, config.threads_per_row
     );
-    with_part_dot(header, MATVEC, ty, config)
+    let main = if x_staged == 0 {
+        MATVEC
+            .replace(
+                "// X\n",
+                "@group(0) @binding(1) var<storage, read> X: array<vec4<f32>>;\n",
+            )
+            .replace("    // STAGE X\n", "")
+    } else {
+        MATVEC
+            .replace(
+                "// X\n",
+                &format!(
+                    "@group(0) @binding(1) var<storage, read> XIN: array<vec4<f32>>;\n\
+                     var<workgroup> X: array<vec4<f32>, {}u>;\n",
+                    x_staged / 32 * X_PART_PADDED
+                ),
+            )
+            .replace(
+                "    // STAGE X\n",
+                "    for (var i = li; i < P.cols / 4u; i += WG) {\n        \
+                 X[i / 8u * X_PART + i % 8u] = XIN[i];\n    }\n    workgroupBarrier();\n",
+            )
+    };
+    let x_part = if x_staged == 0 {
+        X_STORAGE.to_owned()
+    } else {
+        format!("const X_PART: u32 = {X_PART_PADDED}u;\n")
+    };
+    with_part_dot(header + &x_part + "\n", &main, ty, config)
 }
 
 /// The matrix-vector kernel with the RMSNorm of its `dim`-long x folded in

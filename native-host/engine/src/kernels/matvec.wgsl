@@ -8,6 +8,12 @@
 // so the same loop serves all types and a row of only two k-quant blocks still spreads over TPR
 // invocations on a GPU.
 //
+// On a GPU x is staged in workgroup memory first, laid out as in matvec_normed.wgsl (an unused
+// vec4 after each part, so that the row's invocations reading consecutive parts at once hit
+// different banks); the Rust side then binds the storage as XIN and puts the staging loop at
+// `// STAGE X`. Read from its storage binding instead, those same reads would each touch 32
+// different cache lines.
+//
 // W is the tensor's GGUF bytes as they are in the file, read as u32 words: some block sizes (18,
 // 34, 210 bytes) are only 2-byte aligned, which `ld16`/`ld32` handle. One binding holds whole rows
 // only; a tensor larger than the device's storage binding is several bindings and dispatches, each
@@ -28,7 +34,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read> W: array<u32>;
-@group(0) @binding(1) var<storage, read> X: array<vec4<f32>>;
+// X
 @group(0) @binding(2) var<storage, read_write> Y: array<f32>;
 @group(0) @binding(3) var<uniform> P: Params;
 @group(0) @binding(4) var<uniform> OUT: Output;
@@ -41,6 +47,7 @@ fn main(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
+    // STAGE X
     // Dispatches wider than the per-dimension limit use y as well.
     let row = (wg.x + wg.y * nwg.x) * ROWS_PER_WG + li / TPR;
     let t = li % TPR;

@@ -67,8 +67,9 @@ pub(super) struct DecodeProducts {
 }
 
 impl DecodeProducts {
-    fn new(gpu: &Gpu, types: &[TensorType]) -> Result<Self, ModelError> {
-        let matvec = MatVec::new(gpu, types)?;
+    /// Products for matrices of `types` whose rows have at most `max_cols` columns.
+    fn new(gpu: &Gpu, types: &[TensorType], max_cols: u32) -> Result<Self, ModelError> {
+        let matvec = MatVec::for_rows_of(gpu, types, max_cols)?;
         let matmul = (gpu.is_cpu() && MatMul::can_share_x(gpu))
             .then(|| MatMul::new(gpu, types, 1))
             .transpose()?;
@@ -116,7 +117,12 @@ impl Products {
         fusion: Fusion,
         tile: PrefillTile,
     ) -> Result<Self, ModelError> {
-        let decode = DecodeProducts::new(gpu, types)?;
+        let max_cols = layers
+            .iter()
+            .flat_map(|l| [&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down])
+            .map(|m| m.cols())
+            .fold(dim, u32::max);
+        let decode = DecodeProducts::new(gpu, types, max_cols)?;
         let fused = fusion.fuses(&decode);
         let normed = normed_matvec(gpu, fusion, fused, types, dim, gate, &decode.matvec)?;
         let prefill_tile = prefill_tile(gpu, tile, types, layers, fused)?;
