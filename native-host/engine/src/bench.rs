@@ -91,6 +91,8 @@ pub struct GpuWork {
     pub prefill_dispatches: usize,
     /// Prefill's tile of tokens, and each candidate's time where it was timed.
     pub prefill_tile: String,
+    /// Where decode's products read x, and each way's time where it was timed.
+    pub decode_x: String,
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -181,6 +183,7 @@ pub fn run(
         decode_dispatches: m.decode_dispatches(),
         prefill_dispatches: m.prefill_dispatches(),
         prefill_tile: m.prefill_tile().describe(),
+        decode_x: m.decode_x().to_owned(),
     });
     Ok(BenchReport {
         device: model.describe(),

@@ -313,6 +313,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
             work.decode_dispatches, work.prefill_dispatches
         );
         println!("tile:    prefill's products take {}", work.prefill_tile);
+        println!("x:       decode's products take {}", work.decode_x);
     }
     let llama = |f: fn(&Reference) -> f64| reference.as_ref().map(f);
     let rows = [

@@ -110,18 +110,20 @@ impl MatVec {
         Self::with_x_staged(gpu, types, config, 0)
     }
 
-    /// Kernels for `types`, in `gpu`'s best shape, with x staged in workgroup memory where that
-    /// helps (a GPU, rows shared by several invocations) and fits rows of `max_cols` columns.
-    pub fn for_rows_of(gpu: &Gpu, types: &[TensorType], max_cols: u32) -> Result<Self, GpuError> {
+    /// How many columns `gpu`'s best shape could stage x for, for rows of up to `max_cols`
+    /// columns: where there is a GPU, a row shared by several invocations, and room in its
+    /// workgroup memory.
+    pub fn staging_for(gpu: &Gpu, max_cols: u32) -> Option<u32> {
         let config = MatVecConfig::for_gpu(gpu);
-        let fits = max_cols.div_ceil(32) * super::shader::X_PART_PADDED * 16
+        let staged = max_cols.div_ceil(32) * 32;
+        let fits = staged / 32 * super::shader::X_PART_PADDED * 16
             <= gpu.limits().max_compute_workgroup_storage_size;
-        let staged = if !gpu.is_cpu() && config.threads_per_row > 1 && fits {
-            max_cols.div_ceil(32) * 32
-        } else {
-            0
-        };
-        Self::with_x_staged(gpu, types, config, staged)
+        (!gpu.is_cpu() && config.threads_per_row > 1 && fits).then_some(staged)
+    }
+
+    /// The columns x is staged for (0: read from its binding).
+    pub fn x_staged(&self) -> u32 {
+        self.x_staged
     }
 
     /// As [`with_config`](Self::with_config), staging x in workgroup memory for rows of up to

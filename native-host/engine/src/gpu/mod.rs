@@ -16,7 +16,7 @@
 //! - [`joined_matmul`]: prefill's products over joined matrices (q, k and v; gate and up with the
 //!   activation), one dispatch each.
 //! - [`tile_tuning`]: times a model's prefill products with each tile of tokens on a GPU, when it
-//!   loads, and keeps the fastest.
+//!   loads, and keeps the fastest; [`timing`] times a pass for it and for decode's choices.
 //! - [`profile`]: GPU timestamps around each dispatch, for `models bench --profile`.
 //! - [`norm`], [`rope`], [`softmax`], [`activation`], [`attention`], [`add`]: the other kernels of
 //!   a transformer block, each with the ggml semantics the reference logits were computed with.
@@ -40,6 +40,7 @@ pub mod rope;
 mod shader;
 pub mod softmax;
 pub mod tile_tuning;
+pub mod timing;
 mod typed_pipelines;
 
 pub use activation::GatedActivation;

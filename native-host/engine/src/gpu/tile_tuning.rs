@@ -9,22 +9,18 @@
 //! candidate, timed the same way. CPU drivers are not timed: there the tile of [`BATCH_TILE`] is
 //! known to be best, and timing a product there takes seconds.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::coop_shape::CoopShape;
-use super::kernel::{record_pass, Bound, StepUniform};
+use super::kernel::{Bound, StepUniform};
 use super::matmul::{Blocking, MatMul, BATCH_TILE};
 use super::matrix::GpuMatrix;
+use super::timing;
 use super::{Gpu, GpuError};
 use crate::tensor_type::TensorType;
 
 /// The tiles tried: 8 (most reuse of each decoded part) down to 2.
 pub const CANDIDATES: [u32; 3] = [BATCH_TILE, 4, 2];
-/// Times each recorded pass is repeated in one submission: long enough that the submission's
-/// own cost (tens of microseconds) does not decide.
-const REPEATS: u32 = 8;
-/// Timed submissions per tile after a warm-up one; the median counts.
-const SAMPLES: usize = 5;
 
 /// The candidates on `gpu`: each of [`CANDIDATES`], and where it has cooperative matrices,
 /// each block shape that fits.
@@ -98,25 +94,8 @@ pub fn fastest(
         for m in matrices {
             bound.extend(matmul.bind(gpu, m, &x, &y, &step, max_tokens)?);
         }
-        let run = || -> Result<Duration, GpuError> {
-            let mut encoder = gpu
-                .device()
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-            for _ in 0..REPEATS {
-                record_pass(&mut encoder, "tile tuning", &bound);
-            }
-            let start = Instant::now();
-            gpu.queue().submit([encoder.finish()]);
-            gpu.wait()?;
-            Ok(start.elapsed() / REPEATS)
-        };
-        run()?;
-        let mut samples = (0..SAMPLES).map(|_| run()).collect::<Result<Vec<_>, _>>()?;
-        samples.sort();
-        timings.push(TileTiming {
-            tile,
-            pass: samples[SAMPLES / 2],
-        });
+        let pass = timing::median_pass(gpu, "tile tuning", &bound)?;
+        timings.push(TileTiming { tile, pass });
     }
     let best = timings
         .iter()

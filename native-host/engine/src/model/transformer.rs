@@ -46,6 +46,8 @@ pub struct Transformer {
     logits: wgpu::Buffer,
     weights_bytes: u64,
     prefill_tile: TileChoice,
+    /// Where decode's products read x, and what timing measured.
+    decode_x: String,
 }
 
 impl std::fmt::Debug for Transformer {
@@ -113,6 +115,7 @@ impl Transformer {
             prefill,
             logits_pass,
             logits,
+            decode_x: products.decode.x_choice.clone(),
             prefill_tile: products.prefill_tile,
         })
     }
@@ -121,6 +124,12 @@ impl Transformer {
     /// on a GPU, where each has a fixed price.
     pub fn decode_dispatches(&self) -> usize {
         self.decode.dispatches() + self.logits_pass.len()
+    }
+
+    /// Where decode's products read x (staged in workgroup memory or from its binding), and what
+    /// timing measured where it was timed.
+    pub fn decode_x(&self) -> &str {
+        &self.decode_x
     }
 
     /// Prefill's tile of tokens, and what timing it (where it was timed) measured.

@@ -2,7 +2,7 @@
 //! product kernel, and prefill's tile of tokens. What is fastest differs between GPUs and CPU
 //! drivers, and some of it is measured as the model loads.
 
-use crate::gpu::tile_tuning;
+use crate::gpu::{tile_tuning, timing};
 use crate::gpu::{
     Blocking, Bound, CoopShape, Gpu, GpuError, GpuMatrix, JoinedMatMul, MatMul, MatVec,
     NormedMatVec, Output, TileChoice, BATCH_TILE,
@@ -64,16 +64,60 @@ pub(super) struct DecodeProducts {
     /// On CPU drivers with subgroups, the matrix-matrix kernel with a tile of one token, which
     /// shares the loads of x across lanes.
     matmul: Option<MatMul>,
+    /// Where the product reads x, and what timing measured where it was timed.
+    pub(super) x_choice: String,
 }
 
 impl DecodeProducts {
-    /// Products for matrices of `types` whose rows have at most `max_cols` columns.
-    fn new(gpu: &Gpu, types: &[TensorType], max_cols: u32) -> Result<Self, ModelError> {
-        let matvec = MatVec::for_rows_of(gpu, types, max_cols)?;
+    /// Products for matrices of `types` whose rows have at most `max_cols` columns; where x
+    /// could be staged in workgroup memory, that and x read from its binding are timed with
+    /// `timed` (a layer's products that stay on their own) and the faster kept.
+    fn new(
+        gpu: &Gpu,
+        types: &[TensorType],
+        max_cols: u32,
+        timed: &[&GpuMatrix],
+    ) -> Result<Self, ModelError> {
         let matmul = (gpu.is_cpu() && MatMul::can_share_x(gpu))
             .then(|| MatMul::new(gpu, types, 1))
             .transpose()?;
-        Ok(Self { matvec, matmul })
+        let from_binding = MatVec::new(gpu, types)?;
+        let Some(staged) = MatVec::staging_for(gpu, max_cols) else {
+            return Ok(Self {
+                matvec: from_binding,
+                matmul,
+                x_choice: "x read from its binding (not timed)".into(),
+            });
+        };
+        let staged = MatVec::with_x_staged(gpu, types, from_binding.config(), staged)?;
+        let rows = timed.iter().map(|m| m.rows()).max().unwrap_or(1);
+        let x = gpu.storage_f32("decode tuning x", max_cols as usize);
+        let y = gpu.storage_f32("decode tuning y", rows as usize);
+        let time = |kernels: &MatVec| -> Result<std::time::Duration, GpuError> {
+            let mut bound = Vec::new();
+            for m in timed {
+                bound.extend(kernels.bind(gpu, m, &x, &y)?);
+            }
+            timing::median_pass(gpu, "decode tuning", &bound)
+        };
+        let (t_staged, t_binding) = (time(&staged)?, time(&from_binding)?);
+        let micros = |t: std::time::Duration| t.as_secs_f64() * 1e6;
+        let timings = format!(
+            "timed: staged {:.1} µs, from its binding {:.1} µs",
+            micros(t_staged),
+            micros(t_binding)
+        );
+        let (matvec, x_choice) = if t_staged <= t_binding {
+            (staged, format!("x staged in workgroup memory ({timings})"))
+        } else {
+            (from_binding, format!("x read from its binding ({timings})"))
+        };
+        tracing::info!(decode = %x_choice, "decode's products");
+        Ok(Self {
+            matvec,
+            matmul,
+            x_choice,
+        })
     }
 
     /// Binds `y = m x` (or `y += m x`) for the one token of `step`.
@@ -122,7 +166,7 @@ impl Products {
             .flat_map(|l| [&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down])
             .map(|m| m.cols())
             .fold(dim, u32::max);
-        let decode = DecodeProducts::new(gpu, types, max_cols)?;
+        let decode = DecodeProducts::new(gpu, types, max_cols, &[&layers[0].wo, &layers[0].down])?;
         let fused = fusion.fuses(&decode);
         let normed = normed_matvec(gpu, fusion, fused, types, dim, gate, &decode.matvec)?;
         let prefill_tile = prefill_tile(gpu, tile, types, layers, fused)?;
