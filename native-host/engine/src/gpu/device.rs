@@ -77,38 +77,52 @@ impl Gpu {
         let index = choose_adapter(&infos, options)?;
         let adapter = &adapters[index];
         let info = infos[index].clone();
-        let features = adapter.features() & WANTED_FEATURES;
+        let mut features = adapter.features() & WANTED_FEATURES;
+        if std::env::var("ITINERO_GPU_COOPERATIVE").is_ok_and(|v| v == "0") {
+            features.remove(Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+        }
+        // Every limit the adapter offers: the largest storage binding decides how tensors split.
+        let limits = adapter.limits();
+        let request = |features: Features| {
+            // wgpu counts cooperative matrices among its experimental features, which a device
+            // must be opened with to use them.
+            let experimental_features =
+                if features.contains(Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+                    // SAFETY: wgpu asks the caller to accept that its experimental features may
+                    // have bugs. The only one enabled is cooperative matrices, used by one family
+                    // of kernels that the tests check against the CPU reference wherever the
+                    // adapter has them, and that prefill uses only after timing them against the
+                    // portable kernels; `ITINERO_GPU_COOPERATIVE=0` leaves it off.
+                    unsafe { wgpu::ExperimentalFeatures::enabled() }
+                } else {
+                    wgpu::ExperimentalFeatures::disabled()
+                };
+            pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+                label: Some("itinero-engine"),
+                required_features: features,
+                required_limits: limits.clone(),
+                experimental_features,
+                memory_hints: wgpu::MemoryHints::Performance,
+                trace: wgpu::Trace::Off,
+            }))
+        };
+        let opened = match request(features) {
+            Err(e) if features.contains(Features::EXPERIMENTAL_COOPERATIVE_MATRIX) => {
+                tracing::warn!(error = %e, "the device would not open with cooperative matrices; opening it without");
+                features.remove(Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+                request(features)
+            }
+            opened => opened,
+        };
+        let (device, queue) = opened.map_err(|source| GpuError::RequestDevice {
+            adapter: describe(&info),
+            source,
+        })?;
         let cooperative_sizes = if features.contains(Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
             f16_cooperative_sizes(&adapter.cooperative_matrix_properties())
         } else {
             Vec::new()
         };
-        // wgpu counts cooperative matrices among its experimental features, which a device must
-        // be opened with to use them.
-        let experimental_features = if features.contains(Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
-        {
-            // SAFETY: wgpu asks the caller to accept that its experimental features may have
-            // bugs. The only such feature enabled is cooperative matrices, used by one family of
-            // kernels that the tests check against the CPU reference wherever the adapter has
-            // them, and that prefill uses only after timing them against the portable kernels.
-            unsafe { wgpu::ExperimentalFeatures::enabled() }
-        } else {
-            wgpu::ExperimentalFeatures::disabled()
-        };
-        // Every limit the adapter offers: the largest storage binding decides how tensors split.
-        let limits = adapter.limits();
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("itinero-engine"),
-            required_features: features,
-            required_limits: limits.clone(),
-            experimental_features,
-            memory_hints: wgpu::MemoryHints::Performance,
-            trace: wgpu::Trace::Off,
-        }))
-        .map_err(|source| GpuError::RequestDevice {
-            adapter: describe(&info),
-            source,
-        })?;
         tracing::info!(
             adapter = %describe(&info),
             ?features,
