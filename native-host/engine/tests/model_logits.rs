@@ -398,10 +398,13 @@ fn smollm2_fused_prefill_in_smaller_tiles_matches_an_f64_cpu_pass() {
     }
 }
 
-/// Prefill on cooperative matrices (tensor cores), where the adapter has them, for both
-/// models, fused and not: the batch's logits against the f64 CPU pass.
-#[test]
-fn prefill_on_cooperative_matrices_matches_an_f64_cpu_pass() {
+/// Prefill on cooperative matrices (tensor cores), where the adapter has them, fused and not:
+/// the batch's logits against the f64 CPU pass.
+fn prefill_on_cooperative_matrices_matches_an_f64_cpu_pass(
+    known: KnownModel,
+    reference: &str,
+    positions: usize,
+) {
     let gpu = common::gpu();
     if CoopShape::first(gpu).is_none() {
         eprintln!(
@@ -412,20 +415,31 @@ fn prefill_on_cooperative_matrices_matches_an_f64_cpu_pass() {
     }
     for kernels in [Fusion::Fused, Fusion::Separate] {
         first_positions_match_an_f64_cpu_pass(
-            SMOLLM2_135M,
-            "smollm2-135m-instruct-q4_1.json",
-            4,
-            kernels,
-            PrefillTile::Cooperative,
-        );
-        first_positions_match_an_f64_cpu_pass(
-            GEMMA3_270M,
-            "gemma3-270m-q4_k_m.json",
-            8,
+            known,
+            reference,
+            positions,
             kernels,
             PrefillTile::Cooperative,
         );
     }
+}
+
+#[test]
+fn smollm2_prefill_on_cooperative_matrices_matches_an_f64_cpu_pass() {
+    prefill_on_cooperative_matrices_matches_an_f64_cpu_pass(
+        SMOLLM2_135M,
+        "smollm2-135m-instruct-q4_1.json",
+        4,
+    );
+}
+
+#[test]
+fn gemma3_prefill_on_cooperative_matrices_matches_an_f64_cpu_pass() {
+    prefill_on_cooperative_matrices_matches_an_f64_cpu_pass(
+        GEMMA3_270M,
+        "gemma3-270m-q4_k_m.json",
+        8,
+    );
 }
 
 /// As above for Gemma 3: its q/k norms, post-norms, GELU, sliding-window layers, and its
