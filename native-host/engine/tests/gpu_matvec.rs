@@ -468,39 +468,7 @@ fn the_matrix_matrix_kernel_matches_the_cpu_reference_per_token() {
         .iter()
         .flat_map(|k| TYPES.iter().map(move |&ty| (k, ty)))
     {
-        let cols = if ty.block_elements() == 256 { 512 } else { 96 };
-        let rows = 67;
-        let tokens = 11u32;
-        let data = random_rows(ty, rows, cols, &mut rng);
-        let xs: Vec<Vec<f32>> = (0..tokens).map(|_| random_x(cols, &mut rng)).collect();
-        let row_bytes = (data.len() / rows) as u64;
-        for limit in [gpu.max_binding_bytes(), 5 * row_bytes] {
-            let m = GpuMatrix::upload_with_limit(
-                gpu,
-                "random",
-                ty,
-                rows as u64,
-                cols as u64,
-                &data,
-                limit,
-            )
-            .unwrap();
-            let got = kernels.run(gpu, &m, &xs.concat(), tokens).unwrap();
-            assert_eq!(got.len(), rows * tokens as usize);
-            let mut worst = 0.0f64;
-            for (t, x) in xs.iter().enumerate() {
-                let (want, scale) = reference(ty, &data, rows, x);
-                let what = format!(
-                    "{ty} matmul ({kernels:?}), token {t}, {} bindings",
-                    m.chunk_count()
-                );
-                worst = worst.max(check(&what, &got[t * rows..(t + 1) * rows], &want, &scale));
-            }
-            eprintln!(
-                "{ty} matmul ({} bindings): worst error {worst:.1e} of Σ|w·x|",
-                m.chunk_count()
-            );
-        }
+        check_matmul(kernels, ty, 11, TOLERANCE, &mut rng);
     }
     let m = GpuMatrix::upload(gpu, "q8", TensorType::Q8_0, 1, 32, &[0; 34]).unwrap();
     let only_q4 = MatMul::new(gpu, &[TensorType::Q4_0], BATCH_TILE).unwrap();
@@ -514,6 +482,37 @@ fn the_matrix_matrix_kernel_matches_the_cpu_reference_per_token() {
     assert!(err.to_string().contains("tiles of 3 tokens"), "{err}");
     let err = JoinedMatMul::new(gpu, &[TensorType::Q4_0], Gate::SwiGlu, 16).unwrap_err();
     assert!(err.to_string().contains("tiles of 16 tokens"), "{err}");
+}
+
+/// `kernels` on 67 random rows of `ty` and `tokens` random tokens, whole and split across
+/// bindings: each token's row of `Y` against the reference for that token alone, within
+/// `tolerance`.
+fn check_matmul(kernels: &MatMul, ty: TensorType, tokens: u32, tolerance: f64, rng: &mut Rng) {
+    let gpu = common::gpu();
+    let cols = if ty.block_elements() == 256 { 512 } else { 96 };
+    let rows = 67;
+    let data = random_rows(ty, rows, cols, rng);
+    let xs: Vec<Vec<f32>> = (0..tokens).map(|_| random_x(cols, rng)).collect();
+    let row_bytes = (data.len() / rows) as u64;
+    for limit in [gpu.max_binding_bytes(), 5 * row_bytes] {
+        let m =
+            GpuMatrix::upload_with_limit(gpu, "random", ty, rows as u64, cols as u64, &data, limit)
+                .unwrap();
+        let got = kernels.run(gpu, &m, &xs.concat(), tokens).unwrap();
+        assert_eq!(got.len(), rows * tokens as usize);
+        let mut worst = 0.0f64;
+        for (t, x) in xs.iter().enumerate() {
+            let (want, scale) = reference(ty, &data, rows, x);
+            let what = format!("{ty} {kernels:?}, token {t}, {} bindings", m.chunk_count());
+            let got = &got[t * rows..(t + 1) * rows];
+            worst = worst.max(check_within(&what, got, &want, &scale, tolerance));
+        }
+        eprintln!(
+            "{ty} {} ({} bindings): worst error {worst:.1e} of Σ|w·x|",
+            kernels.blocking(),
+            m.chunk_count()
+        );
+    }
 }
 
 /// f16 inputs: rounding x and the dequantised w to f16 moves each product by up to 2⁻¹⁰ of
@@ -552,40 +551,7 @@ fn check_cooperative(blocking: Blocking, rng: &mut Rng) {
     let block = blocking.tokens();
     let tokens = block + 5;
     for ty in TYPES {
-        let cols = if ty.block_elements() == 256 { 512 } else { 96 };
-        let rows = 67;
-        let data = random_rows(ty, rows, cols, rng);
-        let xs: Vec<Vec<f32>> = (0..tokens).map(|_| random_x(cols, rng)).collect();
-        let row_bytes = (data.len() / rows) as u64;
-        for limit in [gpu.max_binding_bytes(), 5 * row_bytes] {
-            let m = GpuMatrix::upload_with_limit(
-                gpu,
-                "random",
-                ty,
-                rows as u64,
-                cols as u64,
-                &data,
-                limit,
-            )
-            .unwrap();
-            let got = kernels.run(gpu, &m, &xs.concat(), tokens).unwrap();
-            let mut worst = 0.0f64;
-            for (t, x) in xs.iter().enumerate() {
-                let (want, scale) = reference(ty, &data, rows, x);
-                let what = format!("{ty} {blocking}, token {t}, {} bindings", m.chunk_count());
-                worst = worst.max(check_within(
-                    &what,
-                    &got[t * rows..(t + 1) * rows],
-                    &want,
-                    &scale,
-                    F16_TOLERANCE,
-                ));
-            }
-            eprintln!(
-                "{ty} {blocking} ({} bindings): worst error {worst:.1e} of Σ|w·x|",
-                m.chunk_count()
-            );
-        }
+        check_matmul(&kernels, ty, tokens, F16_TOLERANCE, rng);
     }
     for gate in [Gate::SwiGlu, Gate::GeGlu] {
         let kernels = JoinedMatMul::with_blocking(gpu, &TYPES, gate, blocking).unwrap();

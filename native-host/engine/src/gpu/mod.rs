@@ -8,7 +8,8 @@
 //! - [`buffer`]: f32 vectors up and down.
 //! - [`matrix`]: a GGUF weight matrix on the device, cut into whole-row chunks no larger than one
 //!   storage binding.
-//! - [`matvec`]: the dequantising matrix-vector kernels, one pipeline per tensor type.
+//! - [`matvec`]: the dequantising matrix-vector kernels, one pipeline per tensor type, in the
+//!   shape [`matvec_config`] gives.
 //! - [`normed_matvec`]: decode's products with the RMSNorm before them (and the FFN's
 //!   activation after them) folded in: fewer dispatches per step.
 //! - [`matmul`]: the same for a batch of tokens (prompt prefill), each part decoded once per tile,
@@ -33,6 +34,7 @@ pub mod kernel;
 pub mod matmul;
 pub mod matrix;
 pub mod matvec;
+pub mod matvec_config;
 pub mod norm;
 pub mod normed_matvec;
 pub mod profile;
@@ -53,7 +55,8 @@ pub use joined_matmul::JoinedMatMul;
 pub use kernel::{record_pass, Bound, StepUniform};
 pub use matmul::{Blocking, MatMul, BATCH_TILE, TILES};
 pub use matrix::{GpuMatrix, Joined, Output};
-pub use matvec::{MatVec, MatVecConfig, Reduction};
+pub use matvec::MatVec;
+pub use matvec_config::{MatVecConfig, Reduction};
 pub use norm::RmsNorm;
 pub use normed_matvec::{Destination, NormedInput, NormedMatVec};
 pub use profile::{KernelTime, Profiler};

@@ -10,7 +10,7 @@ use wgpu::util::DeviceExt;
 
 use super::kernel::{grid, Bound};
 use super::matrix::GpuMatrix;
-use super::matvec::MatVecConfig;
+use super::matvec_config::MatVecConfig;
 use super::typed_pipelines::{Slot, TypedPipelines};
 use super::{shader, Gpu, GpuError};
 use crate::gate::Gate;

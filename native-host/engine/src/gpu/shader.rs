@@ -6,7 +6,7 @@
 use crate::tensor_type::TensorType;
 
 use super::coop_shape::CoopShape;
-use super::matvec::{MatVecConfig, Reduction};
+use super::matvec_config::{MatVecConfig, Reduction};
 
 const MATVEC: &str = include_str!("../kernels/matvec.wgsl");
 const MATVEC_NORMED: &str = include_str!("../kernels/matvec_normed.wgsl");
@@ -15,6 +15,8 @@ const MATMUL_JOINED: &str = include_str!("../kernels/matmul_joined.wgsl");
 const MATMUL_COOP: &str = include_str!("../kernels/matmul_coop.wgsl");
 const MATMUL_JOINED_COOP: &str = include_str!("../kernels/matmul_joined_coop.wgsl");
 const COOP_BLOCK: &str = include_str!("../kernels/coop_block.wgsl");
+const MATMUL_BINDINGS: &str = include_str!("../kernels/matmul_bindings.wgsl");
+const MATMUL_JOINED_BINDINGS: &str = include_str!("../kernels/matmul_joined_bindings.wgsl");
 const MATMUL_TILE: &str = include_str!("../kernels/matmul_tile.wgsl");
 const GATED_ACT: &str = include_str!("../kernels/gated_act.wgsl");
 const MATMUL_X_PLAIN: &str = include_str!("../kernels/matmul_x_plain.wgsl");
@@ -147,7 +149,7 @@ fn with_part_dot(mut src: String, main: &str, ty: TensorType, config: &MatVecCon
 /// The matrix-matrix kernel for weights of type `ty`, in workgroups of `workgroup_size` rows,
 /// tiles of `tile` (1, 2, 4 or 8) tokens; `subgroup_x` shares the loads of X across subgroup lanes.
 pub(super) fn matmul(ty: TensorType, workgroup_size: u32, tile: u32, subgroup_x: bool) -> String {
-    let header = format!("// {ty} matrix-matrix\nconst WG: u32 = {workgroup_size}u;\nconst TT: u32 = {tile}u;\n{X_STORAGE}\n{STEP}\n");
+    let header = format!("// {ty} matrix-matrix\nconst WG: u32 = {workgroup_size}u;\nconst TT: u32 = {tile}u;\n{X_STORAGE}\n{STEP}\n{MATMUL_BINDINGS}\n");
     with_part_load(header, MATMUL, ty, subgroup_x)
 }
 
@@ -163,7 +165,8 @@ pub(super) fn matmul_joined(
 ) -> String {
     let header = format!(
         "// {ty} joined matrix-matrix\nconst WG: u32 = {workgroup_size}u;\nconst TT: u32 = {tile}u;\n\
-         const GATED: bool = {gated};\nconst ACT: u32 = {act}u;\n{X_STORAGE}\n{STEP}\n{GATED_ACT}\n"
+         const GATED: bool = {gated};\nconst ACT: u32 = {act}u;\n{X_STORAGE}\n{STEP}\n{GATED_ACT}\n\
+         {MATMUL_JOINED_BINDINGS}\n"
     );
     with_part_load(header, MATMUL_JOINED, ty, subgroup_x)
 }
@@ -198,7 +201,7 @@ fn with_part_load(mut src: String, main: &str, ty: TensorType, subgroup_x: bool)
 /// `ty` and subgroups of `subgroup` lanes (see `coop_block.wgsl`).
 pub(super) fn matmul_coop(ty: TensorType, shape: CoopShape, subgroup: u32) -> String {
     let header = format!(
-        "// {ty} matrix-matrix, {shape}\n{}{X_STORAGE}\n{STEP}\n",
+        "// {ty} matrix-matrix, {shape}\n{}{X_STORAGE}\n{STEP}\n{MATMUL_BINDINGS}\n",
         shape.wgsl_constants(subgroup)
     );
     with_coop_block(header, MATMUL_COOP, ty, shape.fragment)
@@ -215,7 +218,7 @@ pub(super) fn matmul_joined_coop(
 ) -> String {
     let header = format!(
         "// {ty} joined matrix-matrix, {shape}\n{}const GATED: bool = {gated};\n\
-         const ACT: u32 = {act}u;\n{X_STORAGE}\n{STEP}\n{GATED_ACT}\n",
+         const ACT: u32 = {act}u;\n{X_STORAGE}\n{STEP}\n{GATED_ACT}\n{MATMUL_JOINED_BINDINGS}\n",
         shape.wgsl_constants(subgroup)
     );
     with_coop_block(header, MATMUL_JOINED_COOP, ty, shape.fragment)

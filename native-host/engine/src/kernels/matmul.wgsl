@@ -9,33 +9,13 @@
 // token's part of X is read is `part_sum`'s choice (matmul_x_*.wgsl): on CPU drivers every load
 // of X is a gather across the SIMD lanes, which is what bounds the kernel, so with subgroups
 // each lane loads one eighth of the part and the others take it by broadcast.
-// The Rust side prepends `const WG: u32` and `const TT: u32`, and appends `tile_sums`
+// The Rust side prepends `const WG: u32`, `const TT: u32` and the bindings (matmul_bindings.wgsl),
+// and appends `tile_sums`
 // (matmul_tile.wgsl), the X loads, the weight words and the type's `part_load`.
 //
 // The dispatch is sized for the largest batch; `STEP.tokens` says how many rows of X hold tokens
 // this time, and tiles past it return at once. Rows of X between `tokens` and the end of the last
 // tile are read (the buffer holds whole tiles) and their sums dropped.
-
-struct Params {
-    rows: u32,        // rows in this binding
-    cols: u32,        // elements per row (a multiple of 32)
-    row_offset: u32,  // index in a row of Y of this binding's first row
-    row_bytes: u32,   // bytes per row in W
-}
-
-struct Shape {
-    y_stride: u32,    // floats per row of Y: the matrix's rows
-    add: u32,         // 1: Y += X·Wᵀ; 0: Y = X·Wᵀ
-    _pad1: u32,
-    _pad2: u32,
-}
-
-@group(0) @binding(0) var<storage, read> W: array<u32>;
-@group(0) @binding(1) var<storage, read> X: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
-@group(0) @binding(3) var<uniform> P: Params;
-@group(0) @binding(4) var<uniform> STEP: Step;
-@group(0) @binding(5) var<uniform> S: Shape;
 
 @compute @workgroup_size(WG)
 fn main(

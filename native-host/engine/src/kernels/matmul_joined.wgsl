@@ -3,38 +3,11 @@
 // one of them: a small product leaves most of a large GPU idle, so joining them is nearly free.
 // Two forms, by the header's `GATED` (as matvec_normed.wgsl's):
 // - split: W's rows go to up to three outputs, each with its own token stride: rows before
-//   `split1` to Y0, then to Y1 until `split2`, the rest to Y2; plus B[row] where `bias` is set;
+//   `split1` to Y0, then to Y1 until `split2`, the rest to Y2; plus BIAS[row] where `bias` is set;
 // - gated: W is the gate matrix followed by the up matrix (`split1` rows each) and row r of
 //   token t gives Y0[t][r] = act(gate·x_t) * (up·x_t).
-// The Rust side prepends `WG`, `TT`, `GATED` and `ACT`, and appends what matmul.wgsl has.
-
-struct Params {
-    rows: u32,        // rows computed (gated: of each matrix)
-    cols: u32,
-    _row_offset: u32,
-    row_bytes: u32,
-}
-
-struct Joined {
-    split1: u32,
-    split2: u32,
-    bias: u32,
-    total: u32,       // W's rows: the split's third stride is total - split2
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-    _pad3: u32,
-}
-
-@group(0) @binding(0) var<storage, read> W: array<u32>;
-@group(0) @binding(1) var<storage, read> X: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> B: array<f32>;
-@group(0) @binding(3) var<storage, read_write> Y0: array<f32>;
-@group(0) @binding(4) var<storage, read_write> Y1: array<f32>;
-@group(0) @binding(5) var<storage, read_write> Y2: array<f32>;
-@group(0) @binding(6) var<uniform> P: Params;
-@group(0) @binding(7) var<uniform> STEP: Step;
-@group(0) @binding(8) var<uniform> J: Joined;
+// The Rust side prepends `WG`, `TT`, `GATED`, `ACT` and the bindings
+// (matmul_joined_bindings.wgsl), and appends what matmul.wgsl has.
 
 @compute @workgroup_size(WG)
 fn main(
@@ -68,7 +41,7 @@ fn main(
         }
         var v = a[t];
         if (J.bias != 0u) {
-            v += B[row];
+            v += BIAS[row];
         }
         if (row < J.split1) {
             Y0[token * J.split1 + row] = v;

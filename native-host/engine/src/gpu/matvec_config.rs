@@ -1,0 +1,77 @@
+//! The shape of the matrix-vector kernels, and the fastest known for a device: how a row is spread
+//! over invocations is the one choice that matters per device (see `matvec`).
+
+use super::Gpu;
+
+/// How the invocations of one row combine their sums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reduction {
+    /// Through workgroup memory and barriers: runs everywhere.
+    Workgroup,
+    /// Through subgroup shuffles: needs the SUBGROUP feature and `threads_per_row` no larger than
+    /// the adapter's smallest subgroup.
+    Subgroup,
+}
+
+/// The shape of the matrix-vector kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatVecConfig {
+    pub workgroup_size: u32,
+    /// Invocations that share one row: a power of two dividing `workgroup_size`.
+    pub threads_per_row: u32,
+    /// Ignored when `threads_per_row` is 1.
+    pub reduction: Reduction,
+}
+
+impl MatVecConfig {
+    /// The fastest known shape for `gpu`.
+    pub fn for_gpu(gpu: &Gpu) -> Self {
+        if gpu.is_cpu() {
+            return Self {
+                workgroup_size: 64,
+                threads_per_row: 1,
+                reduction: Reduction::Workgroup,
+            };
+        }
+        let sub = gpu.info().subgroup_min_size;
+        if gpu.has_subgroups() && sub >= 32 {
+            Self {
+                workgroup_size: 256,
+                threads_per_row: 32,
+                reduction: Reduction::Subgroup,
+            }
+        } else {
+            Self {
+                workgroup_size: 256,
+                threads_per_row: 32,
+                reduction: Reduction::Workgroup,
+            }
+        }
+    }
+
+    pub(super) fn check(&self, gpu: &Gpu) -> Result<(), String> {
+        let (wg, tpr) = (self.workgroup_size, self.threads_per_row);
+        if !tpr.is_power_of_two() || wg % tpr != 0 {
+            return Err(format!(
+                "threads_per_row {tpr} must be a power of two dividing workgroup_size {wg}"
+            ));
+        }
+        if wg > gpu.limits().max_compute_invocations_per_workgroup
+            || wg > gpu.limits().max_compute_workgroup_size_x
+        {
+            return Err(format!("workgroup_size {wg} is above the device's limits"));
+        }
+        if tpr > 1 && self.reduction == Reduction::Subgroup {
+            if !gpu.has_subgroups() {
+                return Err("subgroup reduction without the SUBGROUP feature".into());
+            }
+            if tpr > gpu.info().subgroup_min_size {
+                return Err(format!(
+                    "threads_per_row {tpr} is larger than the smallest subgroup ({})",
+                    gpu.info().subgroup_min_size
+                ));
+            }
+        }
+        Ok(())
+    }
+}
