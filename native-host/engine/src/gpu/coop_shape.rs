@@ -7,7 +7,7 @@
 
 use super::{Gpu, GpuError};
 
-/// A block of `4·fragment`-ish tokens × rows on cooperative matrices.
+/// A block of tokens × weight rows on cooperative matrices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CoopShape {
     /// The fragments' size: 8 or 16 ([`Gpu::cooperative_fragment`]).
@@ -25,9 +25,21 @@ const GRIDS: [[u32; 2]; 2] = [[2, 2], [4, 2]];
 const PARTS: [u32; 2] = [1, 2];
 
 impl CoopShape {
-    /// The first shape `gpu` can run, where it has cooperative matrices.
-    pub fn first(gpu: &Gpu) -> Option<Self> {
-        Self::all(gpu).into_iter().next()
+    /// The first shape `gpu` can run, or why it can run none.
+    pub fn first(gpu: &Gpu) -> Result<Self, GpuError> {
+        let Some(fragment) = gpu.cooperative_fragment() else {
+            return Err(refusal(no_cooperative_matrices(gpu)));
+        };
+        let mut why = None;
+        for shape in Self::tried(fragment) {
+            match shape.check(gpu) {
+                Ok(()) => return Ok(shape),
+                Err(e) => {
+                    why.get_or_insert(e);
+                }
+            }
+        }
+        Err(why.expect("at least one shape is tried"))
     }
 
     /// Every shape tried that `gpu` can run.
@@ -35,17 +47,20 @@ impl CoopShape {
         let Some(fragment) = gpu.cooperative_fragment() else {
             return Vec::new();
         };
-        GRIDS
-            .iter()
-            .flat_map(|&grid| {
-                PARTS.iter().map(move |&parts| CoopShape {
-                    fragment,
-                    grid,
-                    parts,
-                })
-            })
+        Self::tried(fragment)
             .filter(|shape| shape.check(gpu).is_ok())
             .collect()
+    }
+
+    /// The shapes tried with fragments of `fragment`, in order.
+    fn tried(fragment: u32) -> impl Iterator<Item = Self> {
+        GRIDS.iter().flat_map(move |&grid| {
+            PARTS.iter().map(move |&parts| CoopShape {
+                fragment,
+                grid,
+                parts,
+            })
+        })
     }
 
     /// Tokens a block covers.
@@ -67,25 +82,20 @@ impl CoopShape {
 
     /// Refuses a shape `gpu` cannot run, saying why.
     pub fn check(self, gpu: &Gpu) -> Result<(), GpuError> {
-        let refuse = |why: String| {
-            Err(GpuError::Compile {
-                what: "cooperative matrix-matrix".into(),
-                message: why,
-            })
-        };
+        let refuse = |why: String| Err(refusal(why));
         let fragment = self.fragment;
         match gpu.cooperative_fragment() {
             Some(f) if f == fragment => {}
-            offered => {
+            Some(f) => {
                 return refuse(format!(
-                    "fragments of {fragment}: {} offers {}",
-                    gpu.describe(),
-                    match offered {
-                        Some(f) => format!("fragments of {f}"),
-                        None => "no cooperative matrices with f16 inputs and f32 sums, f16 \
-                                 arithmetic and subgroups of one size"
-                            .into(),
-                    }
+                    "fragments of {fragment}: {} offers fragments of {f}",
+                    gpu.describe()
+                ))
+            }
+            None => {
+                return refuse(format!(
+                    "fragments of {fragment}: {}",
+                    no_cooperative_matrices(gpu)
                 ))
             }
         }
@@ -127,6 +137,22 @@ impl CoopShape {
             32 * parts,
             f * f / subgroup
         )
+    }
+}
+
+/// What a device without the cooperative matrices the kernels need lacks.
+fn no_cooperative_matrices(gpu: &Gpu) -> String {
+    format!(
+        "{} has no cooperative matrices with f16 inputs and f32 sums, f16 arithmetic and \
+         subgroups of one size",
+        gpu.describe()
+    )
+}
+
+fn refusal(why: String) -> GpuError {
+    GpuError::Compile {
+        what: "cooperative matrix-matrix".into(),
+        message: why,
     }
 }
 

@@ -44,14 +44,9 @@ impl MatVec {
     pub fn staging_for(gpu: &Gpu, max_cols: u32) -> Option<u32> {
         let config = MatVecConfig::for_gpu(gpu);
         let staged = max_cols.div_ceil(32) * 32;
-        let fits = staged / 32 * shader::X_PART_PADDED * 16
-            <= gpu.limits().max_compute_workgroup_storage_size;
+        let fits =
+            shader::staged_x_bytes(staged) <= gpu.limits().max_compute_workgroup_storage_size;
         (!gpu.is_cpu() && config.threads_per_row > 1 && fits).then_some(staged)
-    }
-
-    /// The columns x is staged for (0: read from its binding).
-    pub fn x_staged(&self) -> u32 {
-        self.x_staged
     }
 
     /// As [`with_config`](Self::with_config), staging x in workgroup memory for rows of up to
@@ -66,7 +61,7 @@ impl MatVec {
             what: "matrix-vector".into(),
             message,
         })?;
-        let need = x_staged / 32 * shader::X_PART_PADDED * 16;
+        let need = shader::staged_x_bytes(x_staged);
         let have = gpu.limits().max_compute_workgroup_storage_size;
         if !x_staged.is_multiple_of(32) || need > have {
             return Err(GpuError::Compile {

@@ -75,9 +75,8 @@ impl NormedMatVec {
         config: MatVecConfig,
     ) -> Result<Self, GpuError> {
         let wg = config.workgroup_size;
-        // x, a vec4 after each 32-element part unused (`shader::X_PART_PADDED`), and the sums
-        // of squares.
-        let need = dim / 32 * shader::X_PART_PADDED * 16 + 2 * wg * 4;
+        // x, staged, and the sums of squares.
+        let need = shader::staged_x_bytes(dim) + 2 * wg * 4;
         let have = gpu.limits().max_compute_workgroup_storage_size;
         if need > have || !dim.is_multiple_of(32) {
             return Err(GpuError::Compile {

@@ -35,7 +35,12 @@ const STEP: &str = include_str!("../kernels/step.wgsl");
 /// binding the parts are packed.
 const X_STORAGE: &str = "const X_PART: u32 = 8u;\n";
 /// In workgroup memory a part is followed by one unused vec4 (see `matvec_normed.wgsl`).
-pub(super) const X_PART_PADDED: u32 = 9;
+const X_PART_PADDED: u32 = 9;
+
+/// The workgroup memory x of `cols` floats (a multiple of 32) takes, staged with its padding.
+pub(super) fn staged_x_bytes(cols: u32) -> u32 {
+    cols / 32 * X_PART_PADDED * 16
+}
 
 /// A kernel that reads the step uniform, joined to its `Step` struct.
 pub(super) fn with_step(kernel: &str) -> String {

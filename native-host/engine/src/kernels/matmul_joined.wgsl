@@ -39,16 +39,6 @@ fn main(
             Y0[token * P.rows + row] = act(a[t]) * b[t];
             continue;
         }
-        var v = a[t];
-        if (J.bias != 0u) {
-            v += BIAS[row];
-        }
-        if (row < J.split1) {
-            Y0[token * J.split1 + row] = v;
-        } else if (row < J.split2) {
-            Y1[token * (J.split2 - J.split1) + row - J.split1] = v;
-        } else {
-            Y2[token * (J.total - J.split2) + row - J.split2] = v;
-        }
+        put_split(token, row, a[t]);
     }
 }

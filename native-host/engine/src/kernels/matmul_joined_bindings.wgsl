@@ -1,5 +1,6 @@
 // The bindings of the joined matrix-matrix kernels (matmul_joined.wgsl, matmul_joined_coop.wgsl):
-// W, X, the bias, the three outputs, the joined matrix's params, the step and the split.
+// W, X, the bias, the three outputs, the joined matrix's params, the step and the split; and
+// where the split form puts a row's sum.
 
 struct Params {
     rows: u32,        // rows computed (gated: of each matrix)
@@ -28,3 +29,19 @@ struct Joined {
 @group(0) @binding(6) var<uniform> P: Params;
 @group(0) @binding(7) var<uniform> STEP: Step;
 @group(0) @binding(8) var<uniform> J: Joined;
+
+// The split form's `sum` for `row` of `token`, plus the row's bias where there is one, into the
+// output the row belongs to.
+fn put_split(token: u32, row: u32, sum: f32) {
+    var v = sum;
+    if (J.bias != 0u) {
+        v += BIAS[row];
+    }
+    if (row < J.split1) {
+        Y0[token * J.split1 + row] = v;
+    } else if (row < J.split2) {
+        Y1[token * (J.split2 - J.split1) + row - J.split1] = v;
+    } else {
+        Y2[token * (J.total - J.split2) + row - J.split2] = v;
+    }
+}

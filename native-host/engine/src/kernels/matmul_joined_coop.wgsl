@@ -36,15 +36,5 @@ fn put(round: u32, e: u32, token: u32, row: u32, sum: f32) {
         Y0[token * P.rows + row] = gate_acts[e] * sum;
         return;
     }
-    var v = sum;
-    if (J.bias != 0u) {
-        v += BIAS[row];
-    }
-    if (row < J.split1) {
-        Y0[token * J.split1 + row] = v;
-    } else if (row < J.split2) {
-        Y1[token * (J.split2 - J.split1) + row - J.split1] = v;
-    } else {
-        Y2[token * (J.total - J.split2) + row - J.split2] = v;
-    }
+    put_split(token, row, sum);
 }

@@ -227,20 +227,9 @@ fn prefill_tile(
             .into())
         }
         PrefillTile::Fixed(t) => TileChoice::fixed(Blocking::Rows(t)),
-        PrefillTile::Cooperative => match CoopShape::first(gpu) {
-            Some(shape) => TileChoice::fixed(Blocking::Cooperative(shape)),
-            None => {
-                return Err(GpuError::Compile {
-                    what: "prefill".into(),
-                    message: format!(
-                        "{} has no cooperative matrices with f16 inputs and f32 sums, f16 \
-                         arithmetic and subgroups of one size",
-                        gpu.describe()
-                    ),
-                }
-                .into())
-            }
-        },
+        PrefillTile::Cooperative => {
+            TileChoice::fixed(Blocking::Cooperative(CoopShape::first(gpu)?))
+        }
         PrefillTile::Auto if gpu.is_cpu() => TileChoice::fixed(Blocking::Rows(BATCH_TILE)),
         PrefillTile::Auto => {
             let l = &layers[0];
