@@ -8,11 +8,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::device::{Device, GpuTuning, LoadedModel};
+use crate::device::{Device, LoadedModel};
 use crate::generate::Decoder;
 use crate::gguf::Gguf;
 use crate::gpu::KernelTime;
-use crate::model::{Fusion, ModelError, PrefillTile, PREFILL_BATCH};
+use crate::model::{AttentionTuning, Fusion, GpuTuning, ModelError, PrefillTile, PREFILL_BATCH};
 
 /// What to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +35,9 @@ pub struct BenchOptions {
     pub fusion: Fusion,
     /// Prefill's tile of tokens.
     pub tile: PrefillTile,
+    /// Attention's kernels for a prefill batch and for decode.
+    pub prefill_attention: AttentionTuning,
+    pub decode_attention: AttentionTuning,
 }
 
 impl Default for BenchOptions {
@@ -49,6 +52,8 @@ impl Default for BenchOptions {
             device: Device::Auto,
             fusion: Fusion::Auto,
             tile: PrefillTile::Auto,
+            prefill_attention: AttentionTuning::Auto,
+            decode_attention: AttentionTuning::Auto,
         }
     }
 }
@@ -93,6 +98,10 @@ pub struct GpuWork {
     pub prefill_tile: String,
     /// Where decode's products read x, and each way's time where it was timed.
     pub decode_x: String,
+    /// Attention's kernel for a prefill batch and for decode, and each candidate's time where
+    /// it was timed.
+    pub prefill_attention: String,
+    pub decode_attention: String,
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -118,6 +127,8 @@ pub fn run(
     let tuning = GpuTuning {
         fusion: opts.fusion,
         tile: opts.tile,
+        prefill_attention: opts.prefill_attention,
+        decode_attention: opts.decode_attention,
     };
     let mut model = LoadedModel::load_tuned(opts.device, gguf, capacity, tuning)?;
     let load = start.elapsed();
@@ -184,6 +195,8 @@ pub fn run(
         prefill_dispatches: m.prefill_dispatches(),
         prefill_tile: m.prefill_tile().describe(),
         decode_x: m.decode_x().to_owned(),
+        prefill_attention: m.prefill_attention().describe(),
+        decode_attention: m.decode_attention().describe(),
     });
     Ok(BenchReport {
         device: model.describe(),

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::generate::{Decoder, GpuModel};
 use crate::gguf::Gguf;
 use crate::gpu::Gpu;
-use crate::model::{CpuTransformer, Fusion, ModelError, PrefillTile, Transformer};
+use crate::model::{CpuTransformer, GpuTuning, ModelError, Transformer};
 use crate::tokenizer::TokenId;
 
 /// Names the device when nothing else does (`auto`, `cpu` or `gpu`).
@@ -56,13 +56,6 @@ impl fmt::Display for Device {
             Device::Gpu => "gpu",
         })
     }
-}
-
-/// How the GPU pass is bound, where the GPU runs the model.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct GpuTuning {
-    pub fusion: Fusion,
-    pub tile: PrefillTile,
 }
 
 /// A model loaded on the device [`Device`] chose.
@@ -110,8 +103,7 @@ impl LoadedModel {
         };
         Ok(match gpu {
             Some(gpu) => {
-                let model =
-                    Transformer::load_tuned(&gpu, gguf, capacity, tuning.fusion, tuning.tile)?;
+                let model = Transformer::load_tuned(&gpu, gguf, capacity, tuning)?;
                 LoadedModel::Gpu(GpuModel {
                     gpu: Arc::new(gpu),
                     model,

@@ -608,17 +608,17 @@ fn tile_tuning_times_each_tile_that_fits_the_batch() {
     let candidates = tile_tuning::candidates(gpu);
     let batch = 128;
     let choice = tile_tuning::fastest(gpu, &[ty], &[&m, &o], batch, &candidates).unwrap();
-    let timed: Vec<Blocking> = choice.timings.iter().map(|t| t.tile).collect();
+    let timed: Vec<Blocking> = choice.timings.iter().map(|t| t.0).collect();
     assert_eq!(timed, candidates);
-    assert!(choice.timings.iter().all(|t| !t.pass.is_zero()));
-    let best = choice.timings.iter().min_by_key(|t| t.pass).unwrap();
-    assert_eq!(choice.tile, best.tile);
+    assert!(choice.timings.iter().all(|t| !t.1.is_zero()));
+    let best = choice.timings.iter().min_by_key(|t| t.1).unwrap();
+    assert_eq!(choice.chosen, best.0);
     assert!(choice
         .describe()
-        .starts_with(&format!("{} (timed: 8 tokens: ", choice.tile)));
+        .starts_with(&format!("{} (timed: 8 tokens: ", choice.chosen)));
     // Only 2 of the candidates divides 6 tokens.
     let choice = tile_tuning::fastest(gpu, &[ty], &[&m], 6, &candidates).unwrap();
-    assert_eq!(choice.tile, Blocking::Rows(2));
+    assert_eq!(choice.chosen, Blocking::Rows(2));
     assert_eq!(choice.timings.len(), 1);
     let err = tile_tuning::fastest(gpu, &[ty], &[&m], 3, &candidates).unwrap_err();
     assert!(

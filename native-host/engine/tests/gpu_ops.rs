@@ -15,8 +15,9 @@ mod common;
 
 use itinero_engine::gate::Gate;
 use itinero_engine::gguf::Architecture;
+use itinero_engine::gpu::attention_tuning::{self, AttentionKernel};
 use itinero_engine::gpu::{
-    record_pass, Attention, AttentionBuffers, AttentionForm, AttentionShape, Bound,
+    record_pass, Attention, AttentionBlock, AttentionBuffers, AttentionForm, AttentionShape, Bound,
     GatedActivation, Gpu, HeadNorms, KvStore, Output, RmsNorm, Rope, RopeOrder, RopeParams,
     Softmax, StepUniform,
 };
@@ -531,8 +532,153 @@ fn rope_settings_come_from_the_gguf() {
 #[test]
 fn attention_matches_softmax_of_scaled_dot_products_with_grouped_heads() {
     let gpu = common::gpu();
+    // (form, each head's tokens padded to whole subgroups): unpadded, 37 tokens put a subgroup
+    // across two KV heads, which then loads its own keys.
+    let mut forms = vec![
+        (AttentionForm::Workgroup, true),
+        (AttentionForm::Lane, true),
+    ];
+    if AttentionForm::can_share(gpu) {
+        forms.extend([
+            (AttentionForm::SharedLane, true),
+            (AttentionForm::SharedLane, false),
+        ]);
+    }
+    let variants = forms.into_iter().map(|(form, padded)| {
+        let attention = Attention::with_form(gpu, form).unwrap();
+        let label = format!("{form:?}{}", if padded { "" } else { " (unpadded)" });
+        (
+            label,
+            if padded {
+                attention
+            } else {
+                attention.unpadded()
+            },
+        )
+    });
+    check_attention(gpu, (6, 2, 64), variants.collect());
+}
+
+/// Prefill batches and decode's token in blocks of query rows, every block shape the device
+/// holds, for the heads of SmolLM2 (64), Llama 3 (128) and Gemma 3 (256), a group of 4 query
+/// heads to a KV head and none, against the same reference. Decode's keys are cut into slices
+/// (merged by the combine kernel) from the second block of 64 keys on.
+#[test]
+fn attention_in_blocks_of_query_rows_matches_the_reference() {
+    let gpu = common::gpu();
+    for (heads, kv_heads, head_dim) in [(6, 2, 64), (8, 2, 128), (4, 1, 256), (3, 3, 64)] {
+        let blocks = AttentionBlock::all(gpu, head_dim);
+        assert!(
+            !blocks.is_empty() || gpu.limits().max_compute_workgroup_storage_size < 16_384,
+            "no block for heads of {head_dim} on {}",
+            gpu.describe()
+        );
+        let variants = blocks
+            .into_iter()
+            .map(|block| {
+                let attention = Attention::with_form(gpu, AttentionForm::Workgroup)
+                    .unwrap()
+                    .with_blocks(gpu, block, head_dim)
+                    .unwrap()
+                    .with_decode_blocks(gpu, block, head_dim)
+                    .unwrap();
+                (block.to_string(), attention)
+            })
+            .collect();
+        check_attention(gpu, (heads, kv_heads, head_dim as usize), variants);
+    }
+}
+
+/// A block that does not fit, or a head it was not compiled for, is refused by name.
+#[test]
+fn attention_blocks_a_device_cannot_run_are_refused() {
+    let gpu = common::gpu();
+    let huge = AttentionBlock {
+        rows: 16,
+        keys: 1 << 16,
+    };
+    let err = Attention::with_form(gpu, AttentionForm::Workgroup)
+        .unwrap()
+        .with_blocks(gpu, huge, 64)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("workgroup memory"), "{err}");
+    let odd = AttentionBlock { rows: 5, keys: 16 };
+    let err = odd.check(gpu, 64).unwrap_err().to_string();
+    assert!(err.contains("rows one of"), "{err}");
+    let Some(&block) = AttentionBlock::all(gpu, 64).first() else {
+        return;
+    };
+    let attention = Attention::with_form(gpu, AttentionForm::Workgroup)
+        .unwrap()
+        .with_blocks(gpu, block, 64)
+        .unwrap();
+    let (q, kv) = (
+        gpu.storage_f32("q", 4 * 128),
+        gpu.storage_f32("kv", 8 * 128),
+    );
+    let buffers = AttentionBuffers {
+        q: &q,
+        k_cache: &kv,
+        v_cache: &kv,
+        out: &q,
+    };
+    let shape = AttentionShape {
+        heads: 4,
+        kv_heads: 2,
+        head_dim: 128,
+        capacity: 8,
+        window: None,
+        scale: 1.0,
+    };
+    let step = StepUniform::new(0, 4).buffer(gpu);
+    let err = attention
+        .bind(gpu, buffers, shape, &step, 4)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("compiled for heads of 64"), "{err}");
+}
+
+/// Tuning times the per-token form and every block the device holds late in the cache, for a
+/// batch and for decode, and keeps the fastest.
+#[test]
+fn attention_tuning_times_every_candidate_and_keeps_the_fastest() {
+    let gpu = common::gpu();
+    let shape = AttentionShape {
+        heads: 6,
+        kv_heads: 2,
+        head_dim: 64,
+        capacity: 96,
+        window: None,
+        scale: 0.125,
+    };
+    let candidates = attention_tuning::candidates(gpu, &shape);
+    assert_eq!(
+        candidates.len(),
+        1 + AttentionBlock::all(gpu, 64).len(),
+        "{candidates:?}"
+    );
+    for tokens in [32, 1] {
+        let choice = attention_tuning::fastest(gpu, &shape, tokens, &candidates).unwrap();
+        let timed: Vec<AttentionKernel> = choice.timings.iter().map(|(c, _)| *c).collect();
+        assert_eq!(timed, candidates);
+        let fastest = choice.timings.iter().min_by_key(|(_, t)| *t).unwrap().0;
+        assert_eq!(choice.chosen, fastest, "{}", choice.describe());
+        assert!(choice
+            .describe()
+            .contains("(timed: per query head and token: "));
+    }
+}
+
+/// Runs each of `variants` (a label and the kernels) over decode and batch cases with
+/// `(heads, kv_heads, head_dim)` and checks each output against an f64 reference.
+fn check_attention(
+    gpu: &Gpu,
+    (heads, kv_heads, head_dim): (usize, usize, usize),
+    variants: Vec<(String, Attention)>,
+) {
     let mut rng = Rng(15);
-    let (heads, kv_heads, head_dim, capacity) = (6usize, 2usize, 64usize, 300usize);
+    let capacity = 300usize;
     let kv = kv_heads * head_dim;
     let max_tokens = 40usize;
     let q = random(max_tokens * heads * head_dim, -1.0, 1.0, &mut rng);
@@ -552,37 +698,24 @@ fn attention_matches_softmax_of_scaled_dot_products_with_grouped_heads() {
     let out = gpu.storage_f32("out", max_tokens * heads * head_dim);
     let scale = 1.0 / (head_dim as f32).sqrt();
     // (first position, tokens, window): decode at the start, within the first block and past a
-    // few blocks; a batch; a batch under a sliding window, starting inside and past it.
-    // (form, each head's tokens padded to whole subgroups): unpadded, 37 tokens put a subgroup
-    // across two KV heads, which then loads its own keys.
-    let mut forms = vec![
-        (AttentionForm::Workgroup, true),
-        (AttentionForm::Lane, true),
+    // few blocks; a batch; a batch under a sliding window, starting inside and past it; a batch
+    // whose last block of rows is partial.
+    let cases = [
+        (0usize, 1usize, None),
+        (36, 1, None),
+        (256, 1, None),
+        (256, 1, Some(70)),
+        (299, 1, None),
+        (30, 40, None),
+        (0, 40, Some(16usize)),
+        (100, 40, Some(70)),
+        (30, 37, None),
+        (0, 3, None),
     ];
-    if AttentionForm::can_share(gpu) {
-        forms.extend([
-            (AttentionForm::SharedLane, true),
-            (AttentionForm::SharedLane, false),
-        ]);
-    }
-    for ((form, padded), (pos, tokens, window)) in forms.into_iter().flat_map(|f| {
-        [
-            (0usize, 1usize, None),
-            (36, 1, None),
-            (256, 1, None),
-            (256, 1, Some(70)),
-            (299, 1, None),
-            (30, 40, None),
-            (0, 40, Some(16usize)),
-            (100, 40, Some(70)),
-            (30, 37, None),
-        ]
-        .map(move |case| (f, case))
-    }) {
-        let mut attention = Attention::with_form(gpu, form).unwrap();
-        if !padded {
-            attention = attention.unpadded();
-        }
+    for ((label, attention), (pos, tokens, window)) in variants
+        .iter()
+        .flat_map(|v| cases.map(move |case| (v, case)))
+    {
         let shape = AttentionShape {
             heads: heads as u32,
             kv_heads: kv_heads as u32,
@@ -635,8 +768,8 @@ fn attention_matches_softmax_of_scaled_dot_products_with_grouped_heads() {
         let largest = want.iter().fold(0.0f64, |a, b| a.max(b.abs()));
         assert_close(
             &format!(
-                "{form:?} attention{} of {tokens} tokens from position {pos}, window {window:?}",
-                if padded { "" } else { " (unpadded)" }
+                "{label} attention, heads {heads}/{kv_heads} of {head_dim}, of {tokens} tokens \
+                 from position {pos}, window {window:?}"
             ),
             &got,
             &want,

@@ -20,10 +20,13 @@ use common::gguf_writer::GgufWriter;
 use common::llama_cpp::{argmax, greedy_tokens_match, top_logits_match};
 use itinero_engine::generate::GpuModel;
 use itinero_engine::gguf::{Architecture, Gguf, TensorType};
+use itinero_engine::gpu::attention_tuning::AttentionKernel;
 use itinero_engine::gpu::{
     tile_tuning, Blocking, CoopShape, Gpu, RopeOrder, RopeParams, BATCH_TILE,
 };
-use itinero_engine::model::{Fusion, HParams, PrefillTile, Transformer};
+use itinero_engine::model::{
+    AttentionTuning, Fusion, GpuTuning, HParams, PrefillTile, Transformer,
+};
 use itinero_engine::models::{KnownModel, GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
 
@@ -212,24 +215,24 @@ fn first_positions_match_an_f64_cpu_pass(
     known: KnownModel,
     reference: &str,
     positions: usize,
-    kernels: Fusion,
-    tile: PrefillTile,
+    tuning: GpuTuning,
 ) {
+    let (kernels, tile) = (tuning.fusion, tuning.tile);
     let gpu = common::gpu();
     let reference = common::reference(reference);
     let g = common::open(known);
     let prompt = &common::ids(&reference["logits"]["ids"])[..positions];
-    let model = Transformer::load_tuned(gpu, common::open(known), 16, kernels, tile).unwrap();
+    let model = Transformer::load_tuned(gpu, common::open(known), 16, tuning).unwrap();
     let chosen = model.prefill_tile();
     match tile {
-        PrefillTile::Fixed(t) => assert_eq!(chosen.tile, Blocking::Rows(t)),
+        PrefillTile::Fixed(t) => assert_eq!(chosen.chosen, Blocking::Rows(t)),
         PrefillTile::Cooperative => assert_eq!(
-            Some(chosen.tile),
+            Some(chosen.chosen),
             CoopShape::first(gpu).ok().map(Blocking::Cooperative)
         ),
         // A CPU driver is not timed: the tile of most reuse is known to be best there.
         PrefillTile::Auto if gpu.is_cpu() => {
-            assert_eq!(chosen.tile, Blocking::Rows(BATCH_TILE));
+            assert_eq!(chosen.chosen, Blocking::Rows(BATCH_TILE));
             assert!(chosen.timings.is_empty());
         }
         PrefillTile::Auto => assert_eq!(
@@ -238,6 +241,23 @@ fn first_positions_match_an_f64_cpu_pass(
             "{}",
             chosen.describe()
         ),
+    }
+    for (asked, chosen) in [
+        (tuning.prefill_attention, model.prefill_attention()),
+        (tuning.decode_attention, model.decode_attention()),
+    ] {
+        match asked {
+            AttentionTuning::Blocks => {
+                assert!(matches!(chosen.chosen, AttentionKernel::Blocks(_)))
+            }
+            AttentionTuning::PerToken => assert_eq!(chosen.chosen, AttentionKernel::PerToken),
+            // A CPU driver is not timed: its lane forms are known to be best there.
+            AttentionTuning::Auto if gpu.is_cpu() => {
+                assert_eq!(chosen.chosen, AttentionKernel::PerToken);
+                assert!(chosen.timings.is_empty());
+            }
+            AttentionTuning::Auto => assert!(!chosen.timings.is_empty(), "{}", chosen.describe()),
+        }
     }
     let dispatches = model.decode_dispatches();
     let batch = model.prefill_dispatches();
@@ -330,20 +350,20 @@ fn first_positions_match_an_f64_cpu_pass(
     // rounded away, where f32 loses 2⁻²⁴): ten times the bound of f32 products, and still
     // closer to exact than llama.cpp, whose products take 8-bit activations.
     let largest = exact[last].iter().fold(1.0f64, |a, e| a.max(e.abs()));
-    let allowed = match chosen.tile {
+    let allowed = match chosen.chosen {
         Blocking::Cooperative(_) => (1e-2 * largest).min(llama_cpp_differs[last]),
         Blocking::Rows(_) => 1e-3 * largest,
     };
     eprintln!(
         "{} ({kernels:?}, {}) after a prefill batch: largest logit difference from the f64 CPU \
          pass {worst:.2e} (allowed {allowed:.2e})",
-        known.id, chosen.tile
+        known.id, chosen.chosen
     );
     assert!(
         worst < allowed,
         "{} ({kernels:?}, {}) after a prefill batch differs from the f64 CPU pass by {worst}",
         known.id,
-        chosen.tile
+        chosen.chosen
     );
 }
 
@@ -353,8 +373,11 @@ fn smollm2_first_positions_match_an_f64_cpu_pass() {
         SMOLLM2_135M,
         "smollm2-135m-instruct-q4_1.json",
         4,
-        Fusion::Auto,
-        PrefillTile::Auto,
+        GpuTuning {
+            fusion: Fusion::Auto,
+            tile: PrefillTile::Auto,
+            ..GpuTuning::default()
+        },
     );
 }
 
@@ -364,8 +387,11 @@ fn gemma3_first_positions_match_an_f64_cpu_pass() {
         GEMMA3_270M,
         "gemma3-270m-q4_k_m.json",
         8,
-        Fusion::Auto,
-        PrefillTile::Auto,
+        GpuTuning {
+            fusion: Fusion::Auto,
+            tile: PrefillTile::Auto,
+            ..GpuTuning::default()
+        },
     );
 }
 
@@ -378,8 +404,11 @@ fn smollm2_fused_kernels_match_an_f64_cpu_pass() {
         SMOLLM2_135M,
         "smollm2-135m-instruct-q4_1.json",
         4,
-        Fusion::Fused,
-        PrefillTile::Auto,
+        GpuTuning {
+            fusion: Fusion::Fused,
+            tile: PrefillTile::Auto,
+            ..GpuTuning::default()
+        },
     );
 }
 
@@ -392,10 +421,46 @@ fn smollm2_fused_prefill_in_smaller_tiles_matches_an_f64_cpu_pass() {
             SMOLLM2_135M,
             "smollm2-135m-instruct-q4_1.json",
             4,
-            Fusion::Fused,
-            PrefillTile::Fixed(tile),
+            GpuTuning {
+                fusion: Fusion::Fused,
+                tile: PrefillTile::Fixed(tile),
+                ..GpuTuning::default()
+            },
         );
     }
+}
+
+/// Attention in blocks of query rows sharing tiles of keys, for prefill and decode, as a GPU may
+/// choose (`gpu::attention_tuning`): fused and not, the logits against the f64 CPU pass.
+fn attention_in_blocks_matches_an_f64_cpu_pass(
+    known: KnownModel,
+    reference: &str,
+    positions: usize,
+) {
+    for fusion in [Fusion::Fused, Fusion::Separate] {
+        first_positions_match_an_f64_cpu_pass(
+            known,
+            reference,
+            positions,
+            GpuTuning {
+                fusion,
+                prefill_attention: AttentionTuning::Blocks,
+                decode_attention: AttentionTuning::Blocks,
+                ..GpuTuning::default()
+            },
+        );
+    }
+}
+
+#[test]
+fn smollm2_attention_in_blocks_matches_an_f64_cpu_pass() {
+    attention_in_blocks_matches_an_f64_cpu_pass(SMOLLM2_135M, "smollm2-135m-instruct-q4_1.json", 4);
+}
+
+/// Gemma's heads of 256 and its sliding-window layers.
+#[test]
+fn gemma3_attention_in_blocks_matches_an_f64_cpu_pass() {
+    attention_in_blocks_matches_an_f64_cpu_pass(GEMMA3_270M, "gemma3-270m-q4_k_m.json", 8);
 }
 
 /// Prefill on cooperative matrices (tensor cores), where the adapter has them, fused and not:
@@ -418,8 +483,11 @@ fn prefill_on_cooperative_matrices_matches_an_f64_cpu_pass(
             known,
             reference,
             positions,
-            kernels,
-            PrefillTile::Cooperative,
+            GpuTuning {
+                fusion: kernels,
+                tile: PrefillTile::Cooperative,
+                ..GpuTuning::default()
+            },
         );
     }
 }
@@ -450,8 +518,11 @@ fn gemma3_fused_kernels_match_an_f64_cpu_pass() {
         GEMMA3_270M,
         "gemma3-270m-q4_k_m.json",
         8,
-        Fusion::Fused,
-        PrefillTile::Auto,
+        GpuTuning {
+            fusion: Fusion::Fused,
+            tile: PrefillTile::Auto,
+            ..GpuTuning::default()
+        },
     );
 }
 
@@ -462,8 +533,11 @@ fn gemma3_fused_prefill_in_tiles_of_two_matches_an_f64_cpu_pass() {
         GEMMA3_270M,
         "gemma3-270m-q4_k_m.json",
         8,
-        Fusion::Fused,
-        PrefillTile::Fixed(2),
+        GpuTuning {
+            fusion: Fusion::Fused,
+            tile: PrefillTile::Fixed(2),
+            ..GpuTuning::default()
+        },
     );
 }
 

@@ -11,7 +11,7 @@ use itinero_engine::bench::{self, BenchOptions, BenchReport};
 use itinero_engine::device::Device;
 use itinero_engine::gguf::{Gguf, TensorType};
 use itinero_engine::gpu::{tile_tuning, KernelTime};
-use itinero_engine::model::{Fusion, PrefillTile};
+use itinero_engine::model::{AttentionTuning, Fusion, PrefillTile};
 use itinero_engine::models;
 use itinero_engine::ollama_store::OllamaStore;
 use itinero_engine::synthetic::{self, Shape};
@@ -68,6 +68,15 @@ pub struct BenchArgs {
     /// `coop`, to compare them on one device.
     #[arg(long, default_value = "auto", value_parser = parse_tile)]
     pub prefill_tile: PrefillTile,
+    /// How a prefill batch's attention runs: `auto` (on a GPU, the fastest of a workgroup per
+    /// query head and token and each block of query rows sharing tiles of keys the GPU holds,
+    /// timed as the model loads; the per-token form on CPU drivers), `token` or `blocks`, to
+    /// compare them on one device.
+    #[arg(long, value_enum, default_value_t = AttentionArg::Auto)]
+    pub prefill_attention: AttentionArg,
+    /// The same for decode's token (its blocks hold a KV head's query heads).
+    #[arg(long, value_enum, default_value_t = AttentionArg::Auto)]
+    pub decode_attention: AttentionArg,
     #[arg(long)]
     pub json: bool,
 }
@@ -102,6 +111,23 @@ fn parse_tile(s: &str) -> Result<PrefillTile, String> {
             "`{s}`: the prefill tile is auto, coop or one of {:?}",
             tile_tuning::CANDIDATES
         )),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AttentionArg {
+    Auto,
+    Token,
+    Blocks,
+}
+
+impl From<AttentionArg> for AttentionTuning {
+    fn from(a: AttentionArg) -> Self {
+        match a {
+            AttentionArg::Auto => Self::Auto,
+            AttentionArg::Token => Self::PerToken,
+            AttentionArg::Blocks => Self::Blocks,
+        }
     }
 }
 
@@ -259,6 +285,8 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
             FusionArg::Separate => Fusion::Separate,
         },
         tile: args.prefill_tile,
+        prefill_attention: args.prefill_attention.into(),
+        decode_attention: args.decode_attention.into(),
         ..BenchOptions::default()
     };
     eprintln!("benchmarking {spec} (device: {device})");
@@ -314,6 +342,11 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         );
         println!("tile:    prefill's products take {}", work.prefill_tile);
         println!("x:       decode's products take {}", work.decode_x);
+        println!(
+            "attend:  a prefill batch's attention: {}",
+            work.prefill_attention
+        );
+        println!("         decode's attention: {}", work.decode_attention);
     }
     let llama = |f: fn(&Reference) -> f64| reference.as_ref().map(f);
     let rows = [

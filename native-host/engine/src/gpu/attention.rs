@@ -1,32 +1,20 @@
 //! Causal attention of new tokens over the KV cache: a prefill batch, or decode's one token.
 //!
 //! Grouped-query heads, an optional sliding window, and an online softmax, so no scores are
-//! stored. The form depends on the device ([`AttentionForm`]): on a GPU a workgroup per (head,
-//! token); on CPU drivers an invocation per (head, token) with no barrier, since on lavapipe a
-//! barrier costs more than the arithmetic. Decode's single token on a GPU cuts the cache into
-//! slices of whole 64-key blocks, a workgroup each, merged by `attention_combine.wgsl`: one
-//! workgroup per head walking the whole cache leaves a large GPU idle.
+//! stored. The per-token form depends on the device ([`AttentionForm`]): on a GPU a workgroup
+//! per (head, token); on CPU drivers an invocation per (head, token) with no barrier, since on
+//! lavapipe a barrier costs more than the arithmetic. Decode's single token on a GPU cuts the
+//! cache into slices of whole 64-key blocks, a workgroup each, merged by
+//! `attention_combine.wgsl`: one workgroup per head walking the whole cache leaves a large GPU
+//! idle. Batches, decode or both can instead run in blocks of query rows (`attention_block.rs`),
+//! decode's sliced and merged the same way; `attention_tuning.rs` chooses.
 
+use super::attention_block::{AttentionBlock, BlockAttention};
+use super::attention_shape::{
+    kernel_source, with_keys, AttentionBuffers, AttentionShape, SLICE_BLOCK,
+};
 use super::kernel::{record_pass, Bound, Kernel, StepUniform};
 use super::{Gpu, GpuError};
-
-/// The largest head the kernel's workgroup memory holds (Gemma 3's 256).
-pub const MAX_HEAD_DIM: u32 = 256;
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
-    head_dim: u32,
-    heads: u32,
-    kv_heads: u32,
-    window: u32,
-    capacity: u32,
-    scale: f32,
-    /// The lane form's tokens per head in the dispatch (the workgroup form ignores it).
-    max_tokens: u32,
-    /// Slices of the keys, a workgroup each (the workgroup form's decode); 1 otherwise.
-    splits: u32,
-}
 
 /// `attention_combine.wgsl`'s parameters.
 #[repr(C)]
@@ -40,16 +28,6 @@ struct CombineParams {
     block: u32,
     _pad: [u32; 2],
 }
-
-/// Which keys a token sees and how decode slices them, for both attention kernels.
-const KEY_SLICES: &str = include_str!("../kernels/key_slices.wgsl");
-/// Where a position's keys and values lie in the f16 cache.
-const KV_CACHE: &str = include_str!("../kernels/kv_cache.wgsl");
-
-/// Keys per workgroup block in `attention.wgsl` (its `WG`): slices are whole blocks.
-const BLOCK: u32 = 64;
-/// The most slices decode's keys are cut into.
-const MAX_SPLITS: u32 = 32;
 
 /// How the work of one attention call is spread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,20 +58,6 @@ impl AttentionForm {
     }
 }
 
-/// The shape of one attention layer.
-#[derive(Debug, Clone, Copy)]
-pub struct AttentionShape {
-    pub heads: u32,
-    pub kv_heads: u32,
-    pub head_dim: u32,
-    /// Positions the cache holds.
-    pub capacity: u32,
-    /// A sliding window: each token attends to at most this many positions, itself included.
-    pub window: Option<u32>,
-    /// Multiplies q·k: 1/sqrt(head_dim) in llama, Gemma's query_pre_attn_scalar^-½.
-    pub scale: f32,
-}
-
 #[derive(Debug)]
 pub struct Attention {
     form: AttentionForm,
@@ -103,19 +67,10 @@ pub struct Attention {
     batch: Option<(Kernel, u32)>,
     /// Merges the slices of the workgroup form's decode.
     combine: Kernel,
-}
-
-/// The buffers of one attention call.
-#[derive(Debug, Clone, Copy)]
-pub struct AttentionBuffers<'a> {
-    /// tokens × heads × head_dim
-    pub q: &'a wgpu::Buffer,
-    /// capacity × kv_heads × head_dim f16 values, two to a u32 (`kv_cache.wgsl`), filled up to
-    /// the last new token
-    pub k_cache: &'a wgpu::Buffer,
-    pub v_cache: &'a wgpu::Buffer,
-    /// tokens × heads × head_dim
-    pub out: &'a wgpu::Buffer,
+    /// Batches, and decode's token, in blocks of query rows sharing tiles of keys
+    /// (`attention_block.rs`), where that was chosen; otherwise the form's own kernels.
+    batch_blocks: Option<BlockAttention>,
+    decode_blocks: Option<BlockAttention>,
 }
 
 impl Attention {
@@ -125,14 +80,8 @@ impl Attention {
     }
 
     pub fn with_form(gpu: &Gpu, form: AttentionForm) -> Result<Self, GpuError> {
-        // Every kernel here reads the step uniform and agrees on which keys a token sees.
-        let with_keys = |src: &str| format!("{}\n{KEY_SLICES}", super::shader::with_step(src));
-        let common = format!(
-            "{}\n{KV_CACHE}",
-            with_keys(include_str!("../kernels/attention_common.wgsl"))
-        );
         let form_kernel =
-            |label: &'static str, src: &str| Kernel::new(gpu, label, &format!("{common}\n{src}"));
+            |label: &'static str, src: &str| Kernel::new(gpu, label, &kernel_source(src));
         let batch = match form {
             AttentionForm::SharedLane => {
                 if !AttentionForm::can_share(gpu) {
@@ -153,10 +102,9 @@ impl Attention {
             AttentionForm::Workgroup => Kernel::new(
                 gpu,
                 "attention",
-                &super::shader::with_workgroup_reduce(&format!(
-                    "{common}\n{}",
-                    include_str!("../kernels/attention.wgsl")
-                )),
+                &super::shader::with_workgroup_reduce(&kernel_source(include_str!(
+                    "../kernels/attention.wgsl"
+                ))),
             )?,
             AttentionForm::Lane | AttentionForm::SharedLane => form_kernel(
                 "attention (lane)",
@@ -173,7 +121,33 @@ impl Attention {
             kernel,
             batch,
             combine,
+            batch_blocks: None,
+            decode_blocks: None,
         })
+    }
+
+    /// Batches (prefill) in blocks of `block` for heads of `head_dim`. An error where the device
+    /// cannot run the block.
+    pub fn with_blocks(
+        mut self,
+        gpu: &Gpu,
+        block: AttentionBlock,
+        head_dim: u32,
+    ) -> Result<Self, GpuError> {
+        self.batch_blocks = Some(BlockAttention::new(gpu, block, head_dim)?);
+        Ok(self)
+    }
+
+    /// Decode's token in blocks of `block` (its KV heads' query heads), its keys cut into slices
+    /// as the workgroup form cuts them.
+    pub fn with_decode_blocks(
+        mut self,
+        gpu: &Gpu,
+        block: AttentionBlock,
+        head_dim: u32,
+    ) -> Result<Self, GpuError> {
+        self.decode_blocks = Some(BlockAttention::new(gpu, block, head_dim)?);
+        Ok(self)
     }
 
     /// For tests: the shared-lane form with each head's tokens not padded to whole subgroups, so
@@ -215,36 +189,25 @@ impl Attention {
         step: &wgpu::Buffer,
         max_tokens: u32,
     ) -> Result<Vec<Bound>, GpuError> {
-        if s.kv_heads == 0
-            || !s.heads.is_multiple_of(s.kv_heads)
-            || s.head_dim > MAX_HEAD_DIM
-            || !s.head_dim.is_multiple_of(4)
-            || s.window == Some(0)
-        {
-            return Err(GpuError::Shape {
-                name: "attention".into(),
-                reason: format!("{s:?} (heads of at most {MAX_HEAD_DIM}, a multiple of 4)"),
-            });
-        }
+        s.check()?;
         super::kernel::check_rows(gpu, "attention", max_tokens)?;
-        // The keys one token can see: at most the window, at most the cache.
-        let span = s.window.unwrap_or(s.capacity).min(s.capacity);
+        let decode = max_tokens == 1;
+        let blocks = if decode {
+            &self.decode_blocks
+        } else {
+            &self.batch_blocks
+        };
+        if let Some(blocks) = blocks {
+            let splits = if decode { s.decode_splits() } else { 1 };
+            let part = slices(gpu, s, max_tokens, splits);
+            let attend = blocks.bind(gpu, b, s, step, (max_tokens, splits), &part)?;
+            return Ok(self.merged(gpu, attend, s, (&part, b.out), step, max_tokens, splits));
+        }
         let splits = match self.form {
-            AttentionForm::Workgroup if max_tokens == 1 => {
-                span.div_ceil(BLOCK).clamp(1, MAX_SPLITS)
-            }
+            AttentionForm::Workgroup if decode => s.decode_splits(),
             _ => 1,
         };
-        let mut params = Params {
-            head_dim: s.head_dim,
-            heads: s.heads,
-            kv_heads: s.kv_heads,
-            window: s.window.unwrap_or(0),
-            capacity: s.capacity,
-            scale: s.scale,
-            max_tokens,
-            splits,
-        };
+        let mut params = s.params(max_tokens, splits);
         match self.form {
             AttentionForm::Lane | AttentionForm::SharedLane => {
                 let (kernel, per_head) = match &self.batch {
@@ -262,41 +225,58 @@ impl Attention {
                 )])
             }
             AttentionForm::Workgroup => {
-                // Unused (but bound) when there is one slice.
-                let parts = if splits > 1 {
-                    (s.heads * max_tokens * splits * (s.head_dim + 2)) as usize
-                } else {
-                    1
-                };
-                let part = gpu.storage_f32("attention slices", parts);
+                let part = slices(gpu, s, max_tokens, splits);
                 let attend = self.kernel.bind(
                     gpu,
                     &[b.q, b.k_cache, b.v_cache, b.out, step, &part],
                     &params,
                     (s.heads, max_tokens, splits),
                 );
-                if splits == 1 {
-                    return Ok(vec![attend]);
-                }
-                let combine = CombineParams {
-                    head_dim: s.head_dim,
-                    heads: s.heads,
-                    splits,
-                    window: params.window,
-                    capacity: s.capacity,
-                    block: BLOCK,
-                    _pad: [0; 2],
-                };
-                Ok(vec![
-                    attend,
-                    self.combine.bind(
-                        gpu,
-                        &[&part, b.out, step],
-                        &combine,
-                        (s.heads, max_tokens, 1),
-                    ),
-                ])
+                Ok(self.merged(gpu, attend, s, (&part, b.out), step, max_tokens, splits))
             }
         }
     }
+
+    /// `attend`, then, where it cut the keys into `splits` slices, their merge from `part` into
+    /// `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn merged(
+        &self,
+        gpu: &Gpu,
+        attend: Bound,
+        s: AttentionShape,
+        (part, out): (&wgpu::Buffer, &wgpu::Buffer),
+        step: &wgpu::Buffer,
+        max_tokens: u32,
+        splits: u32,
+    ) -> Vec<Bound> {
+        if splits == 1 {
+            return vec![attend];
+        }
+        let combine = CombineParams {
+            head_dim: s.head_dim,
+            heads: s.heads,
+            splits,
+            window: s.window.unwrap_or(0),
+            capacity: s.capacity,
+            block: SLICE_BLOCK,
+            _pad: [0; 2],
+        };
+        vec![
+            attend,
+            self.combine
+                .bind(gpu, &[part, out, step], &combine, (s.heads, max_tokens, 1)),
+        ]
+    }
+}
+
+/// What decode's slices write for `attention_combine.wgsl`: per (token, head, slice), the
+/// running maximum, sum and unnormalised output. Unused, but bound, with one slice.
+fn slices(gpu: &Gpu, s: AttentionShape, max_tokens: u32, splits: u32) -> wgpu::Buffer {
+    let floats = if splits > 1 {
+        (s.heads * max_tokens * splits * (s.head_dim + 2)) as usize
+    } else {
+        1
+    };
+    gpu.storage_f32("attention slices", floats)
 }

@@ -25,6 +25,9 @@
 pub mod activation;
 pub mod add;
 pub mod attention;
+pub mod attention_block;
+pub mod attention_shape;
+pub mod attention_tuning;
 pub mod buffer;
 pub mod coop_shape;
 pub mod device;
@@ -47,7 +50,9 @@ mod typed_pipelines;
 
 pub use activation::GatedActivation;
 pub use add::Add;
-pub use attention::{Attention, AttentionBuffers, AttentionForm, AttentionShape};
+pub use attention::{Attention, AttentionForm};
+pub use attention_block::{AttentionBlock, BlockAttention};
+pub use attention_shape::{AttentionBuffers, AttentionShape};
 pub use coop_shape::CoopShape;
 pub use device::{Gpu, GpuOptions};
 pub use error::GpuError;
@@ -62,4 +67,4 @@ pub use normed_matvec::{Destination, NormedInput, NormedMatVec};
 pub use profile::{KernelTime, Profiler};
 pub use rope::{HeadNorms, KvStore, Rope, RopeOrder, RopeParams};
 pub use softmax::Softmax;
-pub use tile_tuning::{TileChoice, TileTiming};
+pub use tile_tuning::TileChoice;

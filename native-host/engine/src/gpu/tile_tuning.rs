@@ -9,8 +9,6 @@
 //! candidate, timed the same way. CPU drivers are not timed: there the tile of [`BATCH_TILE`] is
 //! known to be best, and timing a product there takes seconds.
 
-use std::time::Duration;
-
 use super::coop_shape::CoopShape;
 use super::kernel::{Bound, StepUniform};
 use super::matmul::{Blocking, MatMul, BATCH_TILE};
@@ -32,43 +30,8 @@ pub fn candidates(gpu: &Gpu) -> Vec<Blocking> {
         .collect()
 }
 
-/// What timing each tile gave.
-#[derive(Debug, Clone)]
-pub struct TileTiming {
-    pub tile: Blocking,
-    /// Median wall time of one pass over every product timed.
-    pub pass: Duration,
-}
-
-/// The outcome of tuning: the tile chosen, and every tile's time (empty when nothing was timed).
-#[derive(Debug, Clone)]
-pub struct TileChoice {
-    pub tile: Blocking,
-    pub timings: Vec<TileTiming>,
-}
-
-impl TileChoice {
-    /// A tile taken without timing.
-    pub fn fixed(tile: Blocking) -> Self {
-        Self {
-            tile,
-            timings: Vec::new(),
-        }
-    }
-
-    /// One line for logs and `models bench`: the tile and, when timed, each candidate's time.
-    pub fn describe(&self) -> String {
-        if self.timings.is_empty() {
-            return format!("{} (not timed)", self.tile);
-        }
-        let each: Vec<String> = self
-            .timings
-            .iter()
-            .map(|t| format!("{}: {:.1} µs", t.tile, t.pass.as_secs_f64() * 1e6))
-            .collect();
-        format!("{} (timed: {})", self.tile, each.join(", "))
-    }
-}
+/// The tile chosen, and each candidate's time where they were timed.
+pub type TileChoice = timing::Choice<Blocking>;
 
 /// The tile among `candidates` with which the products by `matrices` (of `types`) over a batch
 /// of `max_tokens` tokens take the least time on `gpu`.
@@ -94,20 +57,12 @@ pub fn fastest(
         for m in matrices {
             bound.extend(matmul.bind(gpu, m, &x, &y, &step, max_tokens)?);
         }
-        let pass = timing::median_pass(gpu, "tile tuning", &bound)?;
-        timings.push(TileTiming { tile, pass });
+        timings.push((tile, timing::median_pass(gpu, "tile tuning", &bound)?));
     }
-    let best = timings
-        .iter()
-        .min_by_key(|t| t.pass)
-        .map(|t| t.tile)
-        .ok_or_else(|| GpuError::Shape {
-            name: "tile tuning".into(),
-            reason: format!("no tile of {candidates:?} divides a batch of {max_tokens} tokens"),
-        })?;
-    tracing::debug!(?timings, %best, "prefill tiles timed");
-    Ok(TileChoice {
-        tile: best,
-        timings,
-    })
+    let choice = TileChoice::fastest(timings).ok_or_else(|| GpuError::Shape {
+        name: "tile tuning".into(),
+        reason: format!("no tile of {candidates:?} divides a batch of {max_tokens} tokens"),
+    })?;
+    tracing::debug!(timings = ?choice.timings, best = %choice.chosen, "prefill tiles timed");
+    Ok(choice)
 }

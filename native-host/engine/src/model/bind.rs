@@ -25,12 +25,18 @@ pub(super) struct Kernels {
 }
 
 impl Kernels {
-    pub(super) fn new(gpu: &Gpu, rope: RopeParams, gate: Gate) -> Result<Self, ModelError> {
+    /// The kernels, with `attention` as tuning chose it.
+    pub(super) fn new(
+        gpu: &Gpu,
+        rope: RopeParams,
+        gate: Gate,
+        attention: Attention,
+    ) -> Result<Self, ModelError> {
         Ok(Self {
             norm: RmsNorm::new(gpu)?,
             rope_local: Rope::new(gpu, rope.gemma3_sliding_window())?,
             rope_global: Rope::new(gpu, rope)?,
-            attention: Attention::new(gpu)?,
+            attention,
             act: GatedActivation::new(gpu, gate)?,
             add: Add::new(gpu)?,
         })
@@ -43,6 +49,20 @@ pub(super) struct Shape<'a> {
     pub(super) hp: &'a HParams,
     pub(super) variant: &'a Variant,
     pub(super) capacity: u32,
+}
+
+impl Shape<'_> {
+    /// The attention of a layer, local (a sliding window, where the model has one) or not.
+    pub(super) fn attention(&self, local: bool) -> AttentionShape {
+        AttentionShape {
+            heads: self.hp.heads,
+            kv_heads: self.hp.kv_heads,
+            head_dim: self.hp.head_dim,
+            capacity: self.capacity,
+            window: self.variant.window(local),
+            scale: self.variant.attention_scale,
+        }
+    }
 }
 
 /// Binds every layer's dispatches over `s`, with `mat` binding a weight matrix's product and
@@ -289,21 +309,13 @@ fn bind_attention(
     s: &Scratch,
     step: &wgpu::Buffer,
 ) -> Result<Vec<Bound>, ModelError> {
-    let hp = shape.hp;
     let buffers = AttentionBuffers {
         q: &s.q,
         k_cache: &l.k_cache,
         v_cache: &l.v_cache,
         out: &s.att,
     };
-    let attention = AttentionShape {
-        heads: hp.heads,
-        kv_heads: hp.kv_heads,
-        head_dim: hp.head_dim,
-        capacity: shape.capacity,
-        window: shape.variant.window(l.local),
-        scale: shape.variant.attention_scale,
-    };
+    let attention = shape.attention(l.local);
     Ok(k.attention.bind(gpu, buffers, attention, step, s.tokens)?)
 }
 

@@ -10,7 +10,8 @@
 //! - `llama`, `gemma3`: what sets each architecture apart (norms, activation, scales, local
 //!   layers), as a `Variant` (`variant`) the graph reads.
 //! - `weights`: the weights on the device and each layer's KV cache.
-//! - `tuning`: fusion, decode's product kernel and prefill's tile of tokens for the device.
+//! - `tuning`: fusion, decode's product kernel, prefill's tile of tokens and prefill's attention
+//!   for the device.
 //! - `bind`, `plan`, `scratch`: the layers' dispatches bound once over their activations.
 
 mod bind;
@@ -29,7 +30,7 @@ mod weights;
 pub use cpu_pass::CpuTransformer;
 pub use hparams::HParams;
 pub use transformer::Transformer;
-pub use tuning::{Fusion, PrefillTile, PREFILL_BATCH};
+pub use tuning::{AttentionTuning, Fusion, GpuTuning, PrefillTile, PREFILL_BATCH};
 
 use crate::gguf::GgufError;
 use crate::gpu::GpuError;

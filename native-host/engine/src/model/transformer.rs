@@ -18,6 +18,7 @@
 //! type kept it out of the joined upload is its own product into the cache).
 
 use crate::gguf::{Gguf, GgufError};
+use crate::gpu::attention_tuning::KernelChoice;
 use crate::gpu::{
     record_pass, Bound, Gpu, KernelTime, Profiler, RopeParams, StepUniform, TileChoice,
 };
@@ -26,7 +27,7 @@ use crate::tensor_type::TensorType;
 
 use super::bind::{Kernels, Shape};
 use super::plan::Plan;
-use super::tuning::{Fusion, PrefillTile, Products, PREFILL_BATCH};
+use super::tuning::{self, Fusion, GpuTuning, Products, PREFILL_BATCH};
 use super::variant::Variant;
 use super::weights::{Layer, Weights};
 use super::{HParams, ModelError};
@@ -46,6 +47,8 @@ pub struct Transformer {
     logits: wgpu::Buffer,
     weights_bytes: u64,
     prefill_tile: TileChoice,
+    prefill_attention: KernelChoice,
+    decode_attention: KernelChoice,
     /// Where decode's products read x, and what timing measured.
     decode_x: String,
 }
@@ -73,16 +76,19 @@ impl Transformer {
         capacity: u32,
         fusion: Fusion,
     ) -> Result<Self, ModelError> {
-        Self::load_tuned(gpu, gguf, capacity, fusion, PrefillTile::Auto)
+        let tuning = GpuTuning {
+            fusion,
+            ..GpuTuning::default()
+        };
+        Self::load_tuned(gpu, gguf, capacity, tuning)
     }
 
-    /// As [`load_with`](Self::load_with), with prefill's tile of tokens as `tile` says.
+    /// As [`load`](Self::load), with each choice tuning makes as `tuning` says.
     pub fn load_tuned(
         gpu: &Gpu,
         gguf: Gguf,
         capacity: u32,
-        fusion: Fusion,
-        tile: PrefillTile,
+        tuning: GpuTuning,
     ) -> Result<Self, ModelError> {
         let hp = HParams::from_gguf(&gguf)?;
         let variant = super::variant::of(&gguf, &hp)?;
@@ -90,13 +96,26 @@ impl Transformer {
         let weights = Weights::load(gpu, &gguf, &hp, &variant, capacity)?;
         let types = weights.matrix_types();
         let layers = &weights.layers;
+        let GpuTuning {
+            fusion,
+            tile,
+            prefill_attention,
+            decode_attention,
+        } = tuning;
         let products = Products::choose(gpu, &types, hp.dim, variant.gate, layers, fusion, tile)?;
-        let k = Kernels::new(gpu, RopeParams::from_gguf(&gguf)?, variant.gate)?;
         let shape = Shape {
             hp: &hp,
             variant: &variant,
             capacity,
         };
+        let (attention, prefill_attention, decode_attention) = tuning::attention(
+            gpu,
+            &shape.attention(false),
+            prefill_attention,
+            decode_attention,
+        )?;
+        let rope = RopeParams::from_gguf(&gguf)?;
+        let k = Kernels::new(gpu, rope, variant.gate, attention)?;
         let decode = Plan::decode(gpu, &k, &products, shape, layers)?;
         let prefill = Plan::prefill(gpu, &k, &products, shape, layers)?;
         let logits = gpu.storage_f32("logits", hp.vocab as usize);
@@ -117,6 +136,8 @@ impl Transformer {
             logits,
             decode_x: products.decode.x_choice.clone(),
             prefill_tile: products.prefill_tile,
+            prefill_attention,
+            decode_attention,
         })
     }
 
@@ -135,6 +156,16 @@ impl Transformer {
     /// Prefill's tile of tokens, and what timing it (where it was timed) measured.
     pub fn prefill_tile(&self) -> &TileChoice {
         &self.prefill_tile
+    }
+
+    /// Attention's kernel for a prefill batch, and what timing (where it was timed) measured.
+    pub fn prefill_attention(&self) -> &KernelChoice {
+        &self.prefill_attention
+    }
+
+    /// The same for decode's token.
+    pub fn decode_attention(&self) -> &KernelChoice {
+        &self.decode_attention
     }
 
     /// The same for one prefill batch.

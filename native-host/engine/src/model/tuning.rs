@@ -1,11 +1,12 @@
-//! Which kernels run the model's products on this device: whether operations are fused, decode's
-//! product kernel, and prefill's tile of tokens. What is fastest differs between GPUs and CPU
-//! drivers, and some of it is measured as the model loads.
+//! Which kernels run the model on this device: whether operations are fused, decode's product
+//! kernel, prefill's tile of tokens and prefill's attention. What is fastest differs between
+//! GPUs and CPU drivers, and some of it is measured as the model loads.
 
+use crate::gpu::attention_tuning::{self, AttentionKernel, KernelChoice};
 use crate::gpu::{tile_tuning, timing};
 use crate::gpu::{
-    Blocking, Bound, CoopShape, Gpu, GpuError, GpuMatrix, JoinedMatMul, MatMul, MatVec,
-    NormedMatVec, Output, TileChoice, BATCH_TILE,
+    Attention, AttentionBlock, AttentionShape, Blocking, Bound, CoopShape, Gpu, GpuError,
+    GpuMatrix, JoinedMatMul, MatMul, MatVec, NormedMatVec, Output, TileChoice, BATCH_TILE,
 };
 use crate::tensor_type::TensorType;
 
@@ -45,6 +46,30 @@ pub enum PrefillTile {
     Fixed(u32),
     /// Cooperative matrices (tensor cores), untimed: an error where the device has none.
     Cooperative,
+}
+
+/// How attention runs, for a prefill batch or for decode's token (see `gpu::attention_tuning`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AttentionTuning {
+    /// On a GPU, the fastest of the per-token form and each block of query rows the device
+    /// holds, timed as the model loads; on CPU drivers their per-token lane forms.
+    #[default]
+    Auto,
+    /// The device's per-token form, untimed.
+    PerToken,
+    /// Blocks of query rows, untimed (a batch's the largest the device holds, decode's the
+    /// smallest): an error where it holds none.
+    Blocks,
+}
+
+/// How the GPU pass is bound: each choice the model makes as it loads, or a forced one to
+/// compare on one device.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GpuTuning {
+    pub fusion: Fusion,
+    pub tile: PrefillTile,
+    pub prefill_attention: AttentionTuning,
+    pub decode_attention: AttentionTuning,
 }
 
 impl Fusion {
@@ -170,9 +195,9 @@ impl Products {
         let fused = fusion.fuses(&decode);
         let normed = normed_matvec(gpu, fusion, fused, types, dim, gate, &decode.matvec)?;
         let prefill_tile = prefill_tile(gpu, tile, types, layers, fused)?;
-        let matmul = MatMul::with_blocking(gpu, types, prefill_tile.tile)?;
+        let matmul = MatMul::with_blocking(gpu, types, prefill_tile.chosen)?;
         let joined = fused
-            .then(|| JoinedMatMul::with_blocking(gpu, types, gate, prefill_tile.tile))
+            .then(|| JoinedMatMul::with_blocking(gpu, types, gate, prefill_tile.chosen))
             .transpose()?;
         Ok(Self {
             decode,
@@ -250,4 +275,57 @@ fn prefill_tile(
     };
     tracing::info!(tile = %choice.describe(), "prefill's tile of tokens");
     Ok(choice)
+}
+
+/// Attention's kernels for layers of `shape` (its global layers': Gemma's local ones see fewer
+/// keys), for a batch and for decode as `prefill` and `decode` ask, with what was chosen for
+/// each; chosen on a GPU by timing late in a long prompt.
+pub(super) fn attention(
+    gpu: &Gpu,
+    shape: &AttentionShape,
+    prefill: AttentionTuning,
+    decode: AttentionTuning,
+) -> Result<(Attention, KernelChoice, KernelChoice), ModelError> {
+    let batch = attention_kernel(gpu, shape, prefill, PREFILL_BATCH)?;
+    let token = attention_kernel(gpu, shape, decode, 1)?;
+    tracing::info!(
+        prefill = %batch.describe(),
+        decode = %token.describe(),
+        "attention's kernels"
+    );
+    let attention = attention_tuning::build(gpu, shape, batch.chosen, token.chosen)?;
+    Ok((attention, batch, token))
+}
+
+/// The kernel for `tokens` new tokens (a batch, or decode's 1) as `tuning` asks.
+fn attention_kernel(
+    gpu: &Gpu,
+    shape: &AttentionShape,
+    tuning: AttentionTuning,
+    tokens: u32,
+) -> Result<KernelChoice, ModelError> {
+    Ok(match tuning {
+        AttentionTuning::PerToken => KernelChoice::fixed(AttentionKernel::PerToken),
+        AttentionTuning::Blocks => {
+            let blocks = AttentionBlock::all(gpu, shape.head_dim);
+            let block = match tokens {
+                1 => blocks.last(),
+                _ => blocks.first(),
+            };
+            let block = block.copied().ok_or_else(|| GpuError::Unsupported {
+                adapter: gpu.describe(),
+                what: format!(
+                    "attention in blocks of query rows for heads of {} (too little workgroup \
+                     memory)",
+                    shape.head_dim
+                ),
+            })?;
+            KernelChoice::fixed(AttentionKernel::Blocks(block))
+        }
+        AttentionTuning::Auto if gpu.is_cpu() => KernelChoice::fixed(AttentionKernel::PerToken),
+        AttentionTuning::Auto => {
+            let candidates = attention_tuning::candidates(gpu, shape);
+            attention_tuning::fastest(gpu, shape, tokens, &candidates)?
+        }
+    })
 }

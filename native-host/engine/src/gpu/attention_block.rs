@@ -1,0 +1,158 @@
+//! Prefill's attention in blocks of query rows (`attention_block.wgsl`), flash-attention style:
+//! each tile of keys and values is read once per block of rows instead of once per query head
+//! and token, which is what a batch's attention costs on a GPU once its prompt is long.
+//!
+//! A block holds a KV head's query heads for consecutive tokens, so grouped-query heads share
+//! their keys too. Large blocks share each tile among more rows; small ones run more
+//! workgroups, which a large GPU needs to hide memory latency when a batch has few KV heads.
+//! Which wins is measured as the model loads, against the per-token form.
+
+use std::fmt;
+
+use super::attention_shape::{
+    kernel_source, AttentionBuffers, AttentionShape, MAX_HEAD_DIM, SLICE_BLOCK,
+};
+use super::kernel::{Bound, Kernel};
+use super::{Gpu, GpuError};
+
+/// Invocations in a block's workgroup.
+const WG: u32 = 64;
+/// Query rows per block, largest first: each divides [`WG`], and so do their invocations a row.
+const ROWS: [u32; 3] = [16, 8, 4];
+/// Keys per tile, largest first: the largest whose tile fits the device's workgroup memory.
+const KEYS: [u32; 3] = [64, 32, 16];
+
+/// The shape of a block: query rows, and keys per tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttentionBlock {
+    pub rows: u32,
+    pub keys: u32,
+}
+
+impl fmt::Display for AttentionBlock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "blocks of {} query rows × {} keys", self.rows, self.keys)
+    }
+}
+
+impl AttentionBlock {
+    /// Each row count with the largest tile of keys `gpu` can hold, for heads of `head_dim`
+    /// (none where the head is too wide for any).
+    pub fn all(gpu: &Gpu, head_dim: u32) -> Vec<Self> {
+        ROWS.iter()
+            .filter_map(|&rows| {
+                KEYS.iter()
+                    .map(|&keys| Self { rows, keys })
+                    .find(|b| b.check(gpu, head_dim).is_ok())
+            })
+            .collect()
+    }
+
+    /// Invocations sharing a row.
+    fn per_row(self) -> u32 {
+        WG / self.rows
+    }
+
+    /// Workgroup memory for heads of `head_dim`: the staged queries (f32), keys and values
+    /// (f16 pairs), each row padded by a word, and the tile's scores.
+    pub fn workgroup_bytes(self, head_dim: u32) -> u32 {
+        let row_words = head_dim / 2 + 1;
+        self.rows * row_words * 8 + 2 * self.keys * row_words * 4 + self.rows * (self.keys + 1) * 4
+    }
+
+    /// Whether `gpu` runs this block for heads of `head_dim`, and if not, why.
+    pub fn check(self, gpu: &Gpu, head_dim: u32) -> Result<(), GpuError> {
+        let unsupported = |what: String| GpuError::Unsupported {
+            adapter: gpu.describe(),
+            what,
+        };
+        let per_row = self.per_row();
+        if !ROWS.contains(&self.rows) || self.keys == 0 || !self.keys.is_multiple_of(per_row) {
+            return Err(unsupported(format!(
+                "attention {self} (rows one of {ROWS:?}, keys a multiple of {per_row})"
+            )));
+        }
+        if head_dim == 0
+            || head_dim > MAX_HEAD_DIM
+            || !(head_dim / 2).is_multiple_of(per_row)
+            || !head_dim.is_multiple_of(2)
+        {
+            return Err(unsupported(format!(
+                "attention {self} for heads of {head_dim} (at most {MAX_HEAD_DIM}, {per_row} \
+                 invocations a row sharing its pairs of dims)"
+            )));
+        }
+        let bytes = self.workgroup_bytes(head_dim);
+        let limit = gpu.limits().max_compute_workgroup_storage_size;
+        if bytes > limit {
+            return Err(unsupported(format!(
+                "attention {self} for heads of {head_dim}: {bytes} bytes of workgroup memory, \
+                 {limit} offered"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The block kernel compiled for one head size.
+#[derive(Debug)]
+pub struct BlockAttention {
+    kernel: Kernel,
+    block: AttentionBlock,
+    head_dim: u32,
+}
+
+impl BlockAttention {
+    pub fn new(gpu: &Gpu, block: AttentionBlock, head_dim: u32) -> Result<Self, GpuError> {
+        block.check(gpu, head_dim)?;
+        let constants = format!(
+            "const HD: u32 = {head_dim}u;\nconst ROWS: u32 = {}u;\nconst BK: u32 = {}u;\n\
+             const WG: u32 = {WG}u;\nconst SLICE: u32 = {SLICE_BLOCK}u;\n",
+            block.rows, block.keys
+        );
+        let source = kernel_source(&format!(
+            "{constants}\n{}",
+            include_str!("../kernels/attention_block.wgsl")
+        ));
+        Ok(Self {
+            kernel: Kernel::new(gpu, "attention (blocks)", &source)?,
+            block,
+            head_dim,
+        })
+    }
+
+    pub fn block(&self) -> AttentionBlock {
+        self.block
+    }
+
+    /// The dispatch for up to `max_tokens` new tokens, bound once (see `Attention::bind`); with
+    /// `splits` > 1 (decode), a workgroup per slice of the keys writing into `part`.
+    pub fn bind(
+        &self,
+        gpu: &Gpu,
+        b: AttentionBuffers<'_>,
+        s: AttentionShape,
+        step: &wgpu::Buffer,
+        (max_tokens, splits): (u32, u32),
+        part: &wgpu::Buffer,
+    ) -> Result<Bound, GpuError> {
+        s.check()?;
+        if s.head_dim != self.head_dim {
+            return Err(GpuError::Shape {
+                name: "attention (blocks)".into(),
+                reason: format!(
+                    "heads of {}, compiled for heads of {}",
+                    s.head_dim, self.head_dim
+                ),
+            });
+        }
+        let blocks = (max_tokens * s.group()).div_ceil(self.block.rows);
+        super::kernel::check_rows(gpu, "attention (blocks)", blocks)?;
+        Ok(self.kernel.bind(
+            gpu,
+            &[b.q, b.k_cache, b.v_cache, b.out, step, part],
+            &s.params(max_tokens, splits),
+            (s.kv_heads, blocks, splits),
+        ))
+    }
+}

@@ -1,0 +1,115 @@
+//! Which kernel runs attention fastest on this device, for a prefill batch and for decode's
+//! token, measured.
+//!
+//! Blocks of query rows read each tile of keys once per block, where the per-token form reads
+//! it once per query head and token; but they run fewer workgroups, and with few KV heads a
+//! large GPU may sit partly idle. Which wins depends on the device and the model's heads, so on
+//! a GPU each is timed late in a long prompt as the model loads, and the fastest kept.
+
+use std::fmt;
+
+use super::attention::Attention;
+use super::attention_block::AttentionBlock;
+use super::attention_shape::{AttentionBuffers, AttentionShape};
+use super::kernel::StepUniform;
+use super::timing;
+use super::{Gpu, GpuError};
+
+/// What is timed ends at this position (or the cache's end): the length of a long agent
+/// prompt, where attention's share of a step has grown.
+const TIMED_END: u32 = 2048;
+
+/// One kind of work's attention kernel: the device's per-token form, or blocks of one shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttentionKernel {
+    PerToken,
+    Blocks(AttentionBlock),
+}
+
+impl fmt::Display for AttentionKernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::PerToken => f.write_str("per query head and token"),
+            Self::Blocks(b) => b.fmt(f),
+        }
+    }
+}
+
+/// The kernels for `shape` on `gpu`, with batches and decode's token as given.
+pub fn build(
+    gpu: &Gpu,
+    shape: &AttentionShape,
+    batch: AttentionKernel,
+    decode: AttentionKernel,
+) -> Result<Attention, GpuError> {
+    let mut attention = Attention::new(gpu)?;
+    if let AttentionKernel::Blocks(block) = batch {
+        attention = attention.with_blocks(gpu, block, shape.head_dim)?;
+    }
+    if let AttentionKernel::Blocks(block) = decode {
+        attention = attention.with_decode_blocks(gpu, block, shape.head_dim)?;
+    }
+    Ok(attention)
+}
+
+/// A kernel chosen, and each candidate's time where they were timed.
+pub type KernelChoice = timing::Choice<AttentionKernel>;
+
+/// The per-token form and every block shape `gpu` holds for `shape`'s heads.
+pub fn candidates(gpu: &Gpu, shape: &AttentionShape) -> Vec<AttentionKernel> {
+    std::iter::once(AttentionKernel::PerToken)
+        .chain(
+            AttentionBlock::all(gpu, shape.head_dim)
+                .into_iter()
+                .map(AttentionKernel::Blocks),
+        )
+        .collect()
+}
+
+/// The fastest of `candidates` for `tokens` new tokens of `shape` (a batch, or decode's one),
+/// their keys and values in scratch caches, timed late in a long prompt.
+pub fn fastest(
+    gpu: &Gpu,
+    shape: &AttentionShape,
+    tokens: u32,
+    candidates: &[AttentionKernel],
+) -> Result<KernelChoice, GpuError> {
+    let tokens = tokens.min(shape.capacity).max(1);
+    let pos = shape.capacity.min(TIMED_END).saturating_sub(tokens);
+    let rows = (tokens * shape.heads * shape.head_dim) as usize;
+    let cache = (shape.capacity * shape.kv_heads * shape.head_dim / 2) as usize;
+    let (q, out) = (
+        gpu.storage_f32("attention tuning q", rows),
+        gpu.storage_f32("attention tuning out", rows),
+    );
+    // Zeros are f16 zeros: the keys and values need no other content to be timed.
+    let (k, v) = (
+        gpu.storage_f32("attention tuning keys", cache),
+        gpu.storage_f32("attention tuning values", cache),
+    );
+    let buffers = AttentionBuffers {
+        q: &q,
+        k_cache: &k,
+        v_cache: &v,
+        out: &out,
+    };
+    let step = StepUniform::new(pos, tokens).buffer(gpu);
+    let mut timings = Vec::new();
+    for &candidate in candidates {
+        let attention = match tokens {
+            1 => build(gpu, shape, AttentionKernel::PerToken, candidate)?,
+            _ => build(gpu, shape, candidate, AttentionKernel::PerToken)?,
+        };
+        let bound = attention.bind(gpu, buffers, *shape, &step, tokens)?;
+        timings.push((
+            candidate,
+            timing::median_pass(gpu, "attention tuning", &bound)?,
+        ));
+    }
+    let choice = KernelChoice::fastest(timings).ok_or_else(|| GpuError::Shape {
+        name: "attention tuning".into(),
+        reason: "no candidate to time".into(),
+    })?;
+    tracing::debug!(timings = ?choice.timings, chosen = %choice.chosen, tokens, "attention timed");
+    Ok(choice)
+}
