@@ -603,9 +603,21 @@ fn attention_blocks_a_device_cannot_run_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("workgroup memory"), "{err}");
-    let odd = AttentionBlock { rows: 5, keys: 16 };
-    let err = odd.check(gpu, 64).unwrap_err().to_string();
-    assert!(err.contains("rows one of"), "{err}");
+    for rows in [0, 5] {
+        let odd = AttentionBlock { rows, keys: 16 };
+        let err = odd.check(gpu, 64).unwrap_err().to_string();
+        assert!(err.contains("rows one of"), "{err}");
+    }
+    let err = AttentionBlock { rows: 4, keys: 8 }
+        .check(gpu, 64)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("keys a multiple of 16"), "{err}");
+    let err = AttentionBlock { rows: 4, keys: 16 }
+        .check(gpu, 72)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("for heads of 72"), "{err}");
     let Some(&block) = AttentionBlock::all(gpu, 64).first() else {
         return;
     };

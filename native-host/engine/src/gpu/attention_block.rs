@@ -1,11 +1,12 @@
-//! Prefill's attention in blocks of query rows (`attention_block.wgsl`), flash-attention style:
-//! each tile of keys and values is read once per block of rows instead of once per query head
-//! and token, which is what a batch's attention costs on a GPU once its prompt is long.
+//! Attention in blocks of query rows (`attention_block.wgsl`), flash-attention style: each tile
+//! of keys and values is read once per block of rows instead of once per query head and token,
+//! which is what a batch's attention costs on a GPU once its prompt is long.
 //!
 //! A block holds a KV head's query heads for consecutive tokens, so grouped-query heads share
-//! their keys too. Large blocks share each tile among more rows; small ones run more
-//! workgroups, which a large GPU needs to hide memory latency when a batch has few KV heads.
-//! Which wins is measured as the model loads, against the per-token form.
+//! their keys too; decode's token is one block per KV head and slice of the keys. Large blocks
+//! share each tile among more rows; small ones run more workgroups, which a large GPU needs to
+//! hide memory latency when there are few KV heads. Which wins is measured as the model loads,
+//! against the per-token form (`attention_tuning.rs`).
 
 use std::fmt;
 
@@ -55,9 +56,10 @@ impl AttentionBlock {
 
     /// Workgroup memory for heads of `head_dim`: the staged queries (f32), keys and values
     /// (f16 pairs), each row padded by a word, and the tile's scores.
-    pub fn workgroup_bytes(self, head_dim: u32) -> u32 {
-        let row_words = head_dim / 2 + 1;
-        self.rows * row_words * 8 + 2 * self.keys * row_words * 4 + self.rows * (self.keys + 1) * 4
+    pub fn workgroup_bytes(self, head_dim: u32) -> u64 {
+        let (rows, keys) = (u64::from(self.rows), u64::from(self.keys));
+        let row_words = u64::from(head_dim / 2 + 1);
+        rows * row_words * 8 + 2 * keys * row_words * 4 + rows * (keys + 1) * 4
     }
 
     /// Whether `gpu` runs this block for heads of `head_dim`, and if not, why.
@@ -66,10 +68,15 @@ impl AttentionBlock {
             adapter: gpu.describe(),
             what,
         };
-        let per_row = self.per_row();
-        if !ROWS.contains(&self.rows) || self.keys == 0 || !self.keys.is_multiple_of(per_row) {
+        if !ROWS.contains(&self.rows) {
             return Err(unsupported(format!(
-                "attention {self} (rows one of {ROWS:?}, keys a multiple of {per_row})"
+                "attention {self} (rows one of {ROWS:?})"
+            )));
+        }
+        let per_row = self.per_row();
+        if self.keys == 0 || !self.keys.is_multiple_of(per_row) {
+            return Err(unsupported(format!(
+                "attention {self} (keys a multiple of {per_row})"
             )));
         }
         if head_dim == 0
@@ -83,7 +90,7 @@ impl AttentionBlock {
             )));
         }
         let bytes = self.workgroup_bytes(head_dim);
-        let limit = gpu.limits().max_compute_workgroup_storage_size;
+        let limit = u64::from(gpu.limits().max_compute_workgroup_storage_size);
         if bytes > limit {
             return Err(unsupported(format!(
                 "attention {self} for heads of {head_dim}: {bytes} bytes of workgroup memory, \
