@@ -1,9 +1,10 @@
 //! The agent on the built-in engine, end to end: the user picks "Built-in engine" in the real
 //! panel's settings, types a goal, and the real host runs SmolLM2-135M on the device it picks (the
-//! CPU in CI, where the only GPU adapter is lavapipe) to drive the demo shop in real Chromium. What is asserted is what the engine
-//! guarantees — every step's reply is JSON of the schema (constrained decoding), so none is
-//! refused as unusable, and the task ends — not whether a 135M model reaches the goal; the test
-//! prints whether it did. BENCHMARKS.md reports how often it does.
+//! CPU in CI, where the only GPU adapter is lavapipe) to drive the demo shop in real Chromium.
+//! What is asserted is what the engine guarantees — every step asked the model (the host's store
+//! says so), every reply is JSON of the schema (constrained decoding), so none is refused as
+//! unusable, and the task ends — not whether a 135M model reaches the goal, nor whether its
+//! reply is taken; the test prints whether it did. BENCHMARKS.md reports how often it does.
 //!
 //! The panel shows the wait: the model's load, then the prompt read, as a moving bar.
 //!
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Result};
 use itinero::demo_shop::DemoShop;
 use itinero::harness::panel::{choose, fill, log, open, open_settings, result, save, type_goal};
+use itinero::harness::recorded::recorded_run;
 use itinero::harness::{Harness, LaunchOptions, PageExt, WAIT};
 
 /// (the page the task starts on, goal, what an answer that reached it contains). The first, run
@@ -108,9 +110,19 @@ async fn the_agent_runs_on_the_built_in_engine_and_every_reply_is_usable() -> Re
             !joined.contains("could not be used"),
             "{goal:?}: a reply was refused as unusable:\n{joined}"
         );
+        // Whether the 135M model's reply is taken turns on small changes of its prompt, down to
+        // the shop's port in the page's address: a `done` with no answer to a question is
+        // refused by a guard and asked again (the step's strategy is then `guard`). What must
+        // hold is that every step asked the model and none was decided without it.
+        let recorded = recorded_run(&h, goal).await?;
         ensure!(
-            joined.contains("(llm)"),
-            "{goal:?}: no step came from the model:\n{joined}"
+            recorded.steps > 0
+                && recorded.model_calls >= recorded.steps
+                && recorded
+                    .strategies
+                    .iter()
+                    .all(|s| s == "llm" || s == "guard"),
+            "{goal:?}: not every step asked the model: {recorded:?}\n{joined}"
         );
         let ok = heading == "Done" && answer.to_lowercase().contains(reached_when);
         reached += usize::from(ok);

@@ -3,12 +3,12 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use chromiumoxide::Page;
-use itinero_host::store::Store;
 
 use super::{Gym, TaskRef};
 use crate::harness::panel::{click, progress, type_goal, Shown};
+use crate::harness::recorded::recorded_run;
 use crate::harness::{Harness, PageExt, WAIT};
 
 /// How one task went.
@@ -81,37 +81,5 @@ pub async fn run(
         prompt_tokens: recorded.prompt_tokens,
         strategies: recorded.strategies,
         wall,
-    })
-}
-
-/// What the host's record of a run says.
-#[derive(Default)]
-struct Recorded {
-    steps: u32,
-    model_calls: u32,
-    prompt_tokens: Option<u64>,
-    strategies: Vec<String>,
-}
-
-/// The host's record of its run of `goal`, once the host has finished writing it (the panel can
-/// show the result first).
-async fn recorded_run(h: &Harness, goal: &str) -> Result<Recorded> {
-    let store = Store::open(&h.host_data_dir().join("itinero.sqlite3"))
-        .context("opening the host's store")?;
-    let deadline = Instant::now() + WAIT;
-    let run = loop {
-        let latest = store.recent_runs(1)?.into_iter().next();
-        match latest {
-            Some(run) if run.goal == goal && run.finished_at.is_some() => break run,
-            _ if Instant::now() >= deadline => return Ok(Recorded::default()),
-            _ => tokio::time::sleep(Duration::from_millis(20)).await,
-        }
-    };
-    let steps = store.run_steps(run.id)?;
-    Ok(Recorded {
-        steps: steps.len() as u32,
-        model_calls: steps.iter().map(|s| s.model_calls).sum(),
-        prompt_tokens: steps.iter().filter_map(|s| s.prompt_tokens).max(),
-        strategies: steps.into_iter().map(|s| s.strategy).collect(),
     })
 }

@@ -13,6 +13,7 @@ mod fixtures;
 mod locate;
 mod page;
 pub mod panel;
+pub mod recorded;
 pub mod secrets;
 pub mod shop_session;
 pub mod stats;
