@@ -52,36 +52,50 @@ impl Gpu {
         len: usize,
     ) -> Result<Vec<T>, GpuError> {
         let bytes = (len * std::mem::size_of::<T>()) as u64;
-        let fail = |reason: String| GpuError::ReadBack {
-            what: format!("{len} {} of {:?}", std::any::type_name::<T>(), buffer),
-            reason,
-        };
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("read-back"),
-            size: bytes,
-            usage: BufferUsages::MAP_READ | BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let staging = self.readback_buffer("read-back", bytes);
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
         encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
         self.queue.submit([encoder.finish()]);
+        self.read_mapped(&staging, len)
+    }
+
+    /// A buffer of `bytes` to copy into and read back through [`Self::read_mapped`]: kept by
+    /// whatever reads the same values over and over (decode's logits), so that each read neither
+    /// allocates nor submits work of its own.
+    pub fn readback_buffer(&self, label: &str, bytes: u64) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: bytes,
+            usage: BufferUsages::MAP_READ | BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    /// The first `len` values of type `T` of `staging` (a [`Self::readback_buffer`]), once the
+    /// work already submitted has written them: mapped, copied out, and unmapped again for the
+    /// next copy into it.
+    pub fn read_mapped<T: bytemuck::Pod>(
+        &self,
+        staging: &wgpu::Buffer,
+        len: usize,
+    ) -> Result<Vec<T>, GpuError> {
+        let bytes = (len * std::mem::size_of::<T>()) as u64;
+        let fail = |reason: String| GpuError::ReadBack {
+            what: format!("{len} {} of {:?}", std::any::type_name::<T>(), staging),
+            reason,
+        };
+        let slice = staging.slice(..bytes);
         let (tx, rx) = std::sync::mpsc::channel();
-        staging
-            .slice(..)
-            .map_async(wgpu::MapMode::Read, move |r| drop(tx.send(r)));
+        slice.map_async(wgpu::MapMode::Read, move |r| drop(tx.send(r)));
         self.wait()?;
         rx.recv()
             .map_err(|_| fail("the map callback never ran".into()))?
             .map_err(|e| fail(e.to_string()))?;
-        let view = staging
-            .slice(..)
-            .get_mapped_range()
-            .map_err(|e| fail(e.to_string()))?;
-        let out = bytemuck::pod_collect_to_vec::<u8, T>(&view);
-        drop(view);
+        let view = slice.get_mapped_range().map_err(|e| fail(e.to_string()));
+        let out = view.map(|v| bytemuck::pod_collect_to_vec::<u8, T>(&v));
         staging.unmap();
-        Ok(out)
+        out
     }
 }

@@ -7,7 +7,9 @@
 //!
 //! Every dispatch is bound once at load, twice over: for decode and for batches of up to
 //! [`PREFILL_BATCH`] tokens (the matrix-matrix kernels). A step then only writes the token
-//! embeddings and the step uniform, and records what was bound.
+//! embeddings and the step uniform, and records what was bound. Decode records the next step's
+//! commands while the device runs this one: they do not depend on the token, and recording a
+//! few hundred dispatches is CPU time a step would otherwise wait for.
 //!
 //! On a GPU both are bound with as few dispatches as the kernels allow ([`Fusion`]). Decode: each
 //! norm folded into the products after it, q, k and v (and the FFN's gate and up, with the
@@ -16,6 +18,8 @@
 //! copies. Prefill: the same joined products, one dispatch each, with the values and the rotated
 //! keys written into the cache at the batch's positions, so no copies there either (a v whose
 //! type kept it out of the joined upload is its own product into the cache).
+
+use std::sync::Mutex;
 
 use crate::gguf::{Gguf, GgufError};
 use crate::gpu::attention_tuning::KernelChoice;
@@ -45,6 +49,10 @@ pub struct Transformer {
     /// The final norm and the output matrix on the decode activations.
     logits_pass: Vec<Bound>,
     logits: wgpu::Buffer,
+    /// Where each step's logits are copied to be read back.
+    logits_readback: wgpu::Buffer,
+    /// The next decode step's commands, recorded while the device ran the last one.
+    decode_ahead: Mutex<Option<wgpu::CommandBuffer>>,
     weights_bytes: u64,
     prefill_tile: TileChoice,
     prefill_attention: KernelChoice,
@@ -119,6 +127,7 @@ impl Transformer {
         let decode = Plan::decode(gpu, &k, &products, shape, layers)?;
         let prefill = Plan::prefill(gpu, &k, &products, shape, layers)?;
         let logits = gpu.storage_f32("logits", hp.vocab as usize);
+        let logits_readback = gpu.readback_buffer("logits read-back", logits.size());
         let logits_pass = decode.bind_logits(gpu, &k, &products, &hp, &weights, &logits)?;
         let embd_ty = gguf.tensor("token_embd.weight")?.info.ty;
         tracing::info!(?hp, capacity, ?types, "model loaded");
@@ -134,6 +143,8 @@ impl Transformer {
             prefill,
             logits_pass,
             logits,
+            logits_readback,
+            decode_ahead: Mutex::new(None),
             decode_x: products.decode.x_choice.clone(),
             prefill_tile: products.prefill_tile,
             prefill_attention,
@@ -199,10 +210,41 @@ impl Transformer {
     /// returns the logits of the next token.
     pub fn step(&self, gpu: &Gpu, token: u32, pos: u32) -> Result<Vec<f32>, ModelError> {
         self.check_room(pos, 1)?;
-        let mut enc = self.start(gpu, &self.decode, &[token], pos)?;
+        self.upload(gpu, &self.decode, &[token], pos)?;
+        let ahead = self.decode_ahead().take();
+        gpu.queue()
+            .submit([ahead.unwrap_or_else(|| self.decode_commands(gpu))]);
+        // The device runs the step meanwhile.
+        let next = self.decode_commands(gpu);
+        match gpu.read_mapped(&self.logits_readback, self.hp.vocab as usize) {
+            Ok(logits) => {
+                *self.decode_ahead() = Some(next);
+                Ok(logits)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// A decode step's commands: the layers, the logits, and their copy to be read back.
+    fn decode_commands(&self, gpu: &Gpu) -> wgpu::CommandBuffer {
+        let mut enc = encoder(gpu);
+        self.record(&mut enc, &self.decode, None);
         record_pass(&mut enc, "logits", &self.logits_pass);
-        gpu.queue().submit([enc.finish()]);
-        Ok(gpu.read_f32(&self.logits, self.hp.vocab as usize)?)
+        enc.copy_buffer_to_buffer(
+            &self.logits,
+            0,
+            &self.logits_readback,
+            0,
+            self.logits.size(),
+        );
+        enc.finish()
+    }
+
+    fn decode_ahead(&self) -> std::sync::MutexGuard<'_, Option<wgpu::CommandBuffer>> {
+        // A step that panicked left at worst a recorded step, which is still good to run.
+        self.decode_ahead
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Adds `tokens` at positions `pos..` to the KV cache without computing logits, in batches of
@@ -240,7 +282,8 @@ impl Transformer {
         }
         self.check_room(pos, n)?;
         let plan = if n == 1 { &self.decode } else { &self.prefill };
-        let mut enc = self.upload(gpu, plan, tokens, pos)?;
+        self.upload(gpu, plan, tokens, pos)?;
+        let mut enc = encoder(gpu);
         let mut profiler = Profiler::start(gpu, &mut enc)?;
         self.record(&mut enc, plan, Some(&mut profiler));
         if n == 1 {
@@ -257,21 +300,16 @@ impl Transformer {
         tokens: &[u32],
         pos: u32,
     ) -> Result<wgpu::CommandEncoder, ModelError> {
-        let mut enc = self.upload(gpu, plan, tokens, pos)?;
+        self.upload(gpu, plan, tokens, pos)?;
+        let mut enc = encoder(gpu);
         self.record(&mut enc, plan, None);
         Ok(enc)
     }
 
-    /// Writes the embeddings of `tokens` and the step uniform of `plan`, and opens an encoder.
-    /// `queue.write_buffer` lands before the next submission, after those already made, so
-    /// batches can follow each other without waiting.
-    fn upload(
-        &self,
-        gpu: &Gpu,
-        plan: &Plan,
-        tokens: &[u32],
-        pos: u32,
-    ) -> Result<wgpu::CommandEncoder, ModelError> {
+    /// Writes the embeddings of `tokens` and the step uniform of `plan`. `queue.write_buffer`
+    /// lands before the next submission, after those already made (whenever the submitted
+    /// commands were recorded), so batches can follow each other without waiting.
+    fn upload(&self, gpu: &Gpu, plan: &Plan, tokens: &[u32], pos: u32) -> Result<(), ModelError> {
         let n = tokens.len() as u32;
         debug_assert!(n >= 1 && n <= plan.s.tokens);
         let mut x = Vec::with_capacity((n * self.hp.dim) as usize);
@@ -282,11 +320,7 @@ impl Transformer {
             .write_buffer(&plan.s.x, 0, bytemuck::cast_slice(&x));
         gpu.queue()
             .write_buffer(&plan.step, 0, bytemuck::bytes_of(&StepUniform::new(pos, n)));
-        Ok(gpu
-            .device()
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("forward"),
-            }))
+        Ok(())
     }
 
     /// Records `plan`'s pass, timed by `profiler` when given.
@@ -324,4 +358,11 @@ impl Transformer {
         }
         Ok(row)
     }
+}
+
+fn encoder(gpu: &Gpu) -> wgpu::CommandEncoder {
+    gpu.device()
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("forward"),
+        })
 }
