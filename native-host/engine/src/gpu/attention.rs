@@ -58,7 +58,7 @@ impl AttentionForm {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Attention {
     form: AttentionForm,
     kernel: Kernel,

@@ -49,6 +49,23 @@ impl AttentionBlock {
             .collect()
     }
 
+    /// Why `gpu` holds no block for heads of `head_dim` ([`Self::all`] is empty): the refusal of
+    /// the block whose rows split a head most easily (the most rows, so the fewest invocations
+    /// share a row's dims), with its smallest tile.
+    pub fn why_none(gpu: &Gpu, head_dim: u32) -> GpuError {
+        let least = Self {
+            rows: ROWS[0],
+            keys: KEYS[KEYS.len() - 1],
+        };
+        match least.check(gpu, head_dim) {
+            Err(e) => e,
+            Ok(()) => GpuError::Unsupported {
+                adapter: gpu.describe(),
+                what: format!("no attention block for heads of {head_dim} beside {least}"),
+            },
+        }
+    }
+
     /// Invocations sharing a row.
     fn per_row(self) -> u32 {
         WG / self.rows
@@ -102,7 +119,7 @@ impl AttentionBlock {
 }
 
 /// The block kernel compiled for one head size.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct BlockAttention {
     kernel: Kernel,
     block: AttentionBlock,

@@ -35,14 +35,16 @@ impl fmt::Display for AttentionKernel {
     }
 }
 
-/// The kernels for `shape` on `gpu`, with batches and decode's token as given.
+/// The kernels for `shape` on `gpu`, with batches and decode's token as given: `base` (the
+/// device's per-token form, compiled once and shared by every candidate) with the blocks added.
 pub fn build(
     gpu: &Gpu,
+    base: &Attention,
     shape: &AttentionShape,
     batch: AttentionKernel,
     decode: AttentionKernel,
 ) -> Result<Attention, GpuError> {
-    let mut attention = Attention::new(gpu)?;
+    let mut attention = base.clone();
     if let AttentionKernel::Blocks(block) = batch {
         attention = attention.with_blocks(gpu, block, shape.head_dim)?;
     }
@@ -66,10 +68,12 @@ pub fn candidates(gpu: &Gpu, shape: &AttentionShape) -> Vec<AttentionKernel> {
         .collect()
 }
 
-/// The fastest of `candidates` for `tokens` new tokens of `shape` (a batch, or decode's one),
-/// their keys and values in scratch caches, timed late in a long prompt.
+/// The fastest of `candidates` (added to `base`, as [`build`] adds them) for `tokens` new
+/// tokens of `shape` (a batch, or decode's one), their keys and values in scratch caches, timed
+/// late in a long prompt.
 pub fn fastest(
     gpu: &Gpu,
+    base: &Attention,
     shape: &AttentionShape,
     tokens: u32,
     candidates: &[AttentionKernel],
@@ -97,8 +101,8 @@ pub fn fastest(
     let mut timings = Vec::new();
     for &candidate in candidates {
         let attention = match tokens {
-            1 => build(gpu, shape, AttentionKernel::PerToken, candidate)?,
-            _ => build(gpu, shape, candidate, AttentionKernel::PerToken)?,
+            1 => build(gpu, base, shape, AttentionKernel::PerToken, candidate)?,
+            _ => build(gpu, base, shape, candidate, AttentionKernel::PerToken)?,
         };
         let bound = attention.bind(gpu, buffers, *shape, &step, tokens)?;
         timings.push((

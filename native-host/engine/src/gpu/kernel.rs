@@ -6,8 +6,9 @@ use wgpu::util::DeviceExt;
 
 use super::{Gpu, GpuError};
 
-/// A compiled compute pipeline with its bind group layout derived from the shader.
-#[derive(Debug)]
+/// A compiled compute pipeline with its bind group layout derived from the shader. A clone
+/// shares the compiled pipeline.
+#[derive(Debug, Clone)]
 pub struct Kernel {
     name: &'static str,
     pipeline: wgpu::ComputePipeline,

@@ -216,13 +216,9 @@ impl Transformer {
             .submit([ahead.unwrap_or_else(|| self.decode_commands(gpu))]);
         // The device runs the step meanwhile.
         let next = self.decode_commands(gpu);
-        match gpu.read_mapped(&self.logits_readback, self.hp.vocab as usize) {
-            Ok(logits) => {
-                *self.decode_ahead() = Some(next);
-                Ok(logits)
-            }
-            Err(e) => Err(e.into()),
-        }
+        let logits = gpu.read_mapped(&self.logits_readback, self.hp.vocab as usize)?;
+        *self.decode_ahead() = Some(next);
+        Ok(logits)
     }
 
     /// A decode step's commands: the layers, the logits, and their copy to be read back.

@@ -286,20 +286,22 @@ pub(super) fn attention(
     prefill: AttentionTuning,
     decode: AttentionTuning,
 ) -> Result<(Attention, KernelChoice, KernelChoice), ModelError> {
-    let batch = attention_kernel(gpu, shape, prefill, PREFILL_BATCH)?;
-    let token = attention_kernel(gpu, shape, decode, 1)?;
+    let base = Attention::new(gpu)?;
+    let batch = attention_kernel(gpu, &base, shape, prefill, PREFILL_BATCH)?;
+    let token = attention_kernel(gpu, &base, shape, decode, 1)?;
     tracing::info!(
         prefill = %batch.describe(),
         decode = %token.describe(),
         "attention's kernels"
     );
-    let attention = attention_tuning::build(gpu, shape, batch.chosen, token.chosen)?;
+    let attention = attention_tuning::build(gpu, &base, shape, batch.chosen, token.chosen)?;
     Ok((attention, batch, token))
 }
 
 /// The kernel for `tokens` new tokens (a batch, or decode's 1) as `tuning` asks.
 fn attention_kernel(
     gpu: &Gpu,
+    base: &Attention,
     shape: &AttentionShape,
     tuning: AttentionTuning,
     tokens: u32,
@@ -312,20 +314,15 @@ fn attention_kernel(
                 1 => blocks.last(),
                 _ => blocks.first(),
             };
-            let block = block.copied().ok_or_else(|| GpuError::Unsupported {
-                adapter: gpu.describe(),
-                what: format!(
-                    "attention in blocks of query rows for heads of {} (too little workgroup \
-                     memory)",
-                    shape.head_dim
-                ),
-            })?;
+            let block = block
+                .copied()
+                .ok_or_else(|| AttentionBlock::why_none(gpu, shape.head_dim))?;
             KernelChoice::fixed(AttentionKernel::Blocks(block))
         }
         AttentionTuning::Auto if gpu.is_cpu() => KernelChoice::fixed(AttentionKernel::PerToken),
         AttentionTuning::Auto => {
             let candidates = attention_tuning::candidates(gpu, shape);
-            attention_tuning::fastest(gpu, shape, tokens, &candidates)?
+            attention_tuning::fastest(gpu, base, shape, tokens, &candidates)?
         }
     })
 }
