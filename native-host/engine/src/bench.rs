@@ -196,7 +196,15 @@ pub fn run(
         prefill_tile: m.prefill_tile().describe(),
         decode_x: m.decode_x().to_owned(),
         prefill_attention: m.prefill_attention().describe(),
-        decode_attention: m.decode_attention().describe(),
+        decode_attention: format!(
+            "{}{}",
+            m.decode_attention().describe(),
+            if m.decode_rotates() {
+                "; it rotates the step's query and key and stores them itself (no RoPE dispatch)"
+            } else {
+                ""
+            }
+        ),
     });
     Ok(BenchReport {
         device: model.describe(),

@@ -18,8 +18,8 @@ use itinero_engine::gguf::Architecture;
 use itinero_engine::gpu::attention_tuning::{self, AttentionKernel};
 use itinero_engine::gpu::{
     record_pass, Attention, AttentionBlock, AttentionBuffers, AttentionForm, AttentionShape, Bound,
-    GatedActivation, Gpu, HeadNorms, KvStore, Output, RmsNorm, Rope, RopeOrder, RopeParams,
-    Softmax, StepUniform,
+    GatedActivation, Gpu, HeadNorms, KvStore, NewKeys, Output, RmsNorm, Rope, RopeOrder,
+    RopeParams, Softmax, StepUniform,
 };
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 
@@ -794,4 +794,159 @@ fn check_attention(
             2e-6 * largest,
         );
     }
+}
+
+/// Decode's attention that rotates the step's query and stores its key and value itself (RoPE's
+/// dispatch folded into attention's) against RoPE's dispatch then attention: the same output and
+/// the same cache, for the workgroup form and every block the device holds, both RoPE orders
+/// (NeoX over part of the head), frequency factors, a sliding window, and positions from the
+/// cache's first to its last. The cache holds stale values at and past the step's position, so
+/// a kernel that read the step's key or value from the cache instead would differ.
+#[test]
+fn decode_attention_that_rotates_matches_rope_then_attention() {
+    let gpu = common::gpu();
+    let mut rng = Rng(16);
+    let (heads, kv_heads, head_dim) = (6usize, 2usize, 64usize);
+    let plain = RopeParams {
+        n_dims: 64,
+        order: RopeOrder::Normal,
+        freq_base: 10_000.0,
+        freq_scale: 1.0,
+        ext_factor: 0.0,
+        attn_factor: 1.0,
+        corr_dims: [0.0, 0.0],
+        freq_factors: None,
+    };
+    let ropes = [
+        ("normal", plain.clone()),
+        (
+            "neox over half the head, with frequency factors",
+            RopeParams {
+                order: RopeOrder::Neox,
+                n_dims: 32,
+                freq_factors: Some((0..16).map(|i| 1.0 + i as f32 / 4.0).collect()),
+                ..plain.clone()
+            },
+        ),
+    ];
+    let mut variants = vec![(
+        "per token".to_string(),
+        Attention::with_form(gpu, AttentionForm::Workgroup).unwrap(),
+    )];
+    for block in AttentionBlock::all(gpu, head_dim as u32) {
+        let attention = Attention::with_form(gpu, AttentionForm::Workgroup)
+            .unwrap()
+            .with_decode_blocks(gpu, block, head_dim as u32)
+            .unwrap();
+        variants.push((block.to_string(), attention));
+    }
+    let capacity = 300usize;
+    let kv = kv_heads * head_dim;
+    let cache_k = random(capacity * kv, -1.0, 1.0, &mut rng);
+    let cache_v = random(capacity * kv, -1.0, 1.0, &mut rng);
+    let q = random(heads * head_dim, -1.0, 1.0, &mut rng);
+    let k = random(kv, -1.0, 1.0, &mut rng);
+    let v = random(kv, -1.0, 1.0, &mut rng);
+    let (kb, vb) = (gpu.upload_f32("k", &k), gpu.upload_f32("v", &v));
+    let out = gpu.storage_f32("out", heads * head_dim);
+    let read_cache = |b: &wgpu::Buffer| gpu.read::<u32>(b, capacity * kv / 2).unwrap();
+    for (label, plain_attention) in variants {
+        assert!(plain_attention.can_rotate(), "{label}");
+        let rotating = plain_attention.clone().with_rotating_decode(gpu).unwrap();
+        assert!(rotating.rotates() && !plain_attention.rotates());
+        for (order, params) in &ropes {
+            let rope = Rope::new(gpu, params.clone()).unwrap();
+            for (pos, window) in [
+                (0usize, None),
+                (36, None),
+                (63, None),
+                (64, None),
+                (256, Some(70u32)),
+                (299, None),
+            ] {
+                let what = format!("{label}, {order}, position {pos}, window {window:?}");
+                let shape = AttentionShape {
+                    heads: heads as u32,
+                    kv_heads: kv_heads as u32,
+                    head_dim: head_dim as u32,
+                    capacity: capacity as u32,
+                    window,
+                    scale: 1.0 / (head_dim as f32).sqrt(),
+                };
+                // RoPE's dispatch, then attention.
+                let (qa, ka, va) = (
+                    gpu.upload_f32("q", &q),
+                    gpu.upload_f16("k cache", &cache_k),
+                    gpu.upload_f16("v cache", &cache_v),
+                );
+                let step = StepUniform::new(pos as u32, 1).buffer(gpu);
+                let store = KvStore {
+                    v: &vb,
+                    k_cache: &ka,
+                    v_cache: &va,
+                };
+                let dims = (heads as u32, kv_heads as u32);
+                let bound = rope.bind_qk(gpu, &qa, &kb, store, 1, dims, head_dim as u32, &step);
+                let mut enc = encoder(gpu);
+                record_pass(&mut enc, "rope", &[bound]);
+                let buffers = AttentionBuffers {
+                    q: &qa,
+                    k_cache: &ka,
+                    v_cache: &va,
+                    out: &out,
+                };
+                plain_attention
+                    .encode(gpu, &mut enc, buffers, shape, pos as u32, 1)
+                    .unwrap();
+                gpu.queue().submit([enc.finish()]);
+                let want = gpu.read_f32(&out, heads * head_dim).unwrap();
+                let want_cache = [read_cache(&ka), read_cache(&va)];
+                // Attention that rotates, on the unrotated query.
+                let (qb, kc, vc) = (
+                    gpu.upload_f32("q", &q),
+                    gpu.upload_f16("k cache", &cache_k),
+                    gpu.upload_f16("v cache", &cache_v),
+                );
+                let buffers = AttentionBuffers {
+                    q: &qb,
+                    k_cache: &kc,
+                    v_cache: &vc,
+                    out: &out,
+                };
+                let new = NewKeys {
+                    rope: &rope,
+                    k: &kb,
+                    v: &vb,
+                };
+                let mut enc = encoder(gpu);
+                rotating
+                    .encode_rotating(gpu, &mut enc, buffers, shape, pos as u32, new)
+                    .unwrap();
+                gpu.queue().submit([enc.finish()]);
+                let got = gpu.read_f32(&out, heads * head_dim).unwrap();
+                let largest = want.iter().fold(0.0f32, |a, b| a.max(b.abs()));
+                let want64: Vec<f64> = want.iter().map(|&x| f64::from(x)).collect();
+                assert_close(&what, &got, &want64, 0.0, 1e-6 * f64::from(largest));
+                assert!(
+                    [read_cache(&kc), read_cache(&vc)] == want_cache,
+                    "{what}: the cache differs from what RoPE's dispatch stores"
+                );
+                assert_eq!(
+                    gpu.read_f32(&qb, q.len()).unwrap(),
+                    q,
+                    "{what}: the query buffer was written"
+                );
+            }
+        }
+    }
+}
+
+/// Only decode's kernels on GPUs rotate: the lane forms, for CPU drivers, are refused by name.
+#[test]
+fn attention_that_cannot_rotate_says_so() {
+    let gpu = common::gpu();
+    let lane = Attention::with_form(gpu, AttentionForm::Lane).unwrap();
+    assert!(!lane.can_rotate());
+    let err = lane.with_rotating_decode(gpu).unwrap_err().to_string();
+    assert!(err.contains("rotating") && err.contains("Lane"), "{err}");
 }

@@ -11,9 +11,10 @@
 
 use super::attention_block::{AttentionBlock, BlockAttention};
 use super::attention_shape::{
-    kernel_source, with_keys, AttentionBuffers, AttentionShape, SLICE_BLOCK,
+    kernel_source, with_keys, AttentionBuffers, AttentionShape, CacheAccess, SLICE_BLOCK,
 };
 use super::kernel::{record_pass, Bound, Kernel, StepUniform};
+use super::rope::Rope;
 use super::{Gpu, GpuError};
 
 /// `attention_combine.wgsl`'s parameters.
@@ -58,6 +59,23 @@ impl AttentionForm {
     }
 }
 
+/// The step's key and value as decode's projection wrote them (f32, unrotated), and the RoPE
+/// that rotates them and the query: for attention that rotates ([`Attention::bind_rotating`]).
+#[derive(Debug, Clone, Copy)]
+pub struct NewKeys<'a> {
+    pub rope: &'a Rope,
+    pub k: &'a wgpu::Buffer,
+    pub v: &'a wgpu::Buffer,
+}
+
+/// Decode's kernel compiled to rotate the step's query and store its key and value itself
+/// (`attention_rope.wgsl`): RoPE's dispatch and attention's in one.
+#[derive(Debug, Clone)]
+enum Rotating {
+    PerToken(Kernel),
+    Blocks(BlockAttention),
+}
+
 #[derive(Debug, Clone)]
 pub struct Attention {
     form: AttentionForm,
@@ -71,6 +89,8 @@ pub struct Attention {
     /// (`attention_block.rs`), where that was chosen; otherwise the form's own kernels.
     batch_blocks: Option<BlockAttention>,
     decode_blocks: Option<BlockAttention>,
+    /// Decode's kernel rotating as well, where that was asked for.
+    rotating: Option<Rotating>,
 }
 
 impl Attention {
@@ -80,8 +100,9 @@ impl Attention {
     }
 
     pub fn with_form(gpu: &Gpu, form: AttentionForm) -> Result<Self, GpuError> {
-        let form_kernel =
-            |label: &'static str, src: &str| Kernel::new(gpu, label, &kernel_source(src));
+        let form_kernel = |label: &'static str, src: &str| {
+            Kernel::new(gpu, label, &kernel_source(src, CacheAccess::Read))
+        };
         let batch = match form {
             AttentionForm::SharedLane => {
                 if !AttentionForm::can_share(gpu) {
@@ -99,13 +120,7 @@ impl Attention {
             _ => None,
         };
         let kernel = match form {
-            AttentionForm::Workgroup => Kernel::new(
-                gpu,
-                "attention",
-                &super::shader::with_workgroup_reduce(&kernel_source(include_str!(
-                    "../kernels/attention.wgsl"
-                ))),
-            )?,
+            AttentionForm::Workgroup => workgroup_kernel(gpu, CacheAccess::Read)?,
             AttentionForm::Lane | AttentionForm::SharedLane => form_kernel(
                 "attention (lane)",
                 include_str!("../kernels/attention_lane.wgsl"),
@@ -123,7 +138,39 @@ impl Attention {
             combine,
             batch_blocks: None,
             decode_blocks: None,
+            rotating: None,
         })
+    }
+
+    /// Whether decode's kernel can rotate the step's query and store its key and value itself:
+    /// the workgroup form's and the blocks' can; the lane forms, for CPU drivers, leave that to
+    /// RoPE's dispatch.
+    pub fn can_rotate(&self) -> bool {
+        self.decode_blocks.is_some() || self.form == AttentionForm::Workgroup
+    }
+
+    /// Compiles decode's kernel (the blocks, where decode has them) to rotate as well, for
+    /// [`Self::bind_rotating`]: an error where it cannot ([`Self::can_rotate`]).
+    pub fn with_rotating_decode(mut self, gpu: &Gpu) -> Result<Self, GpuError> {
+        let rotating = match (&self.decode_blocks, self.form) {
+            (Some(blocks), _) => Rotating::Blocks(blocks.rotating(gpu)?),
+            (None, AttentionForm::Workgroup) => {
+                Rotating::PerToken(workgroup_kernel(gpu, CacheAccess::Rotate)?)
+            }
+            (None, form) => {
+                return Err(GpuError::Unsupported {
+                    adapter: gpu.describe(),
+                    what: format!("decode's attention rotating its query and key ({form:?} form)"),
+                })
+            }
+        };
+        self.rotating = Some(rotating);
+        Ok(self)
+    }
+
+    /// Whether decode rotates (see [`Self::with_rotating_decode`]).
+    pub fn rotates(&self) -> bool {
+        self.rotating.is_some()
     }
 
     /// Batches (prefill) in blocks of `block` for heads of `head_dim`. An error where the device
@@ -200,7 +247,7 @@ impl Attention {
         if let Some(blocks) = blocks {
             let splits = if decode { s.decode_splits() } else { 1 };
             let part = slices(gpu, s, max_tokens, splits);
-            let attend = blocks.bind(gpu, b, s, step, (max_tokens, splits), &part)?;
+            let attend = blocks.bind(gpu, b, s, step, (max_tokens, splits), &part, &[])?;
             return Ok(self.merged(gpu, attend, s, (&part, b.out), step, max_tokens, splits));
         }
         let splits = match self.form {
@@ -235,6 +282,58 @@ impl Attention {
                 Ok(self.merged(gpu, attend, s, (&part, b.out), step, max_tokens, splits))
             }
         }
+    }
+
+    /// Records decode's rotating attention for the token at `pos` (one-off use and tests).
+    pub fn encode_rotating(
+        &self,
+        gpu: &Gpu,
+        encoder: &mut wgpu::CommandEncoder,
+        b: AttentionBuffers<'_>,
+        s: AttentionShape,
+        pos: u32,
+        new: NewKeys<'_>,
+    ) -> Result<(), GpuError> {
+        let step = StepUniform::new(pos, 1).buffer(gpu);
+        let bound = self.bind_rotating(gpu, b, s, &step, new)?;
+        record_pass(encoder, "attention", &bound);
+        Ok(())
+    }
+
+    /// Decode's dispatches, bound once: `b.q` holds the step's query unrotated, and `new` its
+    /// key and value as the projections wrote them; the attention rotates them, stores the key
+    /// and value into the cache at the step's position, and attends. RoPE's dispatch and
+    /// attention's in one, where [`Self::bind`] needs RoPE's dispatch before it.
+    pub fn bind_rotating(
+        &self,
+        gpu: &Gpu,
+        b: AttentionBuffers<'_>,
+        s: AttentionShape,
+        step: &wgpu::Buffer,
+        new: NewKeys<'_>,
+    ) -> Result<Vec<Bound>, GpuError> {
+        s.check()?;
+        let Some(rotating) = &self.rotating else {
+            return Err(GpuError::Unsupported {
+                adapter: gpu.describe(),
+                what: "rotating decode from an attention compiled without it".into(),
+            });
+        };
+        let (uniform, freq_factors) = new.rope.for_attention(gpu, s.head_dim);
+        let tail = [new.k, new.v, freq_factors, &uniform];
+        let splits = s.decode_splits();
+        let part = slices(gpu, s, 1, splits);
+        let attend = match rotating {
+            Rotating::Blocks(blocks) => blocks.bind(gpu, b, s, step, (1, splits), &part, &tail)?,
+            Rotating::PerToken(kernel) => kernel.bind_with_tail(
+                gpu,
+                &[b.q, b.k_cache, b.v_cache, b.out, step, &part],
+                &s.params(1, splits),
+                &tail,
+                (s.heads, 1, splits),
+            ),
+        };
+        Ok(self.merged(gpu, attend, s, (&part, b.out), step, 1, splits))
     }
 
     /// `attend`, then, where it cut the keys into `splits` slices, their merge from `part` into
@@ -279,4 +378,14 @@ fn slices(gpu: &Gpu, s: AttentionShape, max_tokens: u32, splits: u32) -> wgpu::B
         1
     };
     gpu.storage_f32("attention slices", floats)
+}
+
+/// The workgroup form's kernel, reading the cache or rotating.
+fn workgroup_kernel(gpu: &Gpu, access: CacheAccess) -> Result<Kernel, GpuError> {
+    let name = match access {
+        CacheAccess::Read => "attention",
+        CacheAccess::Rotate => "attention, rotating q, k and v into the cache",
+    };
+    let source = kernel_source(include_str!("../kernels/attention.wgsl"), access);
+    Kernel::new(gpu, name, &super::shader::with_workgroup_reduce(&source))
 }

@@ -11,7 +11,7 @@
 use std::fmt;
 
 use super::attention_shape::{
-    kernel_source, AttentionBuffers, AttentionShape, MAX_HEAD_DIM, SLICE_BLOCK,
+    kernel_source, AttentionBuffers, AttentionShape, CacheAccess, MAX_HEAD_DIM, SLICE_BLOCK,
 };
 use super::kernel::{Bound, Kernel};
 use super::{Gpu, GpuError};
@@ -72,11 +72,13 @@ impl AttentionBlock {
     }
 
     /// Workgroup memory for heads of `head_dim`: the staged queries (f32), keys and values
-    /// (f16 pairs), each row padded by a word, and the tile's scores.
+    /// (f16 pairs), each row padded by a word, the tile's scores, and the step's own key and
+    /// value where decode rotates.
     pub fn workgroup_bytes(self, head_dim: u32) -> u64 {
         let (rows, keys) = (u64::from(self.rows), u64::from(self.keys));
         let row_words = u64::from(head_dim / 2 + 1);
-        rows * row_words * 8 + 2 * keys * row_words * 4 + rows * (keys + 1) * 4
+        let fresh = u64::from(head_dim / 2) * 8;
+        rows * row_words * 8 + 2 * keys * row_words * 4 + rows * (keys + 1) * 4 + fresh
     }
 
     /// Whether `gpu` runs this block for heads of `head_dim`, and if not, why.
@@ -118,30 +120,54 @@ impl AttentionBlock {
     }
 }
 
-/// The block kernel compiled for one head size.
+/// The block kernel compiled for one head size, reading the cache or (decode) rotating the
+/// step's query and storing its key and value itself.
 #[derive(Debug, Clone)]
 pub struct BlockAttention {
     kernel: Kernel,
     block: AttentionBlock,
     head_dim: u32,
+    access: CacheAccess,
 }
 
 impl BlockAttention {
     pub fn new(gpu: &Gpu, block: AttentionBlock, head_dim: u32) -> Result<Self, GpuError> {
+        Self::compile(gpu, block, head_dim, CacheAccess::Read)
+    }
+
+    /// The same block for decode, rotating as `attention_rope.wgsl` says.
+    pub(super) fn rotating(&self, gpu: &Gpu) -> Result<Self, GpuError> {
+        Self::compile(gpu, self.block, self.head_dim, CacheAccess::Rotate)
+    }
+
+    fn compile(
+        gpu: &Gpu,
+        block: AttentionBlock,
+        head_dim: u32,
+        access: CacheAccess,
+    ) -> Result<Self, GpuError> {
         block.check(gpu, head_dim)?;
         let constants = format!(
             "const HD: u32 = {head_dim}u;\nconst ROWS: u32 = {}u;\nconst BK: u32 = {}u;\n\
              const WG: u32 = {WG}u;\nconst SLICE: u32 = {SLICE_BLOCK}u;\n",
             block.rows, block.keys
         );
-        let source = kernel_source(&format!(
-            "{constants}\n{}",
-            include_str!("../kernels/attention_block.wgsl")
-        ));
+        let source = kernel_source(
+            &format!(
+                "{constants}\n{}",
+                include_str!("../kernels/attention_block.wgsl")
+            ),
+            access,
+        );
+        let name = match access {
+            CacheAccess::Read => "attention (blocks)",
+            CacheAccess::Rotate => "attention (blocks), rotating q, k and v into the cache",
+        };
         Ok(Self {
-            kernel: Kernel::new(gpu, "attention (blocks)", &source)?,
+            kernel: Kernel::new(gpu, name, &source)?,
             block,
             head_dim,
+            access,
         })
     }
 
@@ -150,8 +176,10 @@ impl BlockAttention {
     }
 
     /// The dispatch for up to `max_tokens` new tokens, bound once (see `Attention::bind`); with
-    /// `splits` > 1 (decode), a workgroup per slice of the keys writing into `part`.
-    pub fn bind(
+    /// `splits` > 1 (decode), a workgroup per slice of the keys writing into `part`. A rotating
+    /// block binds `rotating` (`attention_rope.wgsl`'s inputs) after its uniform.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn bind(
         &self,
         gpu: &Gpu,
         b: AttentionBuffers<'_>,
@@ -159,8 +187,14 @@ impl BlockAttention {
         step: &wgpu::Buffer,
         (max_tokens, splits): (u32, u32),
         part: &wgpu::Buffer,
+        rotating: &[&wgpu::Buffer],
     ) -> Result<Bound, GpuError> {
         s.check()?;
+        debug_assert_eq!(
+            self.access == CacheAccess::Rotate,
+            !rotating.is_empty(),
+            "a rotating block binds what it rotates, and only it"
+        );
         if s.head_dim != self.head_dim {
             return Err(GpuError::Shape {
                 name: "attention (blocks)".into(),
@@ -172,10 +206,11 @@ impl BlockAttention {
         }
         let blocks = (max_tokens * s.group()).div_ceil(self.block.rows);
         super::kernel::check_rows(gpu, "attention (blocks)", blocks)?;
-        Ok(self.kernel.bind(
+        Ok(self.kernel.bind_with_tail(
             gpu,
             &[b.q, b.k_cache, b.v_cache, b.out, step, part],
             &s.params(max_tokens, splits),
+            rotating,
             (s.kv_heads, blocks, splits),
         ))
     }

@@ -114,11 +114,28 @@ pub(super) fn with_keys(src: &str) -> String {
     format!("{}\n{KEY_SLICES}", super::shader::with_step(src))
 }
 
-/// An attention kernel's source: the shared bindings and helpers, then `src` (the form's own
-/// `P` binding and `main`).
-pub(super) fn kernel_source(src: &str) -> String {
+/// How an attention kernel meets the cache: reading what RoPE's dispatch rotated and stored
+/// (`attention_cache_read.wgsl`), or, for decode, rotating the step's query and storing its key
+/// and value itself (`attention_rope.wgsl`), a dispatch fewer a layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CacheAccess {
+    Read,
+    Rotate,
+}
+
+/// An attention kernel's source: the shared bindings and helpers, how it meets the cache, then
+/// `src` (the form's own `P` binding and `main`).
+pub(super) fn kernel_source(src: &str, access: CacheAccess) -> String {
+    let access = match access {
+        CacheAccess::Read => include_str!("../kernels/attention_cache_read.wgsl").to_string(),
+        CacheAccess::Rotate => format!(
+            "{}\n{}",
+            include_str!("../kernels/rope_angle.wgsl"),
+            include_str!("../kernels/attention_rope.wgsl")
+        ),
+    };
     format!(
-        "{}\n{KV_CACHE}\n{src}",
+        "{}\n{KV_CACHE}\n{access}\n{src}",
         with_keys(include_str!("../kernels/attention_common.wgsl"))
     )
 }

@@ -38,6 +38,19 @@ impl Kernel {
         params: &P,
         groups: (u32, u32, u32),
     ) -> Bound {
+        self.bind_with_tail(gpu, buffers, params, &[], groups)
+    }
+
+    /// As [`bind`](Self::bind), with `tail` bound after the uniform: a variant of a kernel
+    /// whose extra bindings follow the ones it shares with the plain kernel.
+    pub fn bind_with_tail<P: bytemuck::Pod>(
+        &self,
+        gpu: &Gpu,
+        buffers: &[&wgpu::Buffer],
+        params: &P,
+        tail: &[&wgpu::Buffer],
+        groups: (u32, u32, u32),
+    ) -> Bound {
         let params = gpu
             .device
             .create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -47,6 +60,7 @@ impl Kernel {
             });
         let mut all = buffers.to_vec();
         all.push(&params);
+        all.extend(tail);
         let bind_group = bind_group(gpu, self.name, &self.layout, &all);
         Bound::new(self.name, self.pipeline.clone(), bind_group, groups)
     }

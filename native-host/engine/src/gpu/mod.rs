@@ -50,7 +50,7 @@ mod typed_pipelines;
 
 pub use activation::GatedActivation;
 pub use add::Add;
-pub use attention::{Attention, AttentionForm};
+pub use attention::{Attention, AttentionForm, NewKeys};
 pub use attention_block::{AttentionBlock, BlockAttention};
 pub use attention_shape::{AttentionBuffers, AttentionShape};
 pub use coop_shape::CoopShape;

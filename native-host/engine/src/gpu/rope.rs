@@ -225,6 +225,21 @@ impl Rope {
         )
     }
 
+    /// What decode's attention needs to rotate its query and key itself
+    /// (`attention_rope.wgsl`): this RoPE's uniform for heads of `head_dim`, and its frequency
+    /// factors.
+    pub fn for_attention(&self, gpu: &Gpu, head_dim: u32) -> (wgpu::Buffer, &wgpu::Buffer) {
+        let params = self.uniform(head_dim, 0, 0, 1);
+        let uniform = gpu
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("rope in attention"),
+                contents: bytemuck::bytes_of(&params),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+        (uniform, &self.freq_factors)
+    }
+
     fn uniform(&self, head_dim: u32, heads: u32, kv_heads: u32, tokens: u32) -> Params {
         let p = &self.params;
         Params {

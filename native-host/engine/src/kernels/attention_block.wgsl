@@ -9,7 +9,8 @@
 // Decode's one token has a block of its KV head's query heads, so grouped heads share each key's
 // load. With P.splits > 1 its keys are cut into slices as attention.wgsl cuts them (whole
 // SLICE-key blocks), a workgroup each (wg.z), and each row's running maximum, sum and
-// unnormalised output go to PART in attention.wgsl's layout, for attention_combine.wgsl.
+// unnormalised output go to PART in attention.wgsl's layout, for attention_combine.wgsl. Decode
+// can also rotate its query and store its key and value itself (attention_rope.wgsl).
 //
 // The Rust side prepends HD (the head size), ROWS, BK, WG and SLICE; PER_ROW = WG / ROWS invocations
 // share a row: invocation `part` of it scores keys part, part + PER_ROW, … of each tile and keeps
@@ -34,6 +35,9 @@ var<workgroup> qs: array<vec2<f32>, ROWS * KW>;
 var<workgroup> ks: array<u32, BK * KW>;
 var<workgroup> vs: array<u32, BK * KW>;
 var<workgroup> ss: array<f32, ROWS * SW>;
+// Rotating decode (attention_rope.wgsl): the step's own key and value words, for the slice that
+// reaches its position.
+var<workgroup> fresh_kv: array<vec2<u32>, HW>;
 
 // Where the query of flattened row `row` (token row / group, head g of the KV head) lies in Q.
 fn q_offset(row: u32, kv_head: u32, group: u32) -> u32 {
@@ -63,11 +67,28 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
     let my_row = min(first_row + row, rows - 1u);
     let own = key_range(my_row / group);
 
-    for (var i = li; i < ROWS * HW; i += WG) {
-        let r = i / HW;
-        let w = i % HW;
-        let q = q_offset(min(first_row + r, rows - 1u), kv_head, group) + 2u * w;
-        qs[r * KW + w] = vec2<f32>(Q[q], Q[q + 1u]) * P.scale;
+    // An empty slice of decode's keys (past the step's position) only writes that it is empty.
+    if (keys.y > keys.x) {
+        for (var i = li; i < ROWS * HW; i += WG) {
+            let r = i / HW;
+            let w = i % HW;
+            let q = q_offset(min(first_row + r, rows - 1u), kv_head, group);
+            qs[r * KW + w] = query_word(q, w) * P.scale;
+        }
+    }
+    // Rotating decode (attention_rope.wgsl): the slice that reaches the step's position takes
+    // its key and value from the step, and the first block of each KV head stores them from its
+    // first slice. Both conditions are the whole workgroup's.
+    let fresh = ROTATES && keys.y > keys.x && keys.y - 1u == STEP.pos;
+    let stores = ROTATES && wg.y == 0u && wg.z == 0u;
+    if (fresh || stores) {
+        for (var w = li; w < HW; w += WG) {
+            let kv = vec2<u32>(new_key_word(kv_head, w), new_value_word(kv_head, w));
+            fresh_kv[w] = kv;
+            if (stores) {
+                store_new(kv_head, w, kv.x, kv.y);
+            }
+        }
     }
 
     var m = MASKED;
@@ -76,13 +97,33 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
     for (var b = keys.x; b < keys.y; b += BK) {
         // The queries are staged, and every invocation is done with the last tile.
         workgroupBarrier();
-        for (var i = li; i < BK * HW; i += WG) {
-            let key = i / HW;
-            let w = i % HW;
-            // Keys past the block's last are loaded from it and masked below.
-            let word = cache_word(min(b + key, keys.y - 1u), kv_head, w);
-            ks[key * KW + w] = K[word];
-            vs[key * KW + w] = V[word];
+        // The tile that reaches the step's position takes its key and value from fresh_kv
+        // (and zeros past it); every other tile reads the cache. A condition the whole
+        // workgroup shares.
+        if (fresh && b + BK > STEP.pos) {
+            for (var i = li; i < BK * HW; i += WG) {
+                let key = i / HW;
+                let w = i % HW;
+                let t = b + key;
+                var kv = vec2<u32>(0u);
+                if (t == STEP.pos) {
+                    kv = fresh_kv[w];
+                } else if (t < STEP.pos) {
+                    let word = cache_word(t, kv_head, w);
+                    kv = vec2<u32>(K[word], V[word]);
+                }
+                ks[key * KW + w] = kv.x;
+                vs[key * KW + w] = kv.y;
+            }
+        } else {
+            for (var i = li; i < BK * HW; i += WG) {
+                let key = i / HW;
+                let w = i % HW;
+                // Keys past the block's last are loaded from it and masked below.
+                let word = cache_word(min(b + key, keys.y - 1u), kv_head, w);
+                ks[key * KW + w] = K[word];
+                vs[key * KW + w] = V[word];
+            }
         }
         workgroupBarrier();
         var s: array<f32, BK / PER_ROW>;

@@ -1,6 +1,6 @@
-// What the two forms of causal attention share (attention.wgsl for GPUs, attention_lane.wgsl for
-// CPU drivers): their bindings and which positions a new token attends to. Token r of the batch
-// sits at position pos + r and attends to the positions before it and itself — the last `window`
+// What the forms of causal attention share (attention.wgsl and attention_block.wgsl for GPUs,
+// attention_lane*.wgsl for CPU drivers): their bindings and which positions a new token attends
+// to. Token r of the batch sits at position pos + r and attends to the positions before it and itself — the last `window`
 // of them when the layer has a sliding window (Gemma 3's local layers), all of them otherwise.
 // Decode is a batch of one. Grouped-query attention: query head h reads KV head
 // h / (heads / kv_heads). The cache holds, per position, kv_heads × head_dim values in f16, two
@@ -18,8 +18,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read> Q: array<f32>;
-@group(0) @binding(1) var<storage, read> K: array<u32>;
-@group(0) @binding(2) var<storage, read> V: array<u32>;
+// K and V (bindings 1 and 2) are declared by how the kernel meets the cache:
+// attention_cache_read.wgsl or attention_rope.wgsl.
 @group(0) @binding(3) var<storage, read_write> O: array<f32>;
 @group(0) @binding(4) var<uniform> STEP: Step;
 // P (a uniform of Params) is declared by each form after its own bindings.

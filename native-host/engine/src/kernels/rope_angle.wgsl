@@ -7,7 +7,7 @@
 // "Normal" ordering (llama GGUFs, whose q/k rows the converter permuted) rotates (x[2i], x[2i+1]);
 // NeoX ordering (Qwen2, Gemma 3) rotates (x[i], x[i + n_dims/2]). Dims from n_dims on are untouched.
 
-struct Params {
+struct RopeParams {
     head_dim: u32,
     n_dims: u32,
     heads: u32,
@@ -26,7 +26,7 @@ struct Params {
     _pad2: u32,
 }
 
-// The main files bind FREQ_FACTORS, STEP and P.
+// The main files bind FREQ_FACTORS and STEP, and pass their RopeParams uniform to each function.
 
 
 // 2π in three parts (8, 12 and 24 significant bits): k * TWO_PI_A is exact for k < 2^16.
@@ -44,19 +44,19 @@ fn reduce_angle(t: f32) -> f32 {
 
 // The cosine and sine (scaled by YaRN's mscale) that rotate pair `i` of a head of the token at
 // `pos`.
-fn rotation(i: u32, pos: u32) -> vec2<f32> {
+fn rotation(rp: RopeParams, i: u32, pos: u32) -> vec2<f32> {
     var theta = f32(pos);
     for (var k = 0u; k < i; k++) {
-        theta *= P.theta_scale;
+        theta *= rp.theta_scale;
     }
     let theta_extrap = theta / FREQ_FACTORS[i];
-    var t = P.freq_scale * theta_extrap;
-    var mscale = P.attn_factor;
-    if (P.ext_factor != 0.0) {
-        let y = (f32(i) - P.corr_low) / max(0.001, P.corr_high - P.corr_low);
-        let mix = (1.0 - min(1.0, max(0.0, y))) * P.ext_factor;
+    var t = rp.freq_scale * theta_extrap;
+    var mscale = rp.attn_factor;
+    if (rp.ext_factor != 0.0) {
+        let y = (f32(i) - rp.corr_low) / max(0.001, rp.corr_high - rp.corr_low);
+        let mix = (1.0 - min(1.0, max(0.0, y))) * rp.ext_factor;
         t = t * (1.0 - mix) + theta_extrap * mix;
-        mscale *= 1.0 + 0.1 * log(1.0 / P.freq_scale);
+        mscale *= 1.0 + 0.1 * log(1.0 / rp.freq_scale);
     }
     let r = reduce_angle(t);
     return vec2<f32>(cos(r), sin(r)) * mscale;
@@ -71,17 +71,17 @@ fn rotate(x0: f32, x1: f32, cs: vec2<f32>, first: bool) -> f32 {
 }
 
 // The rotated pair dim e (< n_dims) belongs to.
-fn pair_of(e: u32) -> u32 {
-    if (P.neox != 0u) {
-        return e % (P.n_dims / 2u);
+fn pair_of(rp: RopeParams, e: u32) -> u32 {
+    if (rp.neox != 0u) {
+        return e % (rp.n_dims / 2u);
     }
     return e / 2u;
 }
 
 // The offsets of pair `i` within a head.
-fn pair(i: u32) -> vec2<u32> {
-    if (P.neox != 0u) {
-        return vec2<u32>(i, i + P.n_dims / 2u);
+fn pair(rp: RopeParams, i: u32) -> vec2<u32> {
+    if (rp.neox != 0u) {
+        return vec2<u32>(i, i + rp.n_dims / 2u);
     }
     return vec2<u32>(2u * i, 2u * i + 1u);
 }

@@ -12,7 +12,7 @@
 @group(0) @binding(4) var<storage, read_write> V_CACHE: array<u32>;
 @group(0) @binding(5) var<storage, read> FREQ_FACTORS: array<f32>;
 @group(0) @binding(6) var<uniform> STEP: Step;
-@group(0) @binding(7) var<uniform> P: Params;
+@group(0) @binding(7) var<uniform> P: RopeParams;
 
 const WG: u32 = 64u;
 
@@ -21,9 +21,9 @@ fn rotated_key(src: u32, e: u32, pos: u32) -> f32 {
     if (e >= P.n_dims) {
         return K[src + e];
     }
-    let i = pair_of(e);
-    let ab = pair(i);
-    return rotate(K[src + ab.x], K[src + ab.y], rotation(i, pos), e == ab.x);
+    let i = pair_of(P, e);
+    let ab = pair(P, i);
+    return rotate(K[src + ab.x], K[src + ab.y], rotation(P, i, pos), e == ab.x);
 }
 
 @compute @workgroup_size(WG)
@@ -47,8 +47,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         if (i >= P.n_dims / 2u) {
             return;
         }
-        let cs = rotation(i, pos);
-        let ab = (token * P.heads + head) * P.head_dim + pair(i);
+        let cs = rotation(P, i, pos);
+        let ab = (token * P.heads + head) * P.head_dim + pair(P, i);
         let x0 = Q[ab.x];
         let x1 = Q[ab.y];
         Q[ab.x] = rotate(x0, x1, cs, true);

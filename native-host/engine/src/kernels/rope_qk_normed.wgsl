@@ -16,7 +16,7 @@
 @group(0) @binding(7) var<storage, read> K_NORM: array<f32>;
 @group(0) @binding(8) var<storage, read> FREQ_FACTORS: array<f32>;
 @group(0) @binding(9) var<uniform> STEP: Step;
-@group(0) @binding(10) var<uniform> P: Params;
+@group(0) @binding(10) var<uniform> P: RopeParams;
 
 const WG: u32 = 64u;
 
@@ -45,11 +45,11 @@ fn normed_rotated_key(src: u32, e: u32, scale: f32, pos: u32) -> f32 {
     if (e >= P.n_dims) {
         return normed(false, src, e, scale);
     }
-    let i = pair_of(e);
-    let ab = pair(i);
+    let i = pair_of(P, e);
+    let ab = pair(P, i);
     let x0 = normed(false, src, ab.x, scale);
     let x1 = normed(false, src, ab.y, scale);
-    return rotate(x0, x1, rotation(i, pos), e == ab.x);
+    return rotate(x0, x1, rotation(P, i, pos), e == ab.x);
 }
 
 @compute @workgroup_size(WG)
@@ -83,8 +83,8 @@ fn main(
     if (is_q) {
         for (var i = li; i < P.head_dim / 2u; i += WG) {
             if (i < P.n_dims / 2u) {
-                let cs = rotation(i, pos);
-                let ab = pair(i);
+                let cs = rotation(P, i, pos);
+                let ab = pair(P, i);
                 let x0 = normed(true, src, ab.x, scale);
                 let x1 = normed(true, src, ab.y, scale);
                 Q[src + ab.x] = rotate(x0, x1, cs, true);

@@ -4,8 +4,8 @@
 
 use crate::gpu::{
     Add, Attention, AttentionBuffers, AttentionShape, Bound, Destination, GatedActivation, Gpu,
-    GpuError, GpuMatrix, HeadNorms, JoinedMatMul, KvStore, NormedInput, NormedMatVec, Output,
-    RmsNorm, Rope, RopeParams,
+    GpuError, GpuMatrix, HeadNorms, JoinedMatMul, KvStore, NewKeys, NormedInput, NormedMatVec,
+    Output, RmsNorm, Rope, RopeParams,
 };
 
 use super::scratch::Scratch;
@@ -144,9 +144,10 @@ fn bind_qkv(
 }
 
 /// Binds decode's steps with the fewest dispatches (see
-/// [`Fusion::Fused`](super::Fusion::Fused)): one pass, no copies. `mat` binds the products that
-/// stay on their own (the attention output and the FFN's down matrix, each adding into the
-/// residual stream).
+/// [`Fusion::Fused`](super::Fusion::Fused)): one pass, no copies; RoPE done by attention where
+/// its kernel rotates and the layer has no head norms. `mat` binds the products that stay on
+/// their own (the attention output and the FFN's down matrix, each adding into the residual
+/// stream).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn bind_layers_normed(
     gpu: &Gpu,
@@ -189,8 +190,22 @@ pub(super) fn bind_layers_normed(
                 }
             }
         }
-        bind_rope_qk(gpu, k, hp, l, s, step, &mut pass)?;
-        pass.extend(bind_attention(gpu, k, shape, l, s, step)?);
+        if k.attention.rotates() && l.q_norm.is_none() && l.k_norm.is_none() {
+            let new = NewKeys {
+                rope: l.rope(k),
+                k: &s.k,
+                v: &s.v,
+            };
+            let attention = shape.attention(l.local);
+            let buffers = attention_buffers(l, s);
+            pass.extend(
+                k.attention
+                    .bind_rotating(gpu, buffers, attention, step, new)?,
+            );
+        } else {
+            bind_rope_qk(gpu, k, hp, l, s, step, &mut pass)?;
+            pass.extend(bind_attention(gpu, k, shape, l, s, step)?);
+        }
         bind_residual(gpu, k, hp, s, &mut pass, &l.post_attn_norm, |y, out| {
             mat(&l.wo, &s.att, y, out)
         })?;
@@ -309,14 +324,19 @@ fn bind_attention(
     s: &Scratch,
     step: &wgpu::Buffer,
 ) -> Result<Vec<Bound>, ModelError> {
-    let buffers = AttentionBuffers {
+    let attention = shape.attention(l.local);
+    Ok(k.attention
+        .bind(gpu, attention_buffers(l, s), attention, step, s.tokens)?)
+}
+
+/// Attention's buffers in layer `l` over `s`: the queries, the layer's cache, the output.
+fn attention_buffers<'a>(l: &'a Layer, s: &'a Scratch) -> AttentionBuffers<'a> {
+    AttentionBuffers {
         q: &s.q,
         k_cache: &l.k_cache,
         v_cache: &l.v_cache,
         out: &s.att,
-    };
-    let attention = shape.attention(l.local);
-    Ok(k.attention.bind(gpu, buffers, attention, step, s.tokens)?)
+    }
 }
 
 /// x += product: added by the product itself (one dispatch), or through Gemma's post-norm when

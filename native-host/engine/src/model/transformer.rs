@@ -59,6 +59,9 @@ pub struct Transformer {
     decode_attention: KernelChoice,
     /// Where decode's products read x, and what timing measured.
     decode_x: String,
+    /// Whether decode's attention rotates the step's query and key itself (RoPE's dispatch
+    /// folded into attention's), where the layer allows.
+    decode_rotates: bool,
 }
 
 impl std::fmt::Debug for Transformer {
@@ -122,6 +125,17 @@ impl Transformer {
             prefill_attention,
             decode_attention,
         )?;
+        // Fused decode leaves RoPE to attention where its kernel can rotate: a dispatch fewer a
+        // layer. Gemma's head norms stay with RoPE's dispatch.
+        let no_head_norms = layers
+            .iter()
+            .all(|l| l.q_norm.is_none() && l.k_norm.is_none());
+        let attention = if products.normed.is_some() && attention.can_rotate() && no_head_norms {
+            attention.with_rotating_decode(gpu)?
+        } else {
+            attention
+        };
+        let decode_rotates = attention.rotates();
         let rope = RopeParams::from_gguf(&gguf)?;
         let k = Kernels::new(gpu, rope, variant.gate, attention)?;
         let decode = Plan::decode(gpu, &k, &products, shape, layers)?;
@@ -146,6 +160,7 @@ impl Transformer {
             logits_readback,
             decode_ahead: Mutex::new(None),
             decode_x: products.decode.x_choice.clone(),
+            decode_rotates,
             prefill_tile: products.prefill_tile,
             prefill_attention,
             decode_attention,
@@ -180,6 +195,12 @@ impl Transformer {
     }
 
     /// The same for one prefill batch.
+    /// Whether decode's attention rotates the step's query and key and stores them itself, so
+    /// that a layer (without head norms) has no RoPE dispatch.
+    pub fn decode_rotates(&self) -> bool {
+        self.decode_rotates
+    }
+
     pub fn prefill_dispatches(&self) -> usize {
         self.prefill.dispatches()
     }
