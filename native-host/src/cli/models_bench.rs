@@ -58,8 +58,8 @@ pub struct BenchArgs {
     pub profile: bool,
     /// Whether operations are fused into fewer dispatches: `auto` (the fastest known for the
     /// device), `fused` (what GPUs get: norms folded into decode's products, q/k/v and
-    /// gate/up/activation in one dispatch each) or `separate` (one kernel per operation), to
-    /// compare them on one device.
+    /// gate/up/activation in one dispatch each, RoPE in decode's attention on GPUs) or
+    /// `separate` (one kernel per operation), to compare them on one device.
     #[arg(long, value_enum, default_value_t = FusionArg::Auto)]
     pub fusion: FusionArg,
     /// How prefill's products share out the work: `auto` (on a GPU, the fastest of tiles of 8,

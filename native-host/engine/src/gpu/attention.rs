@@ -384,7 +384,7 @@ fn slices(gpu: &Gpu, s: AttentionShape, max_tokens: u32, splits: u32) -> wgpu::B
 fn workgroup_kernel(gpu: &Gpu, access: CacheAccess) -> Result<Kernel, GpuError> {
     let name = match access {
         CacheAccess::Read => "attention",
-        CacheAccess::Rotate => "attention, rotating q, k and v into the cache",
+        CacheAccess::Rotate => "attention with RoPE",
     };
     let source = kernel_source(include_str!("../kernels/attention.wgsl"), access);
     Kernel::new(gpu, name, &super::shader::with_workgroup_reduce(&source))

@@ -161,7 +161,7 @@ impl BlockAttention {
         );
         let name = match access {
             CacheAccess::Read => "attention (blocks)",
-            CacheAccess::Rotate => "attention (blocks), rotating q, k and v into the cache",
+            CacheAccess::Rotate => "attention (blocks) with RoPE",
         };
         Ok(Self {
             kernel: Kernel::new(gpu, name, &source)?,

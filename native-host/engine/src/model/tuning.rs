@@ -27,8 +27,10 @@ pub enum Fusion {
     #[default]
     Auto,
     /// Decode: norms folded into the products, q/k/v and gate/up/activation in one dispatch each,
-    /// keys and values written into the cache by the kernels that make them. Prefill: q/k/v and
-    /// gate/up/activation in one dispatch each. (Tests force it on CPU drivers to check it.)
+    /// keys and values written into the cache by the kernels that make them, and RoPE done by
+    /// attention where its kernel can (GPUs' forms) and the layer has no head norms. Prefill:
+    /// q/k/v and gate/up/activation in one dispatch each. (Tests force it on CPU drivers to
+    /// check it.)
     Fused,
     /// One kernel per operation (to compare with [`Self::Fused`] on one device).
     Separate,
