@@ -7,7 +7,9 @@
 //! cache into slices of whole 64-key blocks, a workgroup each, merged by
 //! `attention_combine.wgsl`: one workgroup per head walking the whole cache leaves a large GPU
 //! idle. Batches, decode or both can instead run in blocks of query rows (`attention_block.rs`),
-//! decode's sliced and merged the same way; `attention_tuning.rs` chooses.
+//! decode's sliced and merged the same way; `attention_tuning.rs` chooses. Decode's GPU kernels
+//! can also do the step's RoPE and cache store themselves (`attention_rope.wgsl`), so that a
+//! fused layer has no RoPE dispatch: each dispatch costs a GPU a fixed few microseconds.
 
 use super::attention_block::{AttentionBlock, BlockAttention};
 use super::attention_shape::{
