@@ -190,7 +190,7 @@ pub(super) fn bind_layers_normed(
                 }
             }
         }
-        if k.attention.rotates() && l.q_norm.is_none() && l.k_norm.is_none() {
+        if k.attention.rotates() && !l.has_head_norms() {
             let new = NewKeys {
                 rope: l.rope(k),
                 k: &s.k,

@@ -127,10 +127,8 @@ impl Transformer {
         )?;
         // Fused decode leaves RoPE to attention where its kernel can rotate: a dispatch fewer a
         // layer. Gemma's head norms stay with RoPE's dispatch.
-        let no_head_norms = layers
-            .iter()
-            .all(|l| l.q_norm.is_none() && l.k_norm.is_none());
-        let attention = if products.normed.is_some() && attention.can_rotate() && no_head_norms {
+        let head_norms = layers.iter().any(|l| l.has_head_norms());
+        let attention = if products.normed.is_some() && attention.can_rotate() && !head_norms {
             attention.with_rotating_decode(gpu)?
         } else {
             attention
@@ -194,13 +192,13 @@ impl Transformer {
         &self.decode_attention
     }
 
-    /// The same for one prefill batch.
     /// Whether decode's attention rotates the step's query and key and stores them itself, so
     /// that a layer (without head norms) has no RoPE dispatch.
     pub fn decode_rotates(&self) -> bool {
         self.decode_rotates
     }
 
+    /// How many dispatches one prefill batch records.
     pub fn prefill_dispatches(&self) -> usize {
         self.prefill.dispatches()
     }

@@ -45,6 +45,12 @@ pub(super) struct Layer {
 }
 
 impl Layer {
+    /// Whether its queries or keys are normed per head (Gemma's), which RoPE's own dispatch
+    /// does, so decode's attention cannot take RoPE over.
+    pub(super) fn has_head_norms(&self) -> bool {
+        self.q_norm.is_some() || self.k_norm.is_some()
+    }
+
     /// The matrices of its products, each on its own (the joined uploads are these again).
     pub(super) fn matrices(&self) -> [&GpuMatrix; 7] {
         [
