@@ -12,7 +12,9 @@ use crate::device::{Device, LoadedModel};
 use crate::generate::Decoder;
 use crate::gguf::Gguf;
 use crate::gpu::KernelTime;
-use crate::model::{AttentionTuning, Fusion, GpuTuning, ModelError, PrefillTile, PREFILL_BATCH};
+use crate::model::{
+    AttentionTuning, Fusion, GpuTuning, ModelError, PrefillTile, SliceMerge, PREFILL_BATCH,
+};
 
 /// What to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +40,8 @@ pub struct BenchOptions {
     /// Attention's kernels for a prefill batch and for decode.
     pub prefill_attention: AttentionTuning,
     pub decode_attention: AttentionTuning,
+    /// Where decode's attention slices are merged.
+    pub slice_merge: SliceMerge,
 }
 
 impl Default for BenchOptions {
@@ -54,6 +58,7 @@ impl Default for BenchOptions {
             tile: PrefillTile::Auto,
             prefill_attention: AttentionTuning::Auto,
             decode_attention: AttentionTuning::Auto,
+            slice_merge: SliceMerge::Auto,
         }
     }
 }
@@ -102,6 +107,8 @@ pub struct GpuWork {
     /// it was timed.
     pub prefill_attention: String,
     pub decode_attention: String,
+    /// Where decode's attention slices are merged, and each way's time where timed.
+    pub decode_merge: String,
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -129,6 +136,7 @@ pub fn run(
         tile: opts.tile,
         prefill_attention: opts.prefill_attention,
         decode_attention: opts.decode_attention,
+        slice_merge: opts.slice_merge,
     };
     let mut model = LoadedModel::load_tuned(opts.device, gguf, capacity, tuning)?;
     let load = start.elapsed();
@@ -205,6 +213,7 @@ pub fn run(
                 ""
             }
         ),
+        decode_merge: m.decode_merge().describe(),
     });
     Ok(BenchReport {
         device: model.describe(),

@@ -13,10 +13,12 @@ mod common;
 use half::{bf16, f16};
 use itinero_engine::gate::Gate;
 use itinero_engine::gguf::TensorType;
-use itinero_engine::gpu::tile_tuning;
+use itinero_engine::gpu::{merge_tuning, tile_tuning};
 use itinero_engine::gpu::{
-    record_pass, Blocking, CoopShape, Destination, GpuMatrix, JoinedMatMul, MatMul, MatVec,
-    MatVecConfig, NormedInput, NormedMatVec, Output, Reduction, StepUniform, BATCH_TILE, TILES,
+    record_pass, Attention, AttentionBlock, AttentionBuffers, AttentionForm, AttentionShape,
+    AttentionSlices, Blocking, CoopShape, Destination, GpuError, GpuMatrix, JoinedMatMul, MatMul,
+    MatVec, MatVecConfig, MergingMatVec, NormedInput, NormedMatVec, Output, Reduction, StepUniform,
+    BATCH_TILE, TILES,
 };
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
@@ -625,6 +627,180 @@ fn tile_tuning_times_each_tile_that_fits_the_batch() {
         err.to_string().contains("divides a batch of 3 tokens"),
         "{err}"
     );
+}
+
+/// Decode's output product merging attention's slices as it stages x gives what attention's own
+/// merge dispatch and then the product give, to the bit (the same arithmetic in the same order):
+/// in each kernel shape that shares a row among invocations, after the per-token form and every
+/// block form of attention, early and late in the cache and under a window, writing and adding.
+#[test]
+fn products_that_merge_attentions_slices_match_the_merge_then_the_product() {
+    let gpu = common::gpu();
+    let mut rng = Rng(0x5eed_0005);
+    let (heads, kv_heads, head_dim, capacity, rows) = (8u32, 2u32, 64u32, 300u32, 40usize);
+    let cols = (heads * head_dim) as usize;
+    let kv = (capacity * kv_heads * head_dim) as usize;
+    let types = [
+        TensorType::Q4_1,
+        TensorType::Q8_0,
+        TensorType::Q6_K,
+        TensorType::F16,
+    ];
+    let q = gpu.upload_f32("q", &random_x(cols, &mut rng));
+    let k_cache = gpu.upload_f16("k cache", &random_x(kv, &mut rng));
+    let v_cache = gpu.upload_f16("v cache", &random_x(kv, &mut rng));
+    let out = gpu.storage_f32("attention out", cols);
+    let buffers = AttentionBuffers {
+        q: &q,
+        k_cache: &k_cache,
+        v_cache: &v_cache,
+        out: &out,
+    };
+    let per_token = Attention::with_form(gpu, AttentionForm::Workgroup).unwrap();
+    let mut attentions = vec![("per token".to_owned(), per_token.clone())];
+    for block in AttentionBlock::all(gpu, head_dim) {
+        let blocks = per_token.clone().with_decode_blocks(gpu, block, head_dim);
+        attentions.push((block.to_string(), blocks.unwrap()));
+    }
+    let matrices: Vec<(TensorType, GpuMatrix)> = types
+        .iter()
+        .map(|&ty| {
+            let data = random_rows(ty, rows, cols, &mut rng);
+            let m = GpuMatrix::upload(gpu, "wo", ty, rows as u64, cols as u64, &data);
+            (ty, m.unwrap())
+        })
+        .collect();
+    let before: Vec<f32> = (0..rows).map(|_| rng.uniform(-4.0, 4.0)).collect();
+    let shared = configs().into_iter().filter(|c| c.threads_per_row > 1);
+    for config in shared {
+        let merging = MergingMatVec::new(gpu, &types, heads, head_dim, config).unwrap();
+        let plain = MatVec::with_x_staged(gpu, &types, config, cols as u32).unwrap();
+        for (label, attention) in &attentions {
+            for (pos, window) in [
+                (0u32, None),
+                (63, None),
+                (64, None),
+                (200, Some(70)),
+                (299, None),
+            ] {
+                let shape = AttentionShape {
+                    heads,
+                    kv_heads,
+                    head_dim,
+                    capacity,
+                    window,
+                    scale: 1.0 / (head_dim as f32).sqrt(),
+                };
+                let step = StepUniform::new(pos, 1).buffer(gpu);
+                let (attend, slices) = attention
+                    .bind_unmerged(gpu, buffers, shape, &step, None)
+                    .unwrap();
+                let slices = slices.expect("300 positions are cut into slices");
+                for (i, (ty, m)) in matrices.iter().enumerate() {
+                    let output = [Output::Write, Output::Add][i % 2];
+                    let what = format!(
+                        "{config:?}, {label}, position {pos}, window {window:?}, {ty}, {output:?}"
+                    );
+                    let run = |product: Vec<itinero_engine::gpu::Bound>, y: &wgpu::Buffer| {
+                        let mut encoder = gpu
+                            .device()
+                            .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+                        record_pass(&mut encoder, "attention", std::slice::from_ref(&attend));
+                        record_pass(&mut encoder, "product", &product);
+                        gpu.queue().submit([encoder.finish()]);
+                        gpu.read::<u32>(y, rows).unwrap()
+                    };
+                    let apart_y = gpu.upload_f32("y", &before);
+                    let mut apart = vec![attention.bind_merge(gpu, &slices, &out, &step)];
+                    apart.extend(plain.bind_output(gpu, m, &out, &apart_y, output).unwrap());
+                    let want = run(apart, &apart_y);
+                    let merged_y = gpu.upload_f32("y", &before);
+                    let merged = merging.bind(gpu, m, &slices, &step, &merged_y, output);
+                    let got = run(merged.unwrap(), &merged_y);
+                    assert_eq!(got, want, "{what}: the merging product differs");
+                    assert!(got.iter().all(|b| f32::from_bits(*b).is_finite()), "{what}");
+                }
+            }
+        }
+    }
+}
+
+/// Where decode's slices are merged is timed both ways late in a long prompt, and the faster
+/// kept.
+#[test]
+fn merge_tuning_times_both_ways_and_keeps_the_faster() {
+    let gpu = common::gpu();
+    let mut rng = Rng(0x5eed_0006);
+    let (ty, heads, head_dim) = (TensorType::Q4_1, 8u32, 64u32);
+    let cols = (heads * head_dim) as usize;
+    let data = random_rows(ty, cols, cols, &mut rng);
+    let wo = GpuMatrix::upload(gpu, "wo", ty, cols as u64, cols as u64, &data).unwrap();
+    let config = MatVecConfig::shared_rows(gpu);
+    let merging = MergingMatVec::new(gpu, &[ty], heads, head_dim, config).unwrap();
+    let matvec = MatVec::with_x_staged(gpu, &[ty], config, cols as u32).unwrap();
+    let attention = Attention::with_form(gpu, AttentionForm::Workgroup).unwrap();
+    let shape = AttentionShape {
+        heads,
+        kv_heads: 2,
+        head_dim,
+        capacity: 1024,
+        window: None,
+        scale: 0.125,
+    };
+    let choice = merge_tuning::fastest(gpu, &attention, &merging, &matvec, &shape, &wo).unwrap();
+    eprintln!("{}", choice.describe());
+    assert_eq!(choice.timings.len(), 2, "{}", choice.describe());
+    let fastest = choice.timings.iter().min_by_key(|(_, t)| *t).unwrap().0;
+    assert_eq!(choice.chosen, fastest);
+    let unsliced = AttentionShape {
+        capacity: 64,
+        ..shape
+    };
+    let err = merge_tuning::fastest(gpu, &attention, &merging, &matvec, &unsliced, &wo);
+    assert!(err.unwrap_err().to_string().contains("does not cut"));
+}
+
+/// The merging product says why where it cannot run: a row per invocation (CPU drivers), or a
+/// matrix whose rows are not the merged output's length.
+#[test]
+fn products_that_cannot_merge_attentions_slices_say_why() {
+    let gpu = common::gpu();
+    let ty = TensorType::Q8_0;
+    let lane = MatVecConfig {
+        workgroup_size: 64,
+        threads_per_row: 1,
+        reduction: Reduction::Workgroup,
+    };
+    let err = MergingMatVec::new(gpu, &[ty], 6, 64, lane).unwrap_err();
+    assert!(matches!(err, GpuError::Unsupported { .. }), "{err}");
+    assert!(err.to_string().contains("rows of one invocation"), "{err}");
+    let shared = MatVecConfig {
+        threads_per_row: 32,
+        workgroup_size: 256,
+        ..lane
+    };
+    let merging = MergingMatVec::new(gpu, &[ty], 6, 64, shared).unwrap();
+    let shape = AttentionShape {
+        heads: 6,
+        kv_heads: 2,
+        head_dim: 64,
+        capacity: 300,
+        window: None,
+        scale: 0.125,
+    };
+    let slices = AttentionSlices::for_decode(gpu, shape).expect("300 positions are sliced");
+    let narrow = GpuMatrix::upload(gpu, "narrow", ty, 1, 64, &[0; 68]).unwrap();
+    let step = StepUniform::new(0, 1).buffer(gpu);
+    let y = gpu.storage_f32("y", 1);
+    let err = merging
+        .bind(gpu, &narrow, &slices, &step, &y, Output::Write)
+        .unwrap_err();
+    assert!(err.to_string().contains("rows of 64 columns"), "{err}");
+    let short = AttentionShape {
+        capacity: 64,
+        ..shape
+    };
+    assert!(AttentionSlices::for_decode(gpu, short).is_none());
 }
 
 /// The residual connection folded into a product: with `Output::Add` every kernel adds W·x to

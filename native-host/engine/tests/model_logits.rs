@@ -21,11 +21,12 @@ use common::llama_cpp::{argmax, greedy_tokens_match, top_logits_match};
 use itinero_engine::generate::GpuModel;
 use itinero_engine::gguf::{Architecture, Gguf, TensorType};
 use itinero_engine::gpu::attention_tuning::AttentionKernel;
+use itinero_engine::gpu::merge_tuning::MergeSite;
 use itinero_engine::gpu::{
     tile_tuning, Blocking, CoopShape, Gpu, RopeOrder, RopeParams, BATCH_TILE,
 };
 use itinero_engine::model::{
-    AttentionTuning, Fusion, GpuTuning, HParams, PrefillTile, Transformer,
+    AttentionTuning, Fusion, GpuTuning, HParams, PrefillTile, SliceMerge, Transformer,
 };
 use itinero_engine::models::{KnownModel, GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
@@ -222,7 +223,28 @@ fn first_positions_match_an_f64_cpu_pass(
     let reference = common::reference(reference);
     let g = common::open(known);
     let prompt = &common::ids(&reference["logits"]["ids"])[..positions];
-    let model = Transformer::load_tuned(gpu, common::open(known), 16, tuning).unwrap();
+    // Decode cuts its keys into slices of 64 where the cache holds more: a cache that long where
+    // the slices' merge is what is checked.
+    let capacity = match tuning.slice_merge {
+        SliceMerge::Product => 200,
+        _ => 16,
+    };
+    let model = Transformer::load_tuned(gpu, common::open(known), capacity, tuning).unwrap();
+    let merged = model.decode_merge().chosen == MergeSite::Product;
+    match tuning.slice_merge {
+        // Decode's attention slices its keys on a GPU or in blocks, not in CPU drivers' lanes.
+        SliceMerge::Product
+            if gpu.is_cpu() && tuning.decode_attention != AttentionTuning::Blocks =>
+        {
+            assert_eq!(model.decode_merge().chosen, MergeSite::Unsliced)
+        }
+        SliceMerge::Product => assert!(merged, "{}", model.decode_merge().describe()),
+        _ => assert!(
+            !merged || !gpu.is_cpu(),
+            "{}",
+            model.decode_merge().describe()
+        ),
+    }
     let chosen = model.prefill_tile();
     match tile {
         PrefillTile::Fixed(t) => assert_eq!(chosen.chosen, Blocking::Rows(t)),
@@ -269,13 +291,14 @@ fn first_positions_match_an_f64_cpu_pass(
         // Per layer at most: q, k, v apart (mixed types); RoPE (with Gemma's head norms);
         // attention's two; the output product; Gemma's post-norm (adding into x); gate and up
         // apart with the activation; down; post-norm. Joined, the llama block is 7, and 6 where
-        // decode's attention does RoPE itself.
+        // decode's attention does RoPE itself; one fewer where the output product merges
+        // attention's slices.
         let layers = HParams::from_gguf(&g).unwrap().layers as usize;
         let most = match g.architecture().unwrap() {
             Architecture::Gemma3 => 13,
             _ if model.decode_rotates() => 6,
             _ => 7,
-        };
+        } - usize::from(merged);
         // Fused, decode's attention on a GPU (or in blocks) does RoPE itself, unless the model
         // has head norms; the lane forms of CPU drivers leave it to RoPE's dispatch.
         let lanes = gpu.is_cpu() && tuning.decode_attention != AttentionTuning::Blocks;
@@ -472,6 +495,43 @@ fn smollm2_attention_in_blocks_matches_an_f64_cpu_pass() {
 #[test]
 fn gemma3_attention_in_blocks_matches_an_f64_cpu_pass() {
     attention_in_blocks_matches_an_f64_cpu_pass(GEMMA3_270M, "gemma3-270m-q4_k_m.json", 8);
+}
+
+/// Decode's attention slices merged by the output product as it reads them (a dispatch fewer a
+/// layer), as a GPU may choose: fused, decode's attention in blocks (which slice their keys on
+/// this machine's CPU driver too), in a cache long enough to be sliced.
+fn slices_merged_by_the_product_match_an_f64_cpu_pass(
+    known: KnownModel,
+    reference: &str,
+    positions: usize,
+) {
+    first_positions_match_an_f64_cpu_pass(
+        known,
+        reference,
+        positions,
+        GpuTuning {
+            fusion: Fusion::Fused,
+            decode_attention: AttentionTuning::Blocks,
+            slice_merge: SliceMerge::Product,
+            ..GpuTuning::default()
+        },
+    );
+}
+
+#[test]
+fn smollm2_slices_merged_by_the_product_match_an_f64_cpu_pass() {
+    slices_merged_by_the_product_match_an_f64_cpu_pass(
+        SMOLLM2_135M,
+        "smollm2-135m-instruct-q4_1.json",
+        4,
+    );
+}
+
+/// Gemma's head norms (no rotating attention), post-norms (the product writes, the norm adds)
+/// and sliding-window layers (sliced over their window).
+#[test]
+fn gemma3_slices_merged_by_the_product_match_an_f64_cpu_pass() {
+    slices_merged_by_the_product_match_an_f64_cpu_pass(GEMMA3_270M, "gemma3-270m-q4_k_m.json", 8);
 }
 
 /// Prefill on cooperative matrices (tensor cores), where the adapter has them, fused and not:

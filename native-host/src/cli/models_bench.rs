@@ -11,7 +11,7 @@ use itinero_engine::bench::{self, BenchOptions, BenchReport};
 use itinero_engine::device::Device;
 use itinero_engine::gguf::{Gguf, TensorType};
 use itinero_engine::gpu::{tile_tuning, KernelTime};
-use itinero_engine::model::{AttentionTuning, Fusion, PrefillTile};
+use itinero_engine::model::{AttentionTuning, Fusion, PrefillTile, SliceMerge};
 use itinero_engine::models;
 use itinero_engine::ollama_store::OllamaStore;
 use itinero_engine::synthetic::{self, Shape};
@@ -77,6 +77,12 @@ pub struct BenchArgs {
     /// The same for decode's token (its blocks hold a KV head's query heads).
     #[arg(long, value_enum, default_value_t = AttentionArg::Auto)]
     pub decode_attention: AttentionArg,
+    /// Where decode's attention, its keys cut into slices on a GPU, has them merged: `auto`
+    /// (where decode is fused, the faster of the two, timed as the model loads), `product` (by
+    /// the output product as it reads them: a dispatch fewer a layer) or `dispatch` (in a
+    /// dispatch of their own), to compare them on one device.
+    #[arg(long, value_enum, default_value_t = SliceMergeArg::Auto)]
+    pub slice_merge: SliceMergeArg,
     #[arg(long)]
     pub json: bool,
 }
@@ -127,6 +133,23 @@ impl From<AttentionArg> for AttentionTuning {
             AttentionArg::Auto => Self::Auto,
             AttentionArg::Token => Self::PerToken,
             AttentionArg::Blocks => Self::Blocks,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SliceMergeArg {
+    Auto,
+    Product,
+    Dispatch,
+}
+
+impl From<SliceMergeArg> for SliceMerge {
+    fn from(a: SliceMergeArg) -> Self {
+        match a {
+            SliceMergeArg::Auto => Self::Auto,
+            SliceMergeArg::Product => Self::Product,
+            SliceMergeArg::Dispatch => Self::Dispatch,
         }
     }
 }
@@ -287,6 +310,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         tile: args.prefill_tile,
         prefill_attention: args.prefill_attention.into(),
         decode_attention: args.decode_attention.into(),
+        slice_merge: args.slice_merge.into(),
         ..BenchOptions::default()
     };
     eprintln!("benchmarking {spec} (device: {device})");
@@ -347,6 +371,10 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
             work.prefill_attention
         );
         println!("         decode's attention: {}", work.decode_attention);
+        println!(
+            "merge:   decode's attention slices are merged {}",
+            work.decode_merge
+        );
     }
     let llama = |f: fn(&Reference) -> f64| reference.as_ref().map(f);
     let rows = [

@@ -7,30 +7,19 @@
 //! cache into slices of whole 64-key blocks, a workgroup each, merged by
 //! `attention_combine.wgsl`: one workgroup per head walking the whole cache leaves a large GPU
 //! idle. Batches, decode or both can instead run in blocks of query rows (`attention_block.rs`),
-//! decode's sliced and merged the same way; `attention_tuning.rs` chooses. Decode's GPU kernels
-//! can also do the step's RoPE and cache store themselves (`attention_rope.wgsl`), so that a
-//! fused layer has no RoPE dispatch: each dispatch costs a GPU a fixed few microseconds.
+//! decode's sliced and merged the same way; `attention_tuning.rs` chooses. Fused decode may
+//! leave the slices to the output product, which merges them as it reads them
+//! (`merging_matvec.rs`), and decode's GPU kernels can do the step's RoPE and cache store
+//! themselves (`attention_rope.wgsl`): each is a dispatch fewer a layer, and each dispatch costs
+//! a GPU a fixed few microseconds.
 
 use super::attention_block::{AttentionBlock, BlockAttention};
 use super::attention_shape::{
-    kernel_source, with_keys, AttentionBuffers, AttentionShape, CacheAccess, SLICE_BLOCK,
+    kernel_source, with_keys, AttentionBuffers, AttentionShape, CacheAccess, CombineParams,
 };
 use super::kernel::{record_pass, Bound, Kernel, StepUniform};
 use super::rope::Rope;
 use super::{Gpu, GpuError};
-
-/// `attention_combine.wgsl`'s parameters.
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct CombineParams {
-    head_dim: u32,
-    heads: u32,
-    splits: u32,
-    window: u32,
-    capacity: u32,
-    block: u32,
-    _pad: [u32; 2],
-}
 
 /// How the work of one attention call is spread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +57,37 @@ pub struct NewKeys<'a> {
     pub rope: &'a Rope,
     pub k: &'a wgpu::Buffer,
     pub v: &'a wgpu::Buffer,
+}
+
+/// Decode's keys cut into slices and attended to, not yet merged: per query head and slice,
+/// the running maximum, sum and unnormalised output. `attention_combine.wgsl` merges them in a
+/// dispatch of its own, or the product after attention does as it reads them
+/// ([`MergingMatVec`](super::MergingMatVec)): a dispatch fewer a layer.
+#[derive(Debug)]
+pub struct AttentionSlices {
+    pub(super) part: wgpu::Buffer,
+    pub(super) params: CombineParams,
+}
+
+impl AttentionSlices {
+    /// Room for decode's slices in layers of `s`; `None` where decode does not cut their keys
+    /// (a cache or window of one block). Bound to attention by it; on their own, to time what
+    /// merges them.
+    pub fn for_decode(gpu: &Gpu, s: AttentionShape) -> Option<Self> {
+        let splits = s.decode_splits();
+        (splits > 1).then(|| Self {
+            part: gpu.storage_f32(
+                "attention slices",
+                (s.heads * splits * (s.head_dim + 2)) as usize,
+            ),
+            params: s.combine_params(splits),
+        })
+    }
+
+    /// The query heads × their width: the length of the merged output.
+    pub(super) fn width(&self) -> u32 {
+        self.params.heads * self.params.head_dim
+    }
 }
 
 /// Decode's kernel compiled to rotate the step's query and store its key and value itself
@@ -148,7 +168,7 @@ impl Attention {
     /// the workgroup form's and the blocks' can; the lane forms, for CPU drivers, leave that to
     /// RoPE's dispatch.
     pub fn can_rotate(&self) -> bool {
-        self.decode_blocks.is_some() || self.form == AttentionForm::Workgroup
+        self.slices_decode()
     }
 
     /// Compiles decode's kernel (the blocks, where decode has them) to rotate as well, for
@@ -168,6 +188,12 @@ impl Attention {
         };
         self.rotating = Some(rotating);
         Ok(self)
+    }
+
+    /// Whether decode cuts its keys into slices, a workgroup each, to be merged after (GPUs'
+    /// forms: the workgroup form and the blocks; the lane forms, for CPU drivers, do not).
+    pub fn slices_decode(&self) -> bool {
+        self.decode_blocks.is_some() || self.form == AttentionForm::Workgroup
     }
 
     /// Whether decode rotates (see [`Self::with_rotating_decode`]).
@@ -238,52 +264,8 @@ impl Attention {
         step: &wgpu::Buffer,
         max_tokens: u32,
     ) -> Result<Vec<Bound>, GpuError> {
-        s.check()?;
-        super::kernel::check_rows(gpu, "attention", max_tokens)?;
-        let decode = max_tokens == 1;
-        let blocks = if decode {
-            &self.decode_blocks
-        } else {
-            &self.batch_blocks
-        };
-        if let Some(blocks) = blocks {
-            let splits = if decode { s.decode_splits() } else { 1 };
-            let part = slices(gpu, s, max_tokens, splits);
-            let attend = blocks.bind(gpu, b, s, step, (max_tokens, splits), &part, &[])?;
-            return Ok(self.merged(gpu, attend, s, (&part, b.out), step, max_tokens, splits));
-        }
-        let splits = match self.form {
-            AttentionForm::Workgroup if decode => s.decode_splits(),
-            _ => 1,
-        };
-        let mut params = s.params(max_tokens, splits);
-        match self.form {
-            AttentionForm::Lane | AttentionForm::SharedLane => {
-                let (kernel, per_head) = match &self.batch {
-                    Some((kernel, lanes)) if max_tokens > 1 => {
-                        (kernel, max_tokens.next_multiple_of(*lanes))
-                    }
-                    _ => (&self.kernel, max_tokens),
-                };
-                params.max_tokens = per_head;
-                Ok(vec![kernel.bind(
-                    gpu,
-                    &[b.q, b.k_cache, b.v_cache, b.out, step],
-                    &params,
-                    super::kernel::grid_for(gpu, s.heads * per_head, 64),
-                )])
-            }
-            AttentionForm::Workgroup => {
-                let part = slices(gpu, s, max_tokens, splits);
-                let attend = self.kernel.bind(
-                    gpu,
-                    &[b.q, b.k_cache, b.v_cache, b.out, step, &part],
-                    &params,
-                    (s.heads, max_tokens, splits),
-                );
-                Ok(self.merged(gpu, attend, s, (&part, b.out), step, max_tokens, splits))
-            }
-        }
+        let (attend, slices) = self.attend(gpu, b, s, step, max_tokens, None)?;
+        Ok(self.merged(gpu, attend, slices.as_ref(), b.out, step))
     }
 
     /// Records decode's rotating attention for the token at `pos` (one-off use and tests).
@@ -314,7 +296,104 @@ impl Attention {
         step: &wgpu::Buffer,
         new: NewKeys<'_>,
     ) -> Result<Vec<Bound>, GpuError> {
+        let (attend, slices) = self.attend(gpu, b, s, step, 1, Some(new))?;
+        Ok(self.merged(gpu, attend, slices.as_ref(), b.out, step))
+    }
+
+    /// Decode's attention alone, rotating where `new` is given (as [`Self::bind_rotating`]),
+    /// with its slices left for the product after it to merge. Where decode does not cut the
+    /// keys there are none, and the one dispatch writes `b.out` as [`Self::bind`]'s do.
+    pub fn bind_unmerged(
+        &self,
+        gpu: &Gpu,
+        b: AttentionBuffers<'_>,
+        s: AttentionShape,
+        step: &wgpu::Buffer,
+        new: Option<NewKeys<'_>>,
+    ) -> Result<(Bound, Option<AttentionSlices>), GpuError> {
+        self.attend(gpu, b, s, step, 1, new)
+    }
+
+    /// The merge of decode's `slices` into `out` (heads × head_dim), a dispatch of its own.
+    pub fn bind_merge(
+        &self,
+        gpu: &Gpu,
+        slices: &AttentionSlices,
+        out: &wgpu::Buffer,
+        step: &wgpu::Buffer,
+    ) -> Bound {
+        self.combine.bind(
+            gpu,
+            &[&slices.part, out, step],
+            &slices.params,
+            (slices.params.heads, 1, 1),
+        )
+    }
+
+    /// The attention dispatch for up to `max_tokens` tokens, rotating decode's where `new` is
+    /// given, and the slices it leaves where it cuts decode's keys.
+    fn attend(
+        &self,
+        gpu: &Gpu,
+        b: AttentionBuffers<'_>,
+        s: AttentionShape,
+        step: &wgpu::Buffer,
+        max_tokens: u32,
+        new: Option<NewKeys<'_>>,
+    ) -> Result<(Bound, Option<AttentionSlices>), GpuError> {
         s.check()?;
+        super::kernel::check_rows(gpu, "attention", max_tokens)?;
+        let decode = max_tokens == 1;
+        if let Some(new) = new {
+            return self.attend_rotating(gpu, b, s, step, new);
+        }
+        let blocks = if decode {
+            &self.decode_blocks
+        } else {
+            &self.batch_blocks
+        };
+        // Decode's keys are sliced on GPUs (the workgroup form and the blocks).
+        let (slices, part, splits) = slice_binding(gpu, s, decode && self.slices_decode());
+        if let Some(blocks) = blocks {
+            let attend = blocks.bind(gpu, b, s, step, (max_tokens, splits), &part, &[])?;
+            return Ok((attend, slices));
+        }
+        let mut params = s.params(max_tokens, splits);
+        let attend = match self.form {
+            AttentionForm::Lane | AttentionForm::SharedLane => {
+                let (kernel, per_head) = match &self.batch {
+                    Some((kernel, lanes)) if max_tokens > 1 => {
+                        (kernel, max_tokens.next_multiple_of(*lanes))
+                    }
+                    _ => (&self.kernel, max_tokens),
+                };
+                params.max_tokens = per_head;
+                kernel.bind(
+                    gpu,
+                    &[b.q, b.k_cache, b.v_cache, b.out, step],
+                    &params,
+                    super::kernel::grid_for(gpu, s.heads * per_head, 64),
+                )
+            }
+            AttentionForm::Workgroup => self.kernel.bind(
+                gpu,
+                &[b.q, b.k_cache, b.v_cache, b.out, step, &part],
+                &params,
+                (s.heads, max_tokens, splits),
+            ),
+        };
+        Ok((attend, slices))
+    }
+
+    /// Decode's rotating dispatch (see [`Self::bind_rotating`]) and its slices.
+    fn attend_rotating(
+        &self,
+        gpu: &Gpu,
+        b: AttentionBuffers<'_>,
+        s: AttentionShape,
+        step: &wgpu::Buffer,
+        new: NewKeys<'_>,
+    ) -> Result<(Bound, Option<AttentionSlices>), GpuError> {
         let Some(rotating) = &self.rotating else {
             return Err(GpuError::Unsupported {
                 adapter: gpu.describe(),
@@ -323,8 +402,7 @@ impl Attention {
         };
         let (uniform, freq_factors) = new.rope.for_attention(gpu, s.head_dim);
         let tail = [new.k, new.v, freq_factors, &uniform];
-        let splits = s.decode_splits();
-        let part = slices(gpu, s, 1, splits);
+        let (slices, part, splits) = slice_binding(gpu, s, true);
         let attend = match rotating {
             Rotating::Blocks(blocks) => blocks.bind(gpu, b, s, step, (1, splits), &part, &tail)?,
             Rotating::PerToken(kernel) => kernel.bind_with_tail(
@@ -335,51 +413,45 @@ impl Attention {
                 (s.heads, 1, splits),
             ),
         };
-        Ok(self.merged(gpu, attend, s, (&part, b.out), step, 1, splits))
+        Ok((attend, slices))
     }
 
-    /// `attend`, then, where it cut the keys into `splits` slices, their merge from `part` into
-    /// `out`.
-    #[allow(clippy::too_many_arguments)]
+    /// `attend`, then, where it left `slices`, their merge into `out`.
     fn merged(
         &self,
         gpu: &Gpu,
         attend: Bound,
-        s: AttentionShape,
-        (part, out): (&wgpu::Buffer, &wgpu::Buffer),
+        slices: Option<&AttentionSlices>,
+        out: &wgpu::Buffer,
         step: &wgpu::Buffer,
-        max_tokens: u32,
-        splits: u32,
     ) -> Vec<Bound> {
-        if splits == 1 {
-            return vec![attend];
+        match slices {
+            None => vec![attend],
+            Some(slices) => vec![attend, self.bind_merge(gpu, slices, out, step)],
         }
-        let combine = CombineParams {
-            head_dim: s.head_dim,
-            heads: s.heads,
-            splits,
-            window: s.window.unwrap_or(0),
-            capacity: s.capacity,
-            block: SLICE_BLOCK,
-            _pad: [0; 2],
-        };
-        vec![
-            attend,
-            self.combine
-                .bind(gpu, &[part, out, step], &combine, (s.heads, max_tokens, 1)),
-        ]
     }
 }
 
-/// What decode's slices write for `attention_combine.wgsl`: per (token, head, slice), the
-/// running maximum, sum and unnormalised output. Unused, but bound, with one slice.
-fn slices(gpu: &Gpu, s: AttentionShape, max_tokens: u32, splits: u32) -> wgpu::Buffer {
-    let floats = if splits > 1 {
-        (s.heads * max_tokens * splits * (s.head_dim + 2)) as usize
+/// What a dispatch binds for its slices, where `sliced` asks for decode's: the slices where `s`'s
+/// keys are cut into more than one, the buffer to bind (theirs, or a placeholder the kernel
+/// does not touch), and how many slices there are.
+fn slice_binding(
+    gpu: &Gpu,
+    s: AttentionShape,
+    sliced: bool,
+) -> (Option<AttentionSlices>, wgpu::Buffer, u32) {
+    let slices = if sliced {
+        AttentionSlices::for_decode(gpu, s)
     } else {
-        1
+        None
     };
-    gpu.storage_f32("attention slices", floats)
+    match slices {
+        Some(slices) => {
+            let (part, splits) = (slices.part.clone(), slices.params.splits);
+            (Some(slices), part, splits)
+        }
+        None => (None, gpu.storage_f32("attention slices (unused)", 1), 1),
+    }
 }
 
 /// The workgroup form's kernel, reading the cache or rotating.

@@ -12,7 +12,7 @@ pub const MAX_HEAD_DIM: u32 = 256;
 /// block, which `attention_combine.wgsl` is told.
 pub(super) const SLICE_BLOCK: u32 = 64;
 /// The most slices decode's keys are cut into.
-const MAX_SPLITS: u32 = 32;
+pub(super) const MAX_SPLITS: u32 = 32;
 
 /// `attention_common.wgsl`'s `Params`.
 #[repr(C)]
@@ -28,6 +28,20 @@ pub(super) struct Params {
     pub(super) max_tokens: u32,
     /// Slices of the keys, a workgroup each (the workgroup form's decode); 1 otherwise.
     pub(super) splits: u32,
+}
+
+/// What the merge of decode's slices is told (`attention_combine.wgsl`'s `Params`, and
+/// `matvec_x_slices.wgsl`'s `Combine`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+pub(super) struct CombineParams {
+    pub(super) head_dim: u32,
+    pub(super) heads: u32,
+    pub(super) splits: u32,
+    pub(super) window: u32,
+    pub(super) capacity: u32,
+    pub(super) block: u32,
+    pub(super) _pad: [u32; 2],
 }
 
 /// The shape of one attention layer.
@@ -64,10 +78,23 @@ impl AttentionShape {
 
     /// How many slices decode's keys are cut into on a GPU, a workgroup each: one workgroup per
     /// head walking the whole cache leaves a large GPU idle.
-    pub(super) fn decode_splits(&self) -> u32 {
+    pub fn decode_splits(&self) -> u32 {
         // The keys one token can see: at most the window, at most the cache.
         let span = self.window.unwrap_or(self.capacity).min(self.capacity);
         span.div_ceil(SLICE_BLOCK).clamp(1, MAX_SPLITS)
+    }
+
+    /// How the merge of decode's keys cut into `splits` slices finds them.
+    pub(super) fn combine_params(&self, splits: u32) -> CombineParams {
+        CombineParams {
+            head_dim: self.head_dim,
+            heads: self.heads,
+            splits,
+            window: self.window.unwrap_or(0),
+            capacity: self.capacity,
+            block: SLICE_BLOCK,
+            _pad: [0; 2],
+        }
     }
 
     /// Query heads per KV head.

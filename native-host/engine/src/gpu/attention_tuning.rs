@@ -17,7 +17,7 @@ use super::{Gpu, GpuError};
 
 /// What is timed ends at this position (or the cache's end): the length of a long agent
 /// prompt, where attention's share of a step has grown.
-const TIMED_END: u32 = 2048;
+pub const TIMED_END: u32 = 2048;
 
 /// One kind of work's attention kernel: the device's per-token form, or blocks of one shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -72,19 +72,31 @@ impl MatVec {
                 ),
             });
         }
-        let pipelines = TypedPipelines::new(
-            gpu,
-            "matrix-vector",
-            &[
-                Slot::Read,
-                Slot::Read,
-                Slot::ReadWrite,
-                Slot::Uniform,
-                Slot::Uniform,
-            ],
-            types,
-            |ty| shader::matvec(ty, &config, x_staged),
-        )?;
+        Self::compiled(gpu, types, config, x_staged, 0, "matrix-vector", |ty| {
+            shader::matvec(ty, &config, x_staged)
+        })
+    }
+
+    /// The kernels of `source` (matvec.wgsl's bindings, then `uniforms` more uniforms after
+    /// them), named `what`, for `types`.
+    pub(super) fn compiled(
+        gpu: &Gpu,
+        types: &[TensorType],
+        config: MatVecConfig,
+        x_staged: u32,
+        uniforms: usize,
+        what: &'static str,
+        source: impl Fn(TensorType) -> String,
+    ) -> Result<Self, GpuError> {
+        let mut slots = vec![
+            Slot::Read,
+            Slot::Read,
+            Slot::ReadWrite,
+            Slot::Uniform,
+            Slot::Uniform,
+        ];
+        slots.extend(std::iter::repeat_n(Slot::Uniform, uniforms));
+        let pipelines = TypedPipelines::new(gpu, what, &slots, types, source)?;
         Ok(Self {
             config,
             x_staged,
@@ -132,6 +144,20 @@ impl MatVec {
         y: &wgpu::Buffer,
         output: Output,
     ) -> Result<Vec<Bound>, GpuError> {
+        self.bind_with_tail(gpu, matrix, x, y, output, &[])
+    }
+
+    /// As [`bind_output`](Self::bind_output), with `tail` bound after the usual bindings (the
+    /// uniforms of a kernel built by [`compiled`](Self::compiled)).
+    pub(super) fn bind_with_tail(
+        &self,
+        gpu: &Gpu,
+        matrix: &GpuMatrix,
+        x: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        output: Output,
+        tail: &[&wgpu::Buffer],
+    ) -> Result<Vec<Bound>, GpuError> {
         let (pipeline, name) = self.pipelines.get(matrix.ty())?;
         if self.x_staged != 0 && matrix.cols() > self.x_staged {
             return Err(GpuError::Shape {
@@ -157,12 +183,11 @@ impl MatVec {
             .chunks
             .iter()
             .map(|chunk| {
-                let bind = self.pipelines.bind_group(
-                    gpu,
-                    matrix.name(),
-                    chunk.binding(),
-                    &[x, y, &chunk.params, &output],
-                );
+                let mut buffers = vec![x, y, &chunk.params, &output];
+                buffers.extend(tail);
+                let bind = self
+                    .pipelines
+                    .bind_group(gpu, matrix.name(), chunk.binding(), &buffers);
                 let groups = (chunk.rows.end - chunk.rows.start).div_ceil(rows_per_wg);
                 let (gx, gy) = grid(groups, max_dim);
                 Bound::new(name.clone(), pipeline.clone(), bind, (gx, gy, 1))

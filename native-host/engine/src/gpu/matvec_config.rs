@@ -33,19 +33,21 @@ impl MatVecConfig {
                 reduction: Reduction::Workgroup,
             };
         }
-        let sub = gpu.info().subgroup_min_size;
-        if gpu.has_subgroups() && sub >= 32 {
-            Self {
-                workgroup_size: 256,
-                threads_per_row: 32,
-                reduction: Reduction::Subgroup,
-            }
+        Self::shared_rows(gpu)
+    }
+
+    /// A GPU's shape, each row shared by 32 invocations: what kernels that must share a row
+    /// among a workgroup's invocations take on any device.
+    pub fn shared_rows(gpu: &Gpu) -> Self {
+        let reduction = if gpu.has_subgroups() && gpu.info().subgroup_min_size >= 32 {
+            Reduction::Subgroup
         } else {
-            Self {
-                workgroup_size: 256,
-                threads_per_row: 32,
-                reduction: Reduction::Workgroup,
-            }
+            Reduction::Workgroup
+        };
+        Self {
+            workgroup_size: 256,
+            threads_per_row: 32,
+            reduction,
         }
     }
 

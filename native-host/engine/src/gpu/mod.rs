@@ -10,6 +10,8 @@
 //!   storage binding.
 //! - [`matvec`]: the dequantising matrix-vector kernels, one pipeline per tensor type, in the
 //!   shape [`matvec_config`] gives.
+//! - [`merging_matvec`]: decode's attention output product, merging attention's slices of the
+//!   keys as it reads them: the merge's dispatch folded into the product.
 //! - [`normed_matvec`]: decode's products with the RMSNorm before them (and the FFN's
 //!   activation after them) folded in: fewer dispatches per step.
 //! - [`matmul`]: the same for a batch of tokens (prompt prefill), each part decoded once per tile,
@@ -17,7 +19,9 @@
 //! - [`joined_matmul`]: prefill's products over joined matrices (q, k and v; gate and up with the
 //!   activation), one dispatch each.
 //! - [`tile_tuning`]: times a model's prefill products with each tile of tokens on a GPU, when it
-//!   loads, and keeps the fastest; [`timing`] times a pass for it and for decode's choices.
+//!   loads, and keeps the fastest; [`attention_tuning`] and [`merge_tuning`] the same for
+//!   attention's kernels and for where decode's attention slices are merged; [`timing`] times a
+//!   pass for them and for decode's choices.
 //! - [`profile`]: GPU timestamps around each dispatch, for `models bench --profile`.
 //! - [`norm`], [`rope`], [`softmax`], [`activation`], [`attention`], [`add`]: the other kernels of
 //!   a transformer block, each with the ggml semantics the reference logits were computed with.
@@ -38,6 +42,8 @@ pub mod matmul;
 pub mod matrix;
 pub mod matvec;
 pub mod matvec_config;
+pub mod merge_tuning;
+pub mod merging_matvec;
 pub mod norm;
 pub mod normed_matvec;
 pub mod profile;
@@ -50,7 +56,7 @@ mod typed_pipelines;
 
 pub use activation::GatedActivation;
 pub use add::Add;
-pub use attention::{Attention, AttentionForm, NewKeys};
+pub use attention::{Attention, AttentionForm, AttentionSlices, NewKeys};
 pub use attention_block::{AttentionBlock, BlockAttention};
 pub use attention_shape::{AttentionBuffers, AttentionShape};
 pub use coop_shape::CoopShape;
@@ -62,6 +68,7 @@ pub use matmul::{Blocking, MatMul, BATCH_TILE, TILES};
 pub use matrix::{GpuMatrix, Joined, Output};
 pub use matvec::MatVec;
 pub use matvec_config::{MatVecConfig, Reduction};
+pub use merging_matvec::MergingMatVec;
 pub use norm::RmsNorm;
 pub use normed_matvec::{Destination, NormedInput, NormedMatVec};
 pub use profile::{KernelTime, Profiler};

@@ -9,6 +9,7 @@ use super::coop_shape::CoopShape;
 use super::matvec_config::{MatVecConfig, Reduction};
 
 const MATVEC: &str = include_str!("../kernels/matvec.wgsl");
+const MATVEC_X_SLICES: &str = include_str!("../kernels/matvec_x_slices.wgsl");
 const MATVEC_NORMED: &str = include_str!("../kernels/matvec_normed.wgsl");
 const MATMUL: &str = include_str!("../kernels/matmul.wgsl");
 const MATMUL_JOINED: &str = include_str!("../kernels/matmul_joined.wgsl");
@@ -107,6 +108,36 @@ pub(super) fn matvec(ty: TensorType, config: &MatVecConfig, x_staged: u32) -> St
         format!("const X_PART: u32 = {X_PART_PADDED}u;\n")
     };
     with_part_dot(header + &x_part + "\n", &main, ty, config)
+}
+
+/// The matrix-vector kernel whose x is decode's attention slices, merged as each workgroup
+/// stages them (matvec_x_slices.wgsl): rows of `cols` columns, at most `heads` query heads in at
+/// most `max_splits` slices. The step uniform and the key ranges are the caller's to join.
+pub(super) fn matvec_merging(
+    ty: TensorType,
+    config: &MatVecConfig,
+    cols: u32,
+    heads: u32,
+    max_splits: u32,
+) -> String {
+    let header = format!(
+        "// {ty} matrix-vector merging attention's slices, {config:?}\nconst WG: u32 = {}u;\n\
+         const TPR: u32 = {}u;\nconst X_PART: u32 = {X_PART_PADDED}u;\nconst X_VEC4S: u32 = {}u;\n\
+         const HEADS: u32 = {heads}u;\nconst MAX_SPLITS: u32 = {max_splits}u;\n\n",
+        config.workgroup_size,
+        config.threads_per_row,
+        cols / 32 * X_PART_PADDED
+    );
+    let main = MATVEC
+        .replace("// X\n", MATVEC_X_SLICES)
+        .replace("    // STAGE X\n", "    stage_x(li);\n");
+    with_part_dot(header, &main, ty, config)
+}
+
+/// The workgroup memory of [`matvec_merging`]'s kernel: x staged, each (head, slice)'s weight
+/// and each head's sum.
+pub(super) fn merging_bytes(cols: u32, heads: u32, max_splits: u32) -> u32 {
+    staged_x_bytes(cols) + heads * max_splits * 4 + heads * 4
 }
 
 /// The matrix-vector kernel with the RMSNorm of its `dim`-long x folded in

@@ -4,8 +4,8 @@
 
 use crate::gpu::{
     Add, Attention, AttentionBuffers, AttentionShape, Bound, Destination, GatedActivation, Gpu,
-    GpuError, GpuMatrix, HeadNorms, JoinedMatMul, KvStore, NewKeys, NormedInput, NormedMatVec,
-    Output, RmsNorm, Rope, RopeParams,
+    GpuError, GpuMatrix, HeadNorms, JoinedMatMul, KvStore, MergingMatVec, NewKeys, NormedInput,
+    NormedMatVec, Output, RmsNorm, Rope, RopeParams,
 };
 
 use super::scratch::Scratch;
@@ -20,23 +20,27 @@ pub(super) struct Kernels {
     rope_global: Rope,
     rope_local: Rope,
     attention: Attention,
+    /// Decode's output product merging attention's slices, where tuning chose it.
+    merging: Option<MergingMatVec>,
     act: GatedActivation,
     add: Add,
 }
 
 impl Kernels {
-    /// The kernels, with `attention` as tuning chose it.
+    /// The kernels, with `attention` and `merging` as tuning chose them.
     pub(super) fn new(
         gpu: &Gpu,
         rope: RopeParams,
         gate: Gate,
         attention: Attention,
+        merging: Option<MergingMatVec>,
     ) -> Result<Self, ModelError> {
         Ok(Self {
             norm: RmsNorm::new(gpu)?,
             rope_local: Rope::new(gpu, rope.gemma3_sliding_window())?,
             rope_global: Rope::new(gpu, rope)?,
             attention,
+            merging,
             act: GatedActivation::new(gpu, gate)?,
             add: Add::new(gpu)?,
         })
@@ -145,9 +149,9 @@ fn bind_qkv(
 
 /// Binds decode's steps with the fewest dispatches (see
 /// [`Fusion::Fused`](super::Fusion::Fused)): one pass, no copies; RoPE done by attention where
-/// its kernel rotates and the layer has no head norms. `mat` binds the products that stay on
-/// their own (the attention output and the FFN's down matrix, each adding into the residual
-/// stream).
+/// its kernel rotates and the layer has no head norms; attention's slices merged by the output
+/// product where tuning chose that. `mat` binds the products that stay on their own (the
+/// attention output and the FFN's down matrix, each adding into the residual stream).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn bind_layers_normed(
     gpu: &Gpu,
@@ -190,25 +194,37 @@ pub(super) fn bind_layers_normed(
                 }
             }
         }
-        if k.attention.rotates() && !l.has_head_norms() {
-            let new = NewKeys {
-                rope: l.rope(k),
-                k: &s.k,
-                v: &s.v,
-            };
-            let attention = shape.attention(l.local);
-            let buffers = attention_buffers(l, s);
-            pass.extend(
-                k.attention
-                    .bind_rotating(gpu, buffers, attention, step, new)?,
-            );
-        } else {
+        let rotates = k.attention.rotates() && !l.has_head_norms();
+        if !rotates {
             bind_rope_qk(gpu, k, hp, l, s, step, &mut pass)?;
-            pass.extend(bind_attention(gpu, k, shape, l, s, step)?);
         }
-        bind_residual(gpu, k, hp, s, &mut pass, &l.post_attn_norm, |y, out| {
-            mat(&l.wo, &s.att, y, out)
-        })?;
+        let new = rotates.then(|| NewKeys {
+            rope: l.rope(k),
+            k: &s.k,
+            v: &s.v,
+        });
+        let attention = shape.attention(l.local);
+        let buffers = attention_buffers(l, s);
+        let (attend, slices) = k
+            .attention
+            .bind_unmerged(gpu, buffers, attention, step, new)?;
+        pass.push(attend);
+        let post_norm = &l.post_attn_norm;
+        match (&slices, &k.merging) {
+            (Some(slices), Some(merging)) => {
+                bind_residual(gpu, k, hp, s, &mut pass, post_norm, |y, out| {
+                    merging.bind(gpu, &l.wo, slices, step, y, out)
+                })?
+            }
+            (slices, _) => {
+                if let Some(slices) = slices {
+                    pass.push(k.attention.bind_merge(gpu, slices, &s.att, step));
+                }
+                bind_residual(gpu, k, hp, s, &mut pass, post_norm, |y, out| {
+                    mat(&l.wo, &s.att, y, out)
+                })?
+            }
+        }
         let input = NormedInput {
             norm: &l.ffn_norm,
             ..input

@@ -30,7 +30,7 @@ mod weights;
 pub use cpu_pass::CpuTransformer;
 pub use hparams::HParams;
 pub use transformer::Transformer;
-pub use tuning::{AttentionTuning, Fusion, GpuTuning, PrefillTile, PREFILL_BATCH};
+pub use tuning::{AttentionTuning, Fusion, GpuTuning, PrefillTile, SliceMerge, PREFILL_BATCH};
 
 use crate::gguf::GgufError;
 use crate::gpu::GpuError;

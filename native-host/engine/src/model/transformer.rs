@@ -14,15 +14,17 @@
 //! On a GPU both are bound with as few dispatches as the kernels allow ([`Fusion`]). Decode: each
 //! norm folded into the products after it, q, k and v (and the FFN's gate and up, with the
 //! activation) from one upload in one dispatch, the new keys and values written into the cache by
-//! the kernels that make them: seven dispatches a llama layer, where there were sixteen and two
-//! copies. Prefill: the same joined products, one dispatch each, with the values and the rotated
-//! keys written into the cache at the batch's positions, so no copies there either (a v whose
-//! type kept it out of the joined upload is its own product into the cache).
+//! the kernels that make them, RoPE done by attention, and attention's slices merged by the
+//! output product where that was timed faster: five dispatches a llama layer, where there were
+//! sixteen and two copies. Prefill: the same joined products, one dispatch each, with the values
+//! and the rotated keys written into the cache at the batch's positions, so no copies there
+//! either (a v whose type kept it out of the joined upload is its own product into the cache).
 
 use std::sync::Mutex;
 
 use crate::gguf::{Gguf, GgufError};
 use crate::gpu::attention_tuning::KernelChoice;
+use crate::gpu::merge_tuning::MergeChoice;
 use crate::gpu::{
     record_pass, Bound, Gpu, KernelTime, Profiler, RopeParams, StepUniform, TileChoice,
 };
@@ -62,6 +64,8 @@ pub struct Transformer {
     /// Whether decode's attention rotates the step's query and key itself (RoPE's dispatch
     /// folded into attention's), where the layer allows.
     decode_rotates: bool,
+    /// Where decode's attention slices are merged, and what timing measured.
+    decode_merge: MergeChoice,
 }
 
 impl std::fmt::Debug for Transformer {
@@ -112,6 +116,7 @@ impl Transformer {
             tile,
             prefill_attention,
             decode_attention,
+            slice_merge,
         } = tuning;
         let products = Products::choose(gpu, &types, hp.dim, variant.gate, layers, fusion, tile)?;
         let shape = Shape {
@@ -134,8 +139,17 @@ impl Transformer {
             attention
         };
         let decode_rotates = attention.rotates();
+        let (merging, decode_merge) = tuning::slice_merge(
+            gpu,
+            slice_merge,
+            &products,
+            &attention,
+            &shape.attention(false),
+            &layers[0].wo,
+            &types,
+        )?;
         let rope = RopeParams::from_gguf(&gguf)?;
-        let k = Kernels::new(gpu, rope, variant.gate, attention)?;
+        let k = Kernels::new(gpu, rope, variant.gate, attention, merging)?;
         let decode = Plan::decode(gpu, &k, &products, shape, layers)?;
         let prefill = Plan::prefill(gpu, &k, &products, shape, layers)?;
         let logits = gpu.storage_f32("logits", hp.vocab as usize);
@@ -159,6 +173,7 @@ impl Transformer {
             decode_ahead: Mutex::new(None),
             decode_x: products.decode.x_choice.clone(),
             decode_rotates,
+            decode_merge,
             prefill_tile: products.prefill_tile,
             prefill_attention,
             decode_attention,
@@ -196,6 +211,12 @@ impl Transformer {
     /// that a layer (without head norms) has no RoPE dispatch.
     pub fn decode_rotates(&self) -> bool {
         self.decode_rotates
+    }
+
+    /// Where decode's attention slices are merged (by the output product, so that a layer has
+    /// no merge dispatch, or in a dispatch of their own), and each way's time where timed.
+    pub fn decode_merge(&self) -> &MergeChoice {
+        &self.decode_merge
     }
 
     /// How many dispatches one prefill batch records.

@@ -3,10 +3,12 @@
 //! GPUs and CPU drivers, and some of it is measured as the model loads.
 
 use crate::gpu::attention_tuning::{self, AttentionKernel, KernelChoice};
+use crate::gpu::merge_tuning::{self, MergeChoice, MergeSite};
 use crate::gpu::{tile_tuning, timing};
 use crate::gpu::{
     Attention, AttentionBlock, AttentionShape, Blocking, Bound, CoopShape, Gpu, GpuError,
-    GpuMatrix, JoinedMatMul, MatMul, MatVec, NormedMatVec, Output, TileChoice, BATCH_TILE,
+    GpuMatrix, JoinedMatMul, MatMul, MatVec, MatVecConfig, MergingMatVec, NormedMatVec, Output,
+    TileChoice, BATCH_TILE,
 };
 use crate::tensor_type::TensorType;
 
@@ -27,8 +29,9 @@ pub enum Fusion {
     #[default]
     Auto,
     /// Decode: norms folded into the products, q/k/v and gate/up/activation in one dispatch each,
-    /// keys and values written into the cache by the kernels that make them, and RoPE done by
-    /// attention where its kernel can (GPUs' forms) and the layer has no head norms. Prefill:
+    /// keys and values written into the cache by the kernels that make them, RoPE done by
+    /// attention where its kernel can (GPUs' forms) and the layer has no head norms, and
+    /// attention's slices merged by the output product where [`SliceMerge`] says. Prefill:
     /// q/k/v and gate/up/activation in one dispatch each. (Tests force it on CPU drivers to
     /// check it.)
     Fused,
@@ -64,6 +67,21 @@ pub enum AttentionTuning {
     Blocks,
 }
 
+/// Where decode's attention, its keys cut into slices on a GPU, has them merged (see
+/// `gpu::merging_matvec`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SliceMerge {
+    /// Where decode fuses on a GPU, the faster of the two, timed with the model's output
+    /// product late in a long prompt as it loads; otherwise a dispatch of their own.
+    #[default]
+    Auto,
+    /// By the output product as it reads them, untimed: an error where decode does not fuse or
+    /// the device cannot (CPU drivers, too little workgroup memory).
+    Product,
+    /// In a dispatch of their own, untimed.
+    Dispatch,
+}
+
 /// How the GPU pass is bound: each choice the model makes as it loads, or a forced one to
 /// compare on one device.
 #[derive(Debug, Clone, Copy, Default)]
@@ -72,6 +90,7 @@ pub struct GpuTuning {
     pub tile: PrefillTile,
     pub prefill_attention: AttentionTuning,
     pub decode_attention: AttentionTuning,
+    pub slice_merge: SliceMerge,
 }
 
 impl Fusion {
@@ -327,4 +346,54 @@ fn attention_kernel(
             attention_tuning::fastest(gpu, base, shape, tokens, &candidates)?
         }
     })
+}
+
+/// Where decode merges its attention's slices, as `tuning` asks, for layers of `shape` (the
+/// global layers'), with the output product `wo` of the first layer timed both ways where it is
+/// chosen: the merging product where that wins (or is asked for).
+pub(super) fn slice_merge(
+    gpu: &Gpu,
+    tuning: SliceMerge,
+    products: &Products,
+    attention: &Attention,
+    shape: &AttentionShape,
+    wo: &GpuMatrix,
+    types: &[TensorType],
+) -> Result<(Option<MergingMatVec>, MergeChoice), ModelError> {
+    let fused = products.normed.is_some();
+    // A CPU driver's products take a row an invocation; the merge, forced there to check it,
+    // takes a GPU's shape.
+    let config = match products.decode.matvec.config() {
+        c if c.threads_per_row > 1 => c,
+        _ => MatVecConfig::shared_rows(gpu),
+    };
+    let why_not = MergingMatVec::why_not(gpu, shape.heads, shape.head_dim, config);
+    let fixed = |site| Ok((None, MergeChoice::fixed(site)));
+    if !attention.slices_decode() || shape.decode_splits() == 1 {
+        return fixed(MergeSite::Unsliced);
+    }
+    let merging = || MergingMatVec::new(gpu, types, shape.heads, shape.head_dim, config);
+    match tuning {
+        SliceMerge::Dispatch => return fixed(MergeSite::Dispatch),
+        SliceMerge::Product if !fused => {
+            return Err(ModelError::Unsupported(
+                "decode's slices merged by the output product need fused decode".into(),
+            ))
+        }
+        SliceMerge::Product => {
+            return Ok((Some(merging()?), MergeChoice::fixed(MergeSite::Product)))
+        }
+        SliceMerge::Auto if !fused || gpu.is_cpu() => return fixed(MergeSite::Dispatch),
+        SliceMerge::Auto => {}
+    }
+    if let Some(why) = why_not {
+        tracing::info!(%why, "decode merges its attention's slices in a dispatch of their own");
+        return fixed(MergeSite::Dispatch);
+    }
+    let merging = merging()?;
+    let matvec = &products.decode.matvec;
+    let choice = merge_tuning::fastest(gpu, attention, &merging, matvec, shape, wo)?;
+    tracing::info!(merge = %choice.describe(), "decode's attention slices");
+    let merging = (choice.chosen == MergeSite::Product).then_some(merging);
+    Ok((merging, choice))
 }
