@@ -13,7 +13,8 @@ use crate::generate::Decoder;
 use crate::gguf::Gguf;
 use crate::gpu::KernelTime;
 use crate::model::{
-    AttentionTuning, Fusion, GpuTuning, ModelError, PrefillTile, SliceMerge, PREFILL_BATCH,
+    AttentionTuning, DecodeShape, Fusion, GpuTuning, ModelError, PrefillTile, SliceMerge,
+    PREFILL_BATCH,
 };
 
 /// What to measure.
@@ -42,6 +43,8 @@ pub struct BenchOptions {
     pub decode_attention: AttentionTuning,
     /// Where decode's attention slices are merged.
     pub slice_merge: SliceMerge,
+    /// The shape of decode's products.
+    pub decode_shape: DecodeShape,
 }
 
 impl Default for BenchOptions {
@@ -59,6 +62,7 @@ impl Default for BenchOptions {
             prefill_attention: AttentionTuning::Auto,
             decode_attention: AttentionTuning::Auto,
             slice_merge: SliceMerge::Auto,
+            decode_shape: DecodeShape::Auto,
         }
     }
 }
@@ -101,7 +105,7 @@ pub struct GpuWork {
     pub prefill_dispatches: usize,
     /// Prefill's tile of tokens, and each candidate's time where it was timed.
     pub prefill_tile: String,
-    /// Where decode's products read x, and each way's time where it was timed.
+    /// Decode's products' shape and where they read x, and each way's time where timed.
     pub decode_x: String,
     /// Attention's kernel for a prefill batch and for decode, and each candidate's time where
     /// it was timed.
@@ -137,6 +141,7 @@ pub fn run(
         prefill_attention: opts.prefill_attention,
         decode_attention: opts.decode_attention,
         slice_merge: opts.slice_merge,
+        decode_shape: opts.decode_shape,
     };
     let mut model = LoadedModel::load_tuned(opts.device, gguf, capacity, tuning)?;
     let load = start.elapsed();

@@ -119,6 +119,12 @@ fn configs() -> Vec<MatVecConfig> {
             reduction: Reduction::Subgroup,
         });
     }
+    // The shapes a GPU's decode is timed in (16 and 8 invocations a row among them).
+    for config in MatVecConfig::gpu_shapes(gpu) {
+        if !configs.contains(&config) {
+            configs.push(config);
+        }
+    }
     configs
 }
 

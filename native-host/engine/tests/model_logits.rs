@@ -26,7 +26,7 @@ use itinero_engine::gpu::{
     tile_tuning, Blocking, CoopShape, Gpu, RopeOrder, RopeParams, BATCH_TILE,
 };
 use itinero_engine::model::{
-    AttentionTuning, Fusion, GpuTuning, HParams, PrefillTile, SliceMerge, Transformer,
+    AttentionTuning, DecodeShape, Fusion, GpuTuning, HParams, PrefillTile, SliceMerge, Transformer,
 };
 use itinero_engine::models::{KnownModel, GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
@@ -231,6 +231,22 @@ fn first_positions_match_an_f64_cpu_pass(
     };
     let model = Transformer::load_tuned(gpu, common::open(known), capacity, tuning).unwrap();
     let merged = model.decode_merge().chosen == MergeSite::Product;
+    let shape = model.decode_x();
+    eprintln!("{}: decode's products take {shape}", known.id);
+    match tuning.decode_shape {
+        DecodeShape::Timed => {
+            for tpr in [32, 16, 8] {
+                assert!(shape.contains(&format!("{tpr} a row: ")), "{shape}");
+            }
+        }
+        DecodeShape::Threads(n) => {
+            assert!(
+                shape.starts_with(&format!("{n} invocations a row")) || gpu.is_cpu(),
+                "{shape}"
+            )
+        }
+        DecodeShape::Auto => {}
+    }
     match tuning.slice_merge {
         // Decode's attention slices its keys on a GPU or in blocks, not in CPU drivers' lanes.
         SliceMerge::Product
@@ -495,6 +511,36 @@ fn smollm2_attention_in_blocks_matches_an_f64_cpu_pass() {
 #[test]
 fn gemma3_attention_in_blocks_matches_an_f64_cpu_pass() {
     attention_in_blocks_matches_an_f64_cpu_pass(GEMMA3_270M, "gemma3-270m-q4_k_m.json", 8);
+}
+
+/// Decode's products in each shape a GPU times (32, 16 and 8 invocations a row), timed here as a
+/// GPU times them as the model loads, and the fastest used: fused, the logits against the f64 CPU
+/// pass.
+#[test]
+fn smollm2_decode_shapes_timed_match_an_f64_cpu_pass() {
+    let tuning = GpuTuning {
+        fusion: Fusion::Fused,
+        decode_shape: DecodeShape::Timed,
+        ..GpuTuning::default()
+    };
+    first_positions_match_an_f64_cpu_pass(
+        SMOLLM2_135M,
+        "smollm2-135m-instruct-q4_1.json",
+        4,
+        tuning,
+    );
+}
+
+/// Gemma's products in the narrowest shape a GPU times, untimed: its mixed types and products
+/// apart (a v matrix kept out of the joined upload).
+#[test]
+fn gemma3_decode_in_8_invocations_a_row_matches_an_f64_cpu_pass() {
+    let tuning = GpuTuning {
+        fusion: Fusion::Fused,
+        decode_shape: DecodeShape::Threads(8),
+        ..GpuTuning::default()
+    };
+    first_positions_match_an_f64_cpu_pass(GEMMA3_270M, "gemma3-270m-q4_k_m.json", 8, tuning);
 }
 
 /// Decode's attention slices merged by the output product as it reads them (a dispatch fewer a

@@ -10,8 +10,9 @@ use clap::Args;
 use itinero_engine::bench::{self, BenchOptions, BenchReport};
 use itinero_engine::device::Device;
 use itinero_engine::gguf::{Gguf, TensorType};
+use itinero_engine::gpu::matvec_config::TIMED_THREADS_PER_ROW;
 use itinero_engine::gpu::{tile_tuning, KernelTime};
-use itinero_engine::model::{AttentionTuning, Fusion, PrefillTile, SliceMerge};
+use itinero_engine::model::{AttentionTuning, DecodeShape, Fusion, PrefillTile, SliceMerge};
 use itinero_engine::models;
 use itinero_engine::ollama_store::OllamaStore;
 use itinero_engine::synthetic::{self, Shape};
@@ -83,6 +84,12 @@ pub struct BenchArgs {
     /// dispatch of their own), to compare them on one device.
     #[arg(long, value_enum, default_value_t = SliceMergeArg::Auto)]
     pub slice_merge: SliceMergeArg,
+    /// How many invocations share each weight row of decode's products: `auto` (on a GPU, the
+    /// fastest of 32, 16 and 8, timed with the model's products as it loads; a row an invocation
+    /// on CPU drivers), `timed` (the GPU's three timed on any device), or 32, 16 or 8, to
+    /// compare them on one device.
+    #[arg(long, default_value = "auto", value_parser = parse_decode_shape)]
+    pub decode_shape: DecodeShape,
     #[arg(long)]
     pub json: bool,
 }
@@ -116,6 +123,20 @@ fn parse_tile(s: &str) -> Result<PrefillTile, String> {
         _ => Err(format!(
             "`{s}`: the prefill tile is auto, coop or one of {:?}",
             tile_tuning::CANDIDATES
+        )),
+    }
+}
+
+fn parse_decode_shape(s: &str) -> Result<DecodeShape, String> {
+    match s {
+        "auto" => return Ok(DecodeShape::Auto),
+        "timed" => return Ok(DecodeShape::Timed),
+        _ => {}
+    }
+    match s.parse::<u32>() {
+        Ok(t) if TIMED_THREADS_PER_ROW.contains(&t) => Ok(DecodeShape::Threads(t)),
+        _ => Err(format!(
+            "`{s}`: decode's shape is auto, timed or one of {TIMED_THREADS_PER_ROW:?} invocations a row"
         )),
     }
 }
@@ -311,6 +332,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         prefill_attention: args.prefill_attention.into(),
         decode_attention: args.decode_attention.into(),
         slice_merge: args.slice_merge.into(),
+        decode_shape: args.decode_shape,
         ..BenchOptions::default()
     };
     eprintln!("benchmarking {spec} (device: {device})");

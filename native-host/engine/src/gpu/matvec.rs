@@ -38,11 +38,10 @@ impl MatVec {
         Self::with_x_staged(gpu, types, config, 0)
     }
 
-    /// How many columns `gpu`'s best shape could stage x for, for rows of up to `max_cols`
-    /// columns: where there is a GPU, a row shared by several invocations, and room in its
-    /// workgroup memory.
-    pub fn staging_for(gpu: &Gpu, max_cols: u32) -> Option<u32> {
-        let config = MatVecConfig::for_gpu(gpu);
+    /// How many columns products of `config`'s shape could stage x for on `gpu`, for rows of up
+    /// to `max_cols` columns: where there is a GPU, a row shared by several invocations, and room
+    /// in its workgroup memory.
+    pub fn staging_for(gpu: &Gpu, config: MatVecConfig, max_cols: u32) -> Option<u32> {
         let staged = max_cols.div_ceil(32) * 32;
         let fits =
             shader::staged_x_bytes(staged) <= gpu.limits().max_compute_workgroup_storage_size;

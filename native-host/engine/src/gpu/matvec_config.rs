@@ -3,6 +3,11 @@
 
 use super::Gpu;
 
+/// Invocations a row of the shapes timed on a GPU (8, 16 and 32 rows a workgroup of 256). Fewer
+/// give each invocation more of its row and let more rows share what a workgroup does once (the
+/// staging of x, the normed products' norm); more give a short row more invocations.
+pub const TIMED_THREADS_PER_ROW: [u32; 3] = [32, 16, 8];
+
 /// How the invocations of one row combine their sums.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reduction {
@@ -39,14 +44,37 @@ impl MatVecConfig {
     /// A GPU's shape, each row shared by 32 invocations: what kernels that must share a row
     /// among a workgroup's invocations take on any device.
     pub fn shared_rows(gpu: &Gpu) -> Self {
-        let reduction = if gpu.has_subgroups() && gpu.info().subgroup_min_size >= 32 {
+        Self::rows_of(gpu, 32)
+    }
+
+    /// The shapes decode's products are timed in as a model loads on a GPU
+    /// (`model::decode_products`); on a CPU driver only its own, untimed.
+    pub fn candidates(gpu: &Gpu) -> Vec<Self> {
+        if gpu.is_cpu() {
+            return vec![Self::for_gpu(gpu)];
+        }
+        Self::gpu_shapes(gpu)
+    }
+
+    /// The shapes a GPU's decode is timed in, on any device.
+    pub fn gpu_shapes(gpu: &Gpu) -> Vec<Self> {
+        TIMED_THREADS_PER_ROW
+            .iter()
+            .map(|&tpr| Self::rows_of(gpu, tpr))
+            .collect()
+    }
+
+    /// Workgroups of 256 with `tpr` invocations a row, their sums meeting through subgroup
+    /// shuffles where the device's subgroups hold a row.
+    pub fn rows_of(gpu: &Gpu, tpr: u32) -> Self {
+        let reduction = if gpu.has_subgroups() && gpu.info().subgroup_min_size >= tpr {
             Reduction::Subgroup
         } else {
             Reduction::Workgroup
         };
         Self {
             workgroup_size: 256,
-            threads_per_row: 32,
+            threads_per_row: tpr,
             reduction,
         }
     }

@@ -35,7 +35,7 @@ impl fmt::Display for MergeSite {
         f.write_str(match self {
             Self::Product => "by the output product",
             Self::Dispatch => "in a dispatch of their own",
-            Self::Unsliced => "nowhere (decode does not cut its keys into slices)",
+            Self::Unsliced => "nowhere: decode does not cut its keys into slices",
         })
     }
 }

@@ -10,13 +10,15 @@
 //! - `llama`, `gemma3`: what sets each architecture apart (norms, activation, scales, local
 //!   layers), as a `Variant` (`variant`) the graph reads.
 //! - `weights`: the weights on the device and each layer's KV cache.
-//! - `tuning`: fusion, decode's product kernel, prefill's tile of tokens and prefill's attention
-//!   for the device.
+//! - `tuning`: fusion, prefill's tile of tokens, attention's kernels and where decode's attention
+//!   slices are merged, for the device; `decode_products`: decode's product kernels, their shape
+//!   timed on a GPU.
 //! - `bind`, `plan`, `scratch`: the layers' dispatches bound once over their activations.
 
 mod bind;
 pub mod cpu_pass;
 mod cpu_weights;
+mod decode_products;
 mod gemma3;
 pub mod hparams;
 mod llama;
@@ -30,7 +32,9 @@ mod weights;
 pub use cpu_pass::CpuTransformer;
 pub use hparams::HParams;
 pub use transformer::Transformer;
-pub use tuning::{AttentionTuning, Fusion, GpuTuning, PrefillTile, SliceMerge, PREFILL_BATCH};
+pub use tuning::{
+    AttentionTuning, DecodeShape, Fusion, GpuTuning, PrefillTile, SliceMerge, PREFILL_BATCH,
+};
 
 use crate::gguf::GgufError;
 use crate::gpu::GpuError;

@@ -111,14 +111,13 @@ impl Transformer {
         let weights = Weights::load(gpu, &gguf, &hp, &variant, capacity)?;
         let types = weights.matrix_types();
         let layers = &weights.layers;
+        let products = Products::choose(gpu, &types, hp.dim, variant.gate, layers, tuning)?;
         let GpuTuning {
-            fusion,
-            tile,
             prefill_attention,
             decode_attention,
             slice_merge,
+            ..
         } = tuning;
-        let products = Products::choose(gpu, &types, hp.dim, variant.gate, layers, fusion, tile)?;
         let shape = Shape {
             hp: &hp,
             variant: &variant,

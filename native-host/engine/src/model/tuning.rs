@@ -1,17 +1,18 @@
 //! Which kernels run the model on this device: whether operations are fused, decode's product
-//! kernel, prefill's tile of tokens and prefill's attention. What is fastest differs between
-//! GPUs and CPU drivers, and some of it is measured as the model loads.
+//! kernels (`decode_products.rs`), prefill's tile of tokens, attention's kernels and where
+//! decode's attention slices are merged. What is fastest differs between GPUs and CPU drivers,
+//! and some of it is measured as the model loads.
 
 use crate::gpu::attention_tuning::{self, AttentionKernel, KernelChoice};
 use crate::gpu::merge_tuning::{self, MergeChoice, MergeSite};
-use crate::gpu::{tile_tuning, timing};
+use crate::gpu::tile_tuning;
 use crate::gpu::{
-    Attention, AttentionBlock, AttentionShape, Blocking, Bound, CoopShape, Gpu, GpuError,
-    GpuMatrix, JoinedMatMul, MatMul, MatVec, MatVecConfig, MergingMatVec, NormedMatVec, Output,
-    TileChoice, BATCH_TILE,
+    Attention, AttentionBlock, AttentionShape, Blocking, CoopShape, Gpu, GpuError, GpuMatrix,
+    JoinedMatMul, MatMul, MatVecConfig, MergingMatVec, NormedMatVec, TileChoice, BATCH_TILE,
 };
 use crate::tensor_type::TensorType;
 
+use super::decode_products::{DecodeProducts, NormedAsk};
 use super::weights::Layer;
 use super::ModelError;
 use crate::gate::Gate;
@@ -67,6 +68,20 @@ pub enum AttentionTuning {
     Blocks,
 }
 
+/// The shape of decode's products: how many invocations share a weight row (see
+/// `decode_products.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DecodeShape {
+    /// On a GPU, the fastest of 32, 16 and 8 invocations a row, timed with the model's products
+    /// as it loads; on CPU drivers their own (a row an invocation), untimed.
+    #[default]
+    Auto,
+    /// The GPU's shapes timed on any device (tests use it to check the timing on CPU drivers).
+    Timed,
+    /// This many invocations a row (32, 16 or 8), untimed: to compare shapes on one device.
+    Threads(u32),
+}
+
 /// Where decode's attention, its keys cut into slices on a GPU, has them merged (see
 /// `gpu::merging_matvec`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -91,94 +106,16 @@ pub struct GpuTuning {
     pub prefill_attention: AttentionTuning,
     pub decode_attention: AttentionTuning,
     pub slice_merge: SliceMerge,
+    pub decode_shape: DecodeShape,
 }
 
 impl Fusion {
-    /// Whether the plans fuse, where decode's products are `decode`'s.
-    fn fuses(self, decode: &DecodeProducts) -> bool {
+    /// Whether the plans fuse, where decode's products are the matrix-matrix kernel or not.
+    fn fuses(self, decode_matmul: bool) -> bool {
         match self {
             Fusion::Fused => true,
             Fusion::Separate => false,
-            Fusion::Auto => decode.matmul.is_none(),
-        }
-    }
-}
-
-/// How decode multiplies by a matrix on its own.
-pub(super) struct DecodeProducts {
-    pub(super) matvec: MatVec,
-    /// On CPU drivers with subgroups, the matrix-matrix kernel with a tile of one token, which
-    /// shares the loads of x across lanes.
-    matmul: Option<MatMul>,
-    /// Where the product reads x, and what timing measured where it was timed.
-    pub(super) x_choice: String,
-}
-
-impl DecodeProducts {
-    /// Products for matrices of `types` whose rows have at most `max_cols` columns; where x
-    /// could be staged in workgroup memory, that and x read from its binding are timed with
-    /// `timed` (a layer's products that stay on their own) and the faster kept.
-    fn new(
-        gpu: &Gpu,
-        types: &[TensorType],
-        max_cols: u32,
-        timed: &[&GpuMatrix],
-    ) -> Result<Self, ModelError> {
-        let matmul = (gpu.is_cpu() && MatMul::can_share_x(gpu))
-            .then(|| MatMul::new(gpu, types, 1))
-            .transpose()?;
-        let from_binding = MatVec::new(gpu, types)?;
-        let Some(staged) = MatVec::staging_for(gpu, max_cols) else {
-            return Ok(Self {
-                matvec: from_binding,
-                matmul,
-                x_choice: "x read from its binding (not timed)".into(),
-            });
-        };
-        let staged = MatVec::with_x_staged(gpu, types, from_binding.config(), staged)?;
-        let rows = timed.iter().map(|m| m.rows()).max().unwrap_or(1);
-        let x = gpu.storage_f32("decode tuning x", max_cols as usize);
-        let y = gpu.storage_f32("decode tuning y", rows as usize);
-        let time = |kernels: &MatVec| -> Result<std::time::Duration, GpuError> {
-            let mut bound = Vec::new();
-            for m in timed {
-                bound.extend(kernels.bind(gpu, m, &x, &y)?);
-            }
-            timing::median_pass(gpu, "decode tuning", &bound)
-        };
-        let (t_staged, t_binding) = (time(&staged)?, time(&from_binding)?);
-        let micros = |t: std::time::Duration| t.as_secs_f64() * 1e6;
-        let timings = format!(
-            "timed: staged {:.1} µs, from its binding {:.1} µs",
-            micros(t_staged),
-            micros(t_binding)
-        );
-        let (matvec, x_choice) = if t_staged <= t_binding {
-            (staged, format!("x staged in workgroup memory ({timings})"))
-        } else {
-            (from_binding, format!("x read from its binding ({timings})"))
-        };
-        tracing::info!(decode = %x_choice, "decode's products");
-        Ok(Self {
-            matvec,
-            matmul,
-            x_choice,
-        })
-    }
-
-    /// Binds `y = m x` (or `y += m x`) for the one token of `step`.
-    pub(super) fn bind(
-        &self,
-        gpu: &Gpu,
-        m: &GpuMatrix,
-        x: &wgpu::Buffer,
-        y: &wgpu::Buffer,
-        step: &wgpu::Buffer,
-        out: Output,
-    ) -> Result<Vec<Bound>, GpuError> {
-        match &self.matmul {
-            Some(mm) => mm.bind_output(gpu, m, x, y, step, 1, out),
-            None => self.matvec.bind_output(gpu, m, x, y, out),
+            Fusion::Auto => !decode_matmul,
         }
     }
 }
@@ -196,25 +133,37 @@ pub(super) struct Products {
 }
 
 impl Products {
-    /// The kernels for matrices of `types` in a model of hidden size `dim`, as `fusion` and
-    /// `tile` ask; a tile is timed with the products of the first of `layers`.
+    /// The kernels for matrices of `types` in a model of hidden size `dim`, as `tuning` asks;
+    /// decode's shape and prefill's tile are timed with the products of the first of `layers`.
     pub(super) fn choose(
         gpu: &Gpu,
         types: &[TensorType],
         dim: u32,
         gate: Gate,
         layers: &[Layer],
-        fusion: Fusion,
-        tile: PrefillTile,
+        tuning: GpuTuning,
     ) -> Result<Self, ModelError> {
+        let (fusion, tile) = (tuning.fusion, tuning.tile);
         let max_cols = layers
             .iter()
             .flat_map(|l| [&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down])
             .map(|m| m.cols())
             .fold(dim, u32::max);
-        let decode = DecodeProducts::new(gpu, types, max_cols, &[&layers[0].wo, &layers[0].down])?;
-        let fused = fusion.fuses(&decode);
-        let normed = normed_matvec(gpu, fusion, fused, types, dim, gate, &decode.matvec)?;
+        let matmul = DecodeProducts::matmul_for(gpu, types)?;
+        let fused = fusion.fuses(matmul.is_some());
+        let ask = fused.then_some(NormedAsk {
+            required: fusion == Fusion::Fused,
+            dim,
+            gate,
+        });
+        let shapes = match tuning.decode_shape {
+            DecodeShape::Auto => MatVecConfig::candidates(gpu),
+            DecodeShape::Timed => MatVecConfig::gpu_shapes(gpu),
+            DecodeShape::Threads(n) => vec![MatVecConfig::rows_of(gpu, n)],
+        };
+        let layer = &layers[0];
+        let (decode, normed) =
+            DecodeProducts::choose(gpu, types, max_cols, layer, shapes, matmul, ask)?;
         let prefill_tile = prefill_tile(gpu, tile, types, layers, fused)?;
         let matmul = MatMul::with_blocking(gpu, types, prefill_tile.chosen)?;
         let joined = fused
@@ -228,31 +177,6 @@ impl Products {
             prefill_tile,
         })
     }
-}
-
-/// Decode's norm folded into the products after it, where the plans fuse. Asked for
-/// ([`Fusion::Fused`]) it must compile; chosen ([`Fusion::Auto`]) the norm stays separate where
-/// the device's workgroup memory cannot hold a hidden state.
-fn normed_matvec(
-    gpu: &Gpu,
-    fusion: Fusion,
-    fused: bool,
-    types: &[TensorType],
-    dim: u32,
-    gate: Gate,
-    matvec: &MatVec,
-) -> Result<Option<NormedMatVec>, ModelError> {
-    Ok(match fusion {
-        _ if !fused => None,
-        Fusion::Auto => match NormedMatVec::new(gpu, types, dim, gate, matvec.config()) {
-            Ok(normed) => Some(normed),
-            Err(e) => {
-                tracing::info!(error = %e, "decode keeps a separate norm");
-                None
-            }
-        },
-        _ => Some(NormedMatVec::new(gpu, types, dim, gate, matvec.config())?),
-    })
 }
 
 /// Prefill's tile of tokens as `tile` asks; chosen on a GPU by timing the first layer's products
