@@ -123,23 +123,7 @@ impl DecodeProducts {
             let times = timer.time(gpu, &candidate, layer)?;
             timed.push((candidate, times));
         }
-        let mut timings = String::new();
-        for (c, t) in &timed {
-            let micros = |d: Duration| format!("{:.1} µs", d.as_secs_f64() * 1e6);
-            let _ = write!(
-                timings,
-                "{}{} a row: ",
-                if timings.is_empty() { "" } else { "; " },
-                c.config.threads_per_row
-            );
-            if let Some(s) = t.staged {
-                let _ = write!(timings, "staged {}, ", micros(s));
-            }
-            let _ = write!(timings, "from its binding {}", micros(t.binding));
-            if let Some(n) = t.normed {
-                let _ = write!(timings, ", normed {}", micros(n));
-            }
-        }
+        let timings = describe(&timed);
         let fastest = (0..timed.len())
             .min_by_key(|&i| timed[i].1.best())
             .ok_or_else(|| GpuError::Shape {
@@ -179,6 +163,26 @@ impl DecodeProducts {
             None => self.matvec.bind_output(gpu, m, x, y, out),
         }
     }
+}
+
+/// Each timed shape's times, in words, for the `x:` line.
+fn describe(timed: &[(Candidate, Times)]) -> String {
+    let micros = |d: Duration| format!("{:.1} µs", d.as_secs_f64() * 1e6);
+    let each: Vec<String> = timed
+        .iter()
+        .map(|(c, t)| {
+            let mut line = format!("{} a row: ", c.config.threads_per_row);
+            if let Some(s) = t.staged {
+                let _ = write!(line, "staged {}, ", micros(s));
+            }
+            let _ = write!(line, "from its binding {}", micros(t.binding));
+            if let Some(n) = t.normed {
+                let _ = write!(line, ", normed {}", micros(n));
+            }
+            line
+        })
+        .collect();
+    each.join("; ")
 }
 
 /// How `config` shares out a row, in words.
