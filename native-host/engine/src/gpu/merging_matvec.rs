@@ -5,7 +5,7 @@
 //! merge's own dispatch (`attention_combine.wgsl`) is worth folding away. The cost is that every
 //! workgroup of the product reads all the slices, where the merge read them once: little for a
 //! small model or early in the context, more for a wide model late in a long one. Which wins is
-//! measured as a model loads (`model::tuning`).
+//! measured as a model loads (`merge_tuning.rs`).
 
 use super::attention::AttentionSlices;
 use super::attention_shape::{with_keys, MAX_SPLITS};
@@ -25,9 +25,9 @@ pub struct MergingMatVec {
 }
 
 impl MergingMatVec {
-    /// Kernels for `types`, for outputs of up to `heads` query heads of `head_dim`. Refused
-    /// where one workgroup cannot hold the merged x, or where the device reduces a row within
-    /// one invocation (CPU drivers), whose workgroups would each merge x for a few rows.
+    /// Kernels for `types` in `config`'s shape, for outputs of up to `heads` query heads of
+    /// `head_dim`. Refused where one workgroup cannot hold the merged x, and for the shape of a
+    /// row an invocation (CPU drivers' own), whose products never stage x.
     pub fn new(
         gpu: &Gpu,
         types: &[TensorType],
