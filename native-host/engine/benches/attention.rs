@@ -9,14 +9,17 @@
 //! each form's ratio to the first one measured (the device's own per-token form,
 //! `AttentionForm::for_gpu`; on CPU drivers the plain lane form follows as the reference). Then
 //! each block shape the device holds (on CPU drivers only the largest: their barriers make
-//! them slow there, and CPU drivers never choose them). Each sample is
+//! them slow there, and CPU drivers never choose them), and for the batch each block on
+//! cooperative matrices the device holds (`coop_attention.rs`; on CPU drivers only the first).
+//! Each sample is
 //! `REPEAT` dispatches recorded in one submission, timed from submit to completion.
 //! `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` choose the device.
 
 mod common;
 
 use itinero_engine::gpu::{
-    Attention, AttentionBlock, AttentionBuffers, AttentionForm, AttentionShape, Gpu,
+    Attention, AttentionBlock, AttentionBuffers, AttentionForm, AttentionShape, CoopAttentionBlock,
+    Gpu,
 };
 
 const SAMPLES: usize = 7;
@@ -38,11 +41,12 @@ fn main() {
         ("3B", 24, 8, 128),
         ("Gemma 3", 4, 1, 256),
     ] {
-        let mut kernels: Vec<(String, Attention)> = forms
+        // (label, kernels, whether they are for a batch only)
+        let mut kernels: Vec<(String, Attention, bool)> = forms
             .iter()
             .map(|&f| {
                 let attention = Attention::with_form(&gpu, f).unwrap_or_else(|e| panic!("{e}"));
-                (format!("{f:?}"), attention)
+                (format!("{f:?}"), attention, false)
             })
             .collect();
         let mut blocks = AttentionBlock::all(&gpu, head_dim);
@@ -54,7 +58,18 @@ fn main() {
                 .and_then(|a| a.with_blocks(&gpu, block, head_dim))
                 .and_then(|a| a.with_decode_blocks(&gpu, block, head_dim))
                 .unwrap_or_else(|e| panic!("{e}"));
-            kernels.push((format!("{}×{}", block.rows, block.keys), attention));
+            kernels.push((format!("{}×{}", block.rows, block.keys), attention, false));
+        }
+        let mut cooperative = CoopAttentionBlock::all(&gpu, head_dim);
+        if gpu.is_cpu() {
+            cooperative.truncate(1);
+        }
+        for block in cooperative {
+            let attention = Attention::with_form(&gpu, forms[0])
+                .and_then(|a| a.with_cooperative_blocks(&gpu, block, head_dim))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let label = format!("coop {}×{}", block.rows, block.keys);
+            kernels.push((label, attention, true));
         }
         for (pos, tokens) in [0u32, 256, 1024]
             .into_iter()
@@ -81,7 +96,10 @@ fn main() {
                 out: &out,
             };
             let mut first = None;
-            for (form, attention) in &kernels {
+            for (form, attention, batch_only) in &kernels {
+                if *batch_only && tokens == 1 {
+                    continue;
+                }
                 let t = common::median_per_dispatch(&gpu, SAMPLES, REPEAT, |encoder| {
                     attention
                         .encode(&gpu, encoder, buffers, shape, pos, tokens)

@@ -2,7 +2,10 @@
 //! from ggml's definitions (ggml-cpu/ops.cpp), on seeded random inputs.
 //!
 //! Attention (grouped-query, over an f16 cache longer than the positions read) within 2e-6 of the
-//! largest value's magnitude, against the reference on the keys and values rounded to f16.
+//! largest value's magnitude, against the reference on the keys and values rounded to f16; on
+//! cooperative matrices, with the scaled queries rounded to f16 in the reference too, within 2⁻¹⁰
+//! of the largest Σ p·|v| / Σ p (the probabilities' rounding to f16, 2⁻¹¹ of each, twice over
+//! for their sum).
 //!
 //! Tolerances, per element: RMSNorm and softmax within 2e-6 of the value's magnitude (+1e-7
 //! absolute), SwiGLU and GeGLU within 5e-6 (the driver's exp; lavapipe's worst is 2.1e-6); RoPE
@@ -18,8 +21,8 @@ use itinero_engine::gguf::Architecture;
 use itinero_engine::gpu::attention_tuning::{self, AttentionKernel};
 use itinero_engine::gpu::{
     record_pass, Attention, AttentionBlock, AttentionBuffers, AttentionForm, AttentionShape, Bound,
-    GatedActivation, Gpu, HeadNorms, KvStore, NewKeys, Output, RmsNorm, Rope, RopeOrder,
-    RopeParams, Softmax, StepUniform,
+    CoopAttentionBlock, GatedActivation, Gpu, HeadNorms, KvStore, NewKeys, Output, RmsNorm, Rope,
+    RopeOrder, RopeParams, Softmax, StepUniform,
 };
 use itinero_engine::models::{GEMMA3_270M, SMOLLM2_135M};
 
@@ -556,7 +559,7 @@ fn attention_matches_softmax_of_scaled_dot_products_with_grouped_heads() {
             },
         )
     });
-    check_attention(gpu, (6, 2, 64), variants.collect());
+    check_attention(gpu, (6, 2, 64), variants.collect(), Inputs::F32);
 }
 
 /// Prefill batches and decode's token in blocks of query rows, every block shape the device
@@ -585,7 +588,121 @@ fn attention_in_blocks_of_query_rows_matches_the_reference() {
                 (block.to_string(), attention)
             })
             .collect();
-        check_attention(gpu, (heads, kv_heads, head_dim as usize), variants);
+        check_attention(
+            gpu,
+            (heads, kv_heads, head_dim as usize),
+            variants,
+            Inputs::F32,
+        );
+    }
+}
+
+/// Prefill batches in blocks of query rows on cooperative matrices, every block the device
+/// holds, for the same heads and cases (decode's token keeps the workgroup form), where the
+/// adapter has them (Mesa's lavapipe from 25.x and GPUs; not this project's CI, whose lavapipe
+/// is older).
+#[test]
+fn attention_on_cooperative_matrices_matches_the_reference() {
+    let gpu = common::gpu();
+    if gpu.cooperative_fragment().is_none() {
+        eprintln!(
+            "{} has no cooperative matrices with f16 inputs: nothing to check here",
+            gpu.describe()
+        );
+        return;
+    }
+    for (heads, kv_heads, head_dim) in [(6, 2, 64), (8, 2, 128), (4, 1, 256), (3, 3, 64)] {
+        let blocks = CoopAttentionBlock::all(gpu, head_dim);
+        assert!(
+            !blocks.is_empty() || head_dim == 256,
+            "no cooperative block for heads of {head_dim} on {}: {}",
+            gpu.describe(),
+            CoopAttentionBlock::why_none(gpu, head_dim)
+        );
+        let variants = blocks
+            .into_iter()
+            .map(|block| {
+                let attention = Attention::with_form(gpu, AttentionForm::Workgroup)
+                    .unwrap()
+                    .with_cooperative_blocks(gpu, block, head_dim)
+                    .unwrap();
+                (block.to_string(), attention)
+            })
+            .collect();
+        check_attention(
+            gpu,
+            (heads, kv_heads, head_dim as usize),
+            variants,
+            Inputs::F16,
+        );
+    }
+}
+
+/// Cooperative blocks a device cannot run are refused by name, and so is decode on them.
+#[test]
+fn attention_on_cooperative_matrices_a_device_cannot_run_is_refused() {
+    let gpu = common::gpu();
+    let missing = match gpu.cooperative_fragment() {
+        Some(8) => 16,
+        _ => 8,
+    };
+    let block = CoopAttentionBlock {
+        fragment: missing,
+        rows: 2 * missing,
+        keys: 2 * missing,
+    };
+    let err = Attention::new(gpu)
+        .unwrap()
+        .with_cooperative_blocks(gpu, block, 64)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!("cooperative {missing}×{missing}")),
+        "{err}"
+    );
+    assert!(err.contains(&gpu.describe()), "{err}");
+    let Some(f) = gpu.cooperative_fragment() else {
+        assert!(CoopAttentionBlock::all(gpu, 64).is_empty());
+        let err = CoopAttentionBlock::why_none(gpu, 64).to_string();
+        assert!(err.contains("no cooperative matrices"), "{err}");
+        return;
+    };
+    let one_fragment = CoopAttentionBlock {
+        fragment: f,
+        rows: f,
+        keys: 2 * f,
+    };
+    let err = one_fragment.check(gpu, 64).unwrap_err().to_string();
+    assert!(err.contains("at least two"), "{err}");
+    let err = CoopAttentionBlock {
+        fragment: f,
+        rows: 2 * f,
+        keys: 2 * f,
+    }
+    .check(gpu, f + f / 2)
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("whole fragments"), "{err}");
+    let shape = AttentionShape {
+        heads: 4,
+        kv_heads: 2,
+        head_dim: 64,
+        capacity: 64,
+        window: None,
+        scale: 1.0,
+    };
+    if let Some(&block) = CoopAttentionBlock::all(gpu, 64).first() {
+        let base = Attention::new(gpu).unwrap();
+        let err = attention_tuning::build(
+            gpu,
+            &base,
+            &shape,
+            AttentionKernel::PerToken,
+            AttentionKernel::Cooperative(block),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("fills no fragment"), "{err}");
     }
 }
 
@@ -668,14 +785,18 @@ fn attention_tuning_times_every_candidate_and_keeps_the_fastest() {
         window: None,
         scale: 0.125,
     };
-    let candidates = attention_tuning::candidates(gpu, &shape);
     let base = Attention::new(gpu).unwrap();
-    assert_eq!(
-        candidates.len(),
-        1 + AttentionBlock::all(gpu, 64).len(),
-        "{candidates:?}"
-    );
     for tokens in [32, 1] {
+        let candidates = attention_tuning::candidates(gpu, &shape, tokens);
+        let cooperative = match tokens {
+            1 => 0,
+            _ => CoopAttentionBlock::all(gpu, 64).len(),
+        };
+        assert_eq!(
+            candidates.len(),
+            1 + AttentionBlock::all(gpu, 64).len() + cooperative,
+            "{candidates:?}"
+        );
         let choice = attention_tuning::fastest(gpu, &base, &shape, tokens, &candidates).unwrap();
         let timed: Vec<AttentionKernel> = choice.timings.iter().map(|(c, _)| *c).collect();
         assert_eq!(timed, candidates);
@@ -687,18 +808,33 @@ fn attention_tuning_times_every_candidate_and_keeps_the_fastest() {
     }
 }
 
+/// What the attention kernels multiply: the queries as they are, or scaled and rounded to f16
+/// (cooperative matrices), and their probabilities rounded too.
+#[derive(Clone, Copy, PartialEq)]
+enum Inputs {
+    F32,
+    F16,
+}
+
 /// Runs each of `variants` (a label and the kernels) over decode and batch cases with
 /// `(heads, kv_heads, head_dim)` and checks each output against an f64 reference.
 fn check_attention(
     gpu: &Gpu,
     (heads, kv_heads, head_dim): (usize, usize, usize),
     variants: Vec<(String, Attention)>,
+    inputs: Inputs,
 ) {
     let mut rng = Rng(15);
     let capacity = 300usize;
     let kv = kv_heads * head_dim;
     let max_tokens = 40usize;
-    let q = random(max_tokens * heads * head_dim, -1.0, 1.0, &mut rng);
+    // Queries four times larger for f16 inputs: their softmax is then peaked, so that a slip in
+    // it moves the output far more than the rounding does.
+    let reach = match inputs {
+        Inputs::F32 => 1.0,
+        Inputs::F16 => 4.0,
+    };
+    let q = random(max_tokens * heads * head_dim, -reach, reach, &mut rng);
     let k = random(capacity * kv, -1.0, 1.0, &mut rng);
     let v = random(capacity * kv, -1.0, 1.0, &mut rng);
     let (qb, kb, vb) = (
@@ -754,31 +890,52 @@ fn check_attention(
         gpu.queue().submit([enc.finish()]);
         let got = gpu.read_f32(&out, tokens * heads * head_dim).unwrap();
         let mut want = vec![0.0f64; tokens * heads * head_dim];
+        // The largest Σ p·|v| / Σ p: rounding each probability to f16 moves an output by up
+        // to 2⁻¹¹ of it, and their sum by as much again.
+        let mut weighted = 0.0f64;
         for r in 0..tokens {
             let end = pos + r + 1;
             let start = window.map_or(0, |w| end.saturating_sub(w));
             for h in 0..heads {
                 let kvh = h / (heads / kv_heads);
                 let q0 = (r * heads + h) * head_dim;
+                // The query as the kernel multiplies it, and the scale it still applies.
+                let (query, after): (Vec<f64>, f64) = match inputs {
+                    Inputs::F32 => (
+                        q[q0..q0 + head_dim].iter().map(|&x| f64::from(x)).collect(),
+                        f64::from(scale),
+                    ),
+                    Inputs::F16 => (
+                        q[q0..q0 + head_dim]
+                            .iter()
+                            .map(|&x| f64::from(half::f16::from_f32(x * scale).to_f32()))
+                            .collect(),
+                        1.0,
+                    ),
+                };
                 let scores: Vec<f64> = (start..end)
                     .map(|t| {
                         (0..head_dim)
-                            .map(|d| {
-                                f64::from(q[q0 + d]) * f64::from(k[t * kv + kvh * head_dim + d])
-                            })
+                            .map(|d| query[d] * f64::from(k[t * kv + kvh * head_dim + d]))
                             .sum::<f64>()
-                            * f64::from(scale)
+                            * after
                     })
                     .collect();
                 let m = scores.iter().cloned().fold(f64::MIN, f64::max);
                 let sum: f64 = scores.iter().map(|s| (s - m).exp()).sum();
                 for d in 0..head_dim {
+                    let value = |t: usize| f64::from(v[t * kv + kvh * head_dim + d]);
+                    let p = |s: &f64| (s - m).exp() / sum;
                     want[q0 + d] = (start..end)
                         .zip(&scores)
-                        .map(|(t, s)| {
-                            (s - m).exp() / sum * f64::from(v[t * kv + kvh * head_dim + d])
-                        })
+                        .map(|(t, s)| p(s) * value(t))
                         .sum();
+                    weighted = weighted.max(
+                        (start..end)
+                            .zip(&scores)
+                            .map(|(t, s)| p(s) * value(t).abs())
+                            .sum(),
+                    );
                 }
             }
         }
@@ -791,7 +948,10 @@ fn check_attention(
             &got,
             &want,
             0.0,
-            2e-6 * largest,
+            match inputs {
+                Inputs::F32 => 2e-6 * largest,
+                Inputs::F16 => weighted / 1024.0,
+            },
         );
     }
 }

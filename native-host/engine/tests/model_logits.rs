@@ -23,7 +23,7 @@ use itinero_engine::gguf::{Architecture, Gguf, TensorType};
 use itinero_engine::gpu::attention_tuning::AttentionKernel;
 use itinero_engine::gpu::merge_tuning::MergeSite;
 use itinero_engine::gpu::{
-    tile_tuning, Blocking, CoopShape, Gpu, RopeOrder, RopeParams, BATCH_TILE,
+    tile_tuning, Blocking, CoopAttentionBlock, CoopShape, Gpu, RopeOrder, RopeParams, BATCH_TILE,
 };
 use itinero_engine::model::{
     AttentionTuning, DecodeShape, Fusion, GpuTuning, HParams, PrefillTile, SliceMerge, Transformer,
@@ -288,6 +288,9 @@ fn first_positions_match_an_f64_cpu_pass(
             AttentionTuning::Blocks => {
                 assert!(matches!(chosen.chosen, AttentionKernel::Blocks(_)))
             }
+            AttentionTuning::Cooperative => {
+                assert!(matches!(chosen.chosen, AttentionKernel::Cooperative(_)))
+            }
             AttentionTuning::PerToken => assert_eq!(chosen.chosen, AttentionKernel::PerToken),
             // A CPU driver is not timed: its lane forms are known to be best there.
             AttentionTuning::Auto if gpu.is_cpu() => {
@@ -396,17 +399,20 @@ fn first_positions_match_an_f64_cpu_pass(
         .zip(&exact[last])
         .map(|(&id, e)| (f64::from(batched[id as usize]) - e).abs())
         .fold(0.0, f64::max);
-    // On cooperative matrices the batch's products take their inputs in f16 (2⁻¹¹ of each
-    // rounded away, where f32 loses 2⁻²⁴): ten times the bound of f32 products, and still
+    // On cooperative matrices the batch's products, or its attention, take their inputs in f16
+    // (2⁻¹¹ of each rounded away, where f32 loses 2⁻²⁴): ten times the bound of f32, and still
     // closer to exact than llama.cpp, whose products take 8-bit activations.
     let largest = exact[last].iter().fold(1.0f64, |a, e| a.max(e.abs()));
-    let allowed = match chosen.chosen {
-        Blocking::Cooperative(_) => (1e-2 * largest).min(llama_cpp_differs[last]),
-        Blocking::Rows(_) => 1e-3 * largest,
+    let attention = model.prefill_attention().chosen;
+    let allowed = match (chosen.chosen, attention) {
+        (Blocking::Cooperative(_), _) | (_, AttentionKernel::Cooperative(_)) => {
+            (1e-2 * largest).min(llama_cpp_differs[last])
+        }
+        _ => 1e-3 * largest,
     };
     eprintln!(
-        "{} ({kernels:?}, {}) after a prefill batch: largest logit difference from the f64 CPU \
-         pass {worst:.2e} (allowed {allowed:.2e})",
+        "{} ({kernels:?}, {}, attention {attention}) after a prefill batch: largest logit \
+         difference from the f64 CPU pass {worst:.2e} (allowed {allowed:.2e})",
         known.id, chosen.chosen
     );
     assert!(
@@ -624,6 +630,55 @@ fn gemma3_prefill_on_cooperative_matrices_matches_an_f64_cpu_pass() {
         GEMMA3_270M,
         "gemma3-270m-q4_k_m.json",
         8,
+    );
+}
+
+/// A prefill batch's attention on cooperative matrices, where the adapter has them for the
+/// model's heads: the batch's logits against the f64 CPU pass. (Attention is one dispatch
+/// whether the plans fuse or not.)
+fn prefill_attention_on_cooperative_matrices_matches_an_f64_cpu_pass(
+    known: KnownModel,
+    reference: &str,
+    positions: usize,
+    head_dim: u32,
+) {
+    let gpu = common::gpu();
+    if CoopAttentionBlock::all(gpu, head_dim).is_empty() {
+        eprintln!(
+            "nothing to check here: {}",
+            CoopAttentionBlock::why_none(gpu, head_dim)
+        );
+        return;
+    }
+    first_positions_match_an_f64_cpu_pass(
+        known,
+        reference,
+        positions,
+        GpuTuning {
+            prefill_attention: AttentionTuning::Cooperative,
+            ..GpuTuning::default()
+        },
+    );
+}
+
+#[test]
+fn smollm2_prefill_attention_on_cooperative_matrices_matches_an_f64_cpu_pass() {
+    prefill_attention_on_cooperative_matrices_matches_an_f64_cpu_pass(
+        SMOLLM2_135M,
+        "smollm2-135m-instruct-q4_1.json",
+        4,
+        64,
+    );
+}
+
+/// Gemma's heads of 256 and its sliding-window layers.
+#[test]
+fn gemma3_prefill_attention_on_cooperative_matrices_matches_an_f64_cpu_pass() {
+    prefill_attention_on_cooperative_matrices_matches_an_f64_cpu_pass(
+        GEMMA3_270M,
+        "gemma3-270m-q4_k_m.json",
+        8,
+        256,
     );
 }
 

@@ -71,11 +71,12 @@ pub struct BenchArgs {
     pub prefill_tile: PrefillTile,
     /// How a prefill batch's attention runs: `auto` (on a GPU, the fastest of a workgroup per
     /// query head and token and each block of query rows sharing tiles of keys the GPU holds,
-    /// timed as the model loads; the per-token form on CPU drivers), `token` or `blocks`, to
-    /// compare them on one device.
+    /// on its f32 units and, where it has them, on cooperative matrices, timed as the model
+    /// loads; the per-token form on CPU drivers), `token`, `blocks` or `coop`, to compare them
+    /// on one device.
     #[arg(long, value_enum, default_value_t = AttentionArg::Auto)]
     pub prefill_attention: AttentionArg,
-    /// The same for decode's token (its blocks hold a KV head's query heads).
+    /// The same for decode's token (its blocks hold a KV head's query heads; it has no `coop`).
     #[arg(long, value_enum, default_value_t = AttentionArg::Auto)]
     pub decode_attention: AttentionArg,
     /// Where decode's attention, its keys cut into slices on a GPU, has them merged: `auto`
@@ -146,6 +147,7 @@ pub enum AttentionArg {
     Auto,
     Token,
     Blocks,
+    Coop,
 }
 
 impl From<AttentionArg> for AttentionTuning {
@@ -154,6 +156,7 @@ impl From<AttentionArg> for AttentionTuning {
             AttentionArg::Auto => Self::Auto,
             AttentionArg::Token => Self::PerToken,
             AttentionArg::Blocks => Self::Blocks,
+            AttentionArg::Coop => Self::Cooperative,
         }
     }
 }

@@ -7,7 +7,8 @@
 //! cache into slices of whole 64-key blocks, a workgroup each, merged by
 //! `attention_combine.wgsl`: one workgroup per head walking the whole cache leaves a large GPU
 //! idle. Batches, decode or both can instead run in blocks of query rows (`attention_block.rs`),
-//! decode's sliced and merged the same way; `attention_tuning.rs` chooses. Fused decode may
+//! decode's sliced and merged the same way, and a batch's on cooperative matrices
+//! (`coop_attention.rs`); `attention_tuning.rs` chooses. Fused decode may
 //! leave the slices to the output product, which merges them as it reads them
 //! (`merging_matvec.rs`), and decode's GPU kernels can do the step's RoPE and cache store
 //! themselves (`attention_rope.wgsl`): each is a dispatch fewer a layer, and each dispatch costs
@@ -17,6 +18,7 @@ use super::attention_block::{AttentionBlock, BlockAttention};
 use super::attention_shape::{
     kernel_source, with_keys, AttentionBuffers, AttentionShape, CacheAccess, CombineParams,
 };
+use super::coop_attention::{CoopAttention, CoopAttentionBlock};
 use super::kernel::{record_pass, Bound, Kernel, StepUniform};
 use super::rope::Rope;
 use super::{Gpu, GpuError};
@@ -90,6 +92,13 @@ impl AttentionSlices {
     }
 }
 
+/// A batch's kernel in blocks of query rows: on the f32 units, or on cooperative matrices.
+#[derive(Debug, Clone)]
+enum BatchBlocks {
+    Plain(BlockAttention),
+    Cooperative(CoopAttention),
+}
+
 /// Decode's kernel compiled to rotate the step's query and store its key and value itself
 /// (`attention_rope.wgsl`): RoPE's dispatch and attention's in one.
 #[derive(Debug, Clone)]
@@ -108,8 +117,9 @@ pub struct Attention {
     /// Merges the slices of the workgroup form's decode.
     combine: Kernel,
     /// Batches, and decode's token, in blocks of query rows sharing tiles of keys
-    /// (`attention_block.rs`), where that was chosen; otherwise the form's own kernels.
-    batch_blocks: Option<BlockAttention>,
+    /// (`attention_block.rs`; a batch's may be on cooperative matrices, `coop_attention.rs`),
+    /// where that was chosen; otherwise the form's own kernels.
+    batch_blocks: Option<BatchBlocks>,
     decode_blocks: Option<BlockAttention>,
     /// Decode's kernel rotating as well, where that was asked for.
     rotating: Option<Rotating>,
@@ -209,7 +219,23 @@ impl Attention {
         block: AttentionBlock,
         head_dim: u32,
     ) -> Result<Self, GpuError> {
-        self.batch_blocks = Some(BlockAttention::new(gpu, block, head_dim)?);
+        self.batch_blocks = Some(BatchBlocks::Plain(BlockAttention::new(
+            gpu, block, head_dim,
+        )?));
+        Ok(self)
+    }
+
+    /// Batches (prefill) in blocks of `block` on cooperative matrices, for heads of `head_dim`.
+    /// An error where the device cannot run the block.
+    pub fn with_cooperative_blocks(
+        mut self,
+        gpu: &Gpu,
+        block: CoopAttentionBlock,
+        head_dim: u32,
+    ) -> Result<Self, GpuError> {
+        self.batch_blocks = Some(BatchBlocks::Cooperative(CoopAttention::new(
+            gpu, block, head_dim,
+        )?));
         Ok(self)
     }
 
@@ -347,13 +373,15 @@ impl Attention {
         if let Some(new) = new {
             return self.attend_rotating(gpu, b, s, step, new);
         }
-        let blocks = if decode {
-            &self.decode_blocks
-        } else {
-            &self.batch_blocks
-        };
         // Decode's keys are sliced on GPUs (the workgroup form and the blocks).
         let (slices, part, splits) = slice_binding(gpu, s, decode && self.slices_decode());
+        let blocks = match (decode, &self.decode_blocks, &self.batch_blocks) {
+            (true, Some(blocks), _) | (false, _, Some(BatchBlocks::Plain(blocks))) => Some(blocks),
+            (false, _, Some(BatchBlocks::Cooperative(coop))) => {
+                return Ok((coop.bind(gpu, b, s, step, max_tokens)?, slices));
+            }
+            _ => None,
+        };
         if let Some(blocks) = blocks {
             let attend = blocks.bind(gpu, b, s, step, (max_tokens, splits), &part, &[])?;
             return Ok((attend, slices));

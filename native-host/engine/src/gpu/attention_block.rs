@@ -11,7 +11,8 @@
 use std::fmt;
 
 use super::attention_shape::{
-    kernel_source, AttentionBuffers, AttentionShape, CacheAccess, MAX_HEAD_DIM, SLICE_BLOCK,
+    kernel_source, AttentionBuffers, AttentionShape, CacheAccess, BLOCK_ROWS, MAX_HEAD_DIM,
+    SLICE_BLOCK,
 };
 use super::kernel::{Bound, Kernel};
 use super::{Gpu, GpuError};
@@ -154,7 +155,7 @@ impl BlockAttention {
         );
         let source = kernel_source(
             &format!(
-                "{constants}\n{}",
+                "{constants}\n{BLOCK_ROWS}\n{}",
                 include_str!("../kernels/attention_block.wgsl")
             ),
             access,
@@ -189,23 +190,17 @@ impl BlockAttention {
         part: &wgpu::Buffer,
         rotating: &[&wgpu::Buffer],
     ) -> Result<Bound, GpuError> {
-        s.check()?;
         debug_assert_eq!(
             self.access == CacheAccess::Rotate,
             !rotating.is_empty(),
             "a rotating block binds what it rotates, and only it"
         );
-        if s.head_dim != self.head_dim {
-            return Err(GpuError::Shape {
-                name: "attention (blocks)".into(),
-                reason: format!(
-                    "heads of {}, compiled for heads of {}",
-                    s.head_dim, self.head_dim
-                ),
-            });
-        }
-        let blocks = (max_tokens * s.group()).div_ceil(self.block.rows);
-        super::kernel::check_rows(gpu, "attention (blocks)", blocks)?;
+        let blocks = s.blocks_of(
+            gpu,
+            "attention (blocks)",
+            (self.head_dim, self.block.rows),
+            max_tokens,
+        )?;
         Ok(self.kernel.bind_with_tail(
             gpu,
             &[b.q, b.k_cache, b.v_cache, b.out, step, part],

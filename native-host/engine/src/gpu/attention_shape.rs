@@ -102,6 +102,31 @@ impl AttentionShape {
         self.heads / self.kv_heads
     }
 
+    /// The blocks of `rows` query rows that `max_tokens` tokens make, for the block kernel
+    /// `name` compiled for heads of `head_dim`: an error where these heads are not those, or
+    /// the device dispatches too few workgroups.
+    pub(super) fn blocks_of(
+        &self,
+        gpu: &super::Gpu,
+        name: &str,
+        (head_dim, rows): (u32, u32),
+        max_tokens: u32,
+    ) -> Result<u32, GpuError> {
+        self.check()?;
+        if self.head_dim != head_dim {
+            return Err(GpuError::Shape {
+                name: name.into(),
+                reason: format!(
+                    "heads of {}, compiled for heads of {head_dim}",
+                    self.head_dim
+                ),
+            });
+        }
+        let blocks = (max_tokens * self.group()).div_ceil(rows);
+        super::kernel::check_rows(gpu, name, blocks)?;
+        Ok(blocks)
+    }
+
     /// The uniform for a call over up to `max_tokens` tokens cut into `splits` slices of keys.
     pub(super) fn params(&self, max_tokens: u32, splits: u32) -> Params {
         Params {
@@ -135,6 +160,8 @@ pub struct AttentionBuffers<'a> {
 const KEY_SLICES: &str = include_str!("../kernels/key_slices.wgsl");
 /// Where a position's keys and values lie in the f16 cache.
 const KV_CACHE: &str = include_str!("../kernels/kv_cache.wgsl");
+/// How the block kernels (`attention_block.rs`, `coop_attention.rs`) lay out their query rows.
+pub(super) const BLOCK_ROWS: &str = include_str!("../kernels/attention_rows.wgsl");
 
 /// `src` with the step uniform and the key ranges it needs.
 pub(super) fn with_keys(src: &str) -> String {

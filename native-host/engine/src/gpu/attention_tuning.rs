@@ -4,13 +4,16 @@
 //! Blocks of query rows read each tile of keys once per block, where the per-token form reads
 //! it once per query head and token; but they run fewer workgroups, and with few KV heads a
 //! large GPU may sit partly idle. Which wins depends on the device and the model's heads, so on
-//! a GPU each is timed late in a long prompt as the model loads, and the fastest kept.
+//! a GPU each is timed late in a long prompt as the model loads, and the fastest kept. A batch's
+//! candidates include blocks on cooperative matrices (`coop_attention.rs`) where the adapter
+//! has them.
 
 use std::fmt;
 
 use super::attention::Attention;
 use super::attention_block::AttentionBlock;
 use super::attention_shape::{AttentionBuffers, AttentionShape};
+use super::coop_attention::CoopAttentionBlock;
 use super::kernel::StepUniform;
 use super::timing;
 use super::{Gpu, GpuError};
@@ -19,11 +22,13 @@ use super::{Gpu, GpuError};
 /// prompt, where attention's share of a step has grown.
 pub const TIMED_END: u32 = 2048;
 
-/// One kind of work's attention kernel: the device's per-token form, or blocks of one shape.
+/// One kind of work's attention kernel: the device's per-token form, or blocks of one shape
+/// (a batch's may be on cooperative matrices).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttentionKernel {
     PerToken,
     Blocks(AttentionBlock),
+    Cooperative(CoopAttentionBlock),
 }
 
 impl fmt::Display for AttentionKernel {
@@ -31,12 +36,14 @@ impl fmt::Display for AttentionKernel {
         match self {
             Self::PerToken => f.write_str("per query head and token"),
             Self::Blocks(b) => b.fmt(f),
+            Self::Cooperative(b) => b.fmt(f),
         }
     }
 }
 
 /// The kernels for `shape` on `gpu`, with batches and decode's token as given: `base` (the
 /// device's per-token form, compiled once and shared by every candidate) with the blocks added.
+/// Decode has no cooperative form: asking for one is an error.
 pub fn build(
     gpu: &Gpu,
     base: &Attention,
@@ -45,11 +52,26 @@ pub fn build(
     decode: AttentionKernel,
 ) -> Result<Attention, GpuError> {
     let mut attention = base.clone();
-    if let AttentionKernel::Blocks(block) = batch {
-        attention = attention.with_blocks(gpu, block, shape.head_dim)?;
+    match batch {
+        AttentionKernel::PerToken => {}
+        AttentionKernel::Blocks(block) => {
+            attention = attention.with_blocks(gpu, block, shape.head_dim)?;
+        }
+        AttentionKernel::Cooperative(block) => {
+            attention = attention.with_cooperative_blocks(gpu, block, shape.head_dim)?;
+        }
     }
-    if let AttentionKernel::Blocks(block) = decode {
-        attention = attention.with_decode_blocks(gpu, block, shape.head_dim)?;
+    match decode {
+        AttentionKernel::PerToken => {}
+        AttentionKernel::Blocks(block) => {
+            attention = attention.with_decode_blocks(gpu, block, shape.head_dim)?;
+        }
+        AttentionKernel::Cooperative(block) => {
+            return Err(GpuError::Unsupported {
+                adapter: gpu.describe(),
+                what: format!("decode's attention in {block}: its one token fills no fragment"),
+            })
+        }
     }
     Ok(attention)
 }
@@ -57,14 +79,20 @@ pub fn build(
 /// A kernel chosen, and each candidate's time where they were timed.
 pub type KernelChoice = timing::Choice<AttentionKernel>;
 
-/// The per-token form and every block shape `gpu` holds for `shape`'s heads.
-pub fn candidates(gpu: &Gpu, shape: &AttentionShape) -> Vec<AttentionKernel> {
+/// The per-token form and every block shape `gpu` holds for `shape`'s heads; for a batch
+/// (`tokens` > 1), its blocks on cooperative matrices too.
+pub fn candidates(gpu: &Gpu, shape: &AttentionShape, tokens: u32) -> Vec<AttentionKernel> {
+    let cooperative = match tokens {
+        1 => Vec::new(),
+        _ => CoopAttentionBlock::all(gpu, shape.head_dim),
+    };
     std::iter::once(AttentionKernel::PerToken)
         .chain(
             AttentionBlock::all(gpu, shape.head_dim)
                 .into_iter()
                 .map(AttentionKernel::Blocks),
         )
+        .chain(cooperative.into_iter().map(AttentionKernel::Cooperative))
         .collect()
 }
 

@@ -89,10 +89,11 @@ impl Gpu {
             let experimental_features =
                 if features.contains(Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
                     // SAFETY: wgpu asks the caller to accept that its experimental features may
-                    // have bugs. The only one enabled is cooperative matrices, used by one family
-                    // of kernels that the tests check against the CPU reference wherever the
-                    // adapter has them, and that prefill uses only after timing them against the
-                    // portable kernels; `ITINERO_GPU_COOPERATIVE=0` leaves it off.
+                    // have bugs. The only one enabled is cooperative matrices, used by prefill's
+                    // products and attention, which the tests check against the CPU reference
+                    // wherever the adapter has them, and which prefill uses only after timing
+                    // them against the portable kernels; `ITINERO_GPU_COOPERATIVE=0` leaves it
+                    // off.
                     unsafe { wgpu::ExperimentalFeatures::enabled() }
                 } else {
                     wgpu::ExperimentalFeatures::disabled()

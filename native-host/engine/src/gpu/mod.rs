@@ -23,6 +23,8 @@
 //!   attention's kernels and for where decode's attention slices are merged; [`timing`] times a
 //!   pass for them and for decode's choices.
 //! - [`profile`]: GPU timestamps around each dispatch, for `models bench --profile`.
+//! - [`coop_attention`]: a prefill batch's attention in blocks of query rows on cooperative
+//!   matrices, where the adapter has them.
 //! - [`norm`], [`rope`], [`softmax`], [`activation`], [`attention`], [`add`]: the other kernels of
 //!   a transformer block, each with the ggml semantics the reference logits were computed with.
 
@@ -33,6 +35,7 @@ pub mod attention_block;
 pub mod attention_shape;
 pub mod attention_tuning;
 pub mod buffer;
+pub mod coop_attention;
 pub mod coop_shape;
 pub mod device;
 mod error;
@@ -59,6 +62,7 @@ pub use add::Add;
 pub use attention::{Attention, AttentionForm, AttentionSlices, NewKeys};
 pub use attention_block::{AttentionBlock, BlockAttention};
 pub use attention_shape::{AttentionBuffers, AttentionShape};
+pub use coop_attention::{CoopAttention, CoopAttentionBlock};
 pub use coop_shape::CoopShape;
 pub use device::{Gpu, GpuOptions};
 pub use error::GpuError;

@@ -39,11 +39,6 @@ var<workgroup> ss: array<f32, ROWS * SW>;
 // reaches its position.
 var<workgroup> fresh_kv: array<vec2<u32>, HW>;
 
-// Where the query of flattened row `row` (token row / group, head g of the KV head) lies in Q.
-fn q_offset(row: u32, kv_head: u32, group: u32) -> u32 {
-    return ((row / group) * P.heads + kv_head * group + row % group) * HD;
-}
-
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>) {
     let kv_head = wg.x;
@@ -54,8 +49,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
         return;
     }
     let last_row = min(first_row + ROWS, rows) - 1u;
-    // The union of the block's rows' keys: its tokens are consecutive, their ranges ordered.
-    var keys = vec2<u32>(key_range(first_row / group).x, key_range(last_row / group).y);
+    var keys = block_keys(first_row, last_row, group);
     if (P.splits > 1u) {
         // Decode: one token, so every row sees the same keys.
         keys = slice_of(keys, wg.z, P.splits, SLICE);

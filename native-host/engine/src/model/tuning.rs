@@ -7,8 +7,9 @@ use crate::gpu::attention_tuning::{self, AttentionKernel, KernelChoice};
 use crate::gpu::merge_tuning::{self, MergeChoice, MergeSite};
 use crate::gpu::tile_tuning;
 use crate::gpu::{
-    Attention, AttentionBlock, AttentionShape, Blocking, CoopShape, Gpu, GpuError, GpuMatrix,
-    JoinedMatMul, MatMul, MatVecConfig, MergingMatVec, NormedMatVec, TileChoice, BATCH_TILE,
+    Attention, AttentionBlock, AttentionShape, Blocking, CoopAttentionBlock, CoopShape, Gpu,
+    GpuError, GpuMatrix, JoinedMatMul, MatMul, MatVecConfig, MergingMatVec, NormedMatVec,
+    TileChoice, BATCH_TILE,
 };
 use crate::tensor_type::TensorType;
 
@@ -58,7 +59,8 @@ pub enum PrefillTile {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AttentionTuning {
     /// On a GPU, the fastest of the per-token form and each block of query rows the device
-    /// holds, timed as the model loads; on CPU drivers their per-token lane forms.
+    /// holds (a batch's on cooperative matrices too, where it has them), timed as the model
+    /// loads; on CPU drivers their per-token lane forms.
     #[default]
     Auto,
     /// The device's per-token form, untimed.
@@ -66,6 +68,9 @@ pub enum AttentionTuning {
     /// Blocks of query rows, untimed (a batch's the largest the device holds, decode's the
     /// smallest): an error where it holds none.
     Blocks,
+    /// A batch's blocks on cooperative matrices (tensor cores), untimed (the first the device
+    /// holds): an error where it holds none, and for decode, whose one token fills no fragment.
+    Cooperative,
 }
 
 /// The shape of decode's products: how many invocations share a weight row (see
@@ -264,9 +269,16 @@ fn attention_kernel(
                 .ok_or_else(|| AttentionBlock::why_none(gpu, shape.head_dim))?;
             KernelChoice::fixed(AttentionKernel::Blocks(block))
         }
+        AttentionTuning::Cooperative => {
+            let block = CoopAttentionBlock::all(gpu, shape.head_dim)
+                .first()
+                .copied()
+                .ok_or_else(|| CoopAttentionBlock::why_none(gpu, shape.head_dim))?;
+            KernelChoice::fixed(AttentionKernel::Cooperative(block))
+        }
         AttentionTuning::Auto if gpu.is_cpu() => KernelChoice::fixed(AttentionKernel::PerToken),
         AttentionTuning::Auto => {
-            let candidates = attention_tuning::candidates(gpu, shape);
+            let candidates = attention_tuning::candidates(gpu, shape, tokens);
             attention_tuning::fastest(gpu, base, shape, tokens, &candidates)?
         }
     })
