@@ -13,8 +13,8 @@ use crate::generate::Decoder;
 use crate::gguf::Gguf;
 use crate::gpu::KernelTime;
 use crate::model::{
-    AttentionTuning, DecodeShape, Fusion, GpuTuning, ModelError, PrefillTile, SliceMerge,
-    PREFILL_BATCH,
+    AttentionTuning, DecodeShape, Fusion, GpuTuning, ModelError, PrefillBatch, PrefillTile,
+    SliceMerge,
 };
 
 /// What to measure.
@@ -45,6 +45,8 @@ pub struct BenchOptions {
     pub slice_merge: SliceMerge,
     /// The shape of decode's products.
     pub decode_shape: DecodeShape,
+    /// Tokens a prefill batch holds.
+    pub prefill_batch: PrefillBatch,
 }
 
 impl Default for BenchOptions {
@@ -63,6 +65,7 @@ impl Default for BenchOptions {
             decode_attention: AttentionTuning::Auto,
             slice_merge: SliceMerge::Auto,
             decode_shape: DecodeShape::Auto,
+            prefill_batch: PrefillBatch::Auto,
         }
     }
 }
@@ -92,7 +95,7 @@ pub struct BenchReport {
     pub peak_rss_bytes: Option<u64>,
     /// Device time per kernel of one decode step at the prompt's end, when asked for.
     pub decode_profile: Option<Vec<KernelTime>>,
-    /// The same for one prefill batch of up to [`PREFILL_BATCH`] tokens.
+    /// The same for one prefill batch of up to the model's batch of tokens.
     pub prefill_profile: Option<Vec<KernelTime>>,
 }
 
@@ -103,6 +106,8 @@ pub struct GpuWork {
     pub decode_dispatches: usize,
     /// The same for one prefill batch.
     pub prefill_dispatches: usize,
+    /// The most tokens a prefill batch holds.
+    pub prefill_batch: u32,
     /// Prefill's tile of tokens, and each candidate's time where it was timed.
     pub prefill_tile: String,
     /// Decode's products' shape and where they read x, and each way's time where timed.
@@ -142,6 +147,7 @@ pub fn run(
         decode_attention: opts.decode_attention,
         slice_merge: opts.slice_merge,
         decode_shape: opts.decode_shape,
+        prefill_batch: opts.prefill_batch,
     };
     let mut model = LoadedModel::load_tuned(opts.device, gguf, capacity, tuning)?;
     let load = start.elapsed();
@@ -178,7 +184,7 @@ pub fn run(
         Some((gpu, m)) if opts.profile => {
             progress("profile: each kernel of a decode step and of a prefill batch");
             let decode = m.profile(gpu, &ids(1, 0), opts.prompt)?;
-            let batch = opts.prompt.min(PREFILL_BATCH);
+            let batch = opts.prompt.min(m.prefill_batch());
             let prefill = m.profile(gpu, &ids(batch, 0), 0)?;
             (Some(decode), Some(prefill))
         }
@@ -206,6 +212,7 @@ pub fn run(
     let gpu = model.on_gpu().map(|(_, m)| GpuWork {
         decode_dispatches: m.decode_dispatches(),
         prefill_dispatches: m.prefill_dispatches(),
+        prefill_batch: m.prefill_batch(),
         prefill_tile: m.prefill_tile().describe(),
         decode_x: m.decode_x().to_owned(),
         prefill_attention: m.prefill_attention().describe(),

@@ -28,6 +28,11 @@ pub trait Decoder {
     fn busies_the_cpu(&self) -> bool {
         false
     }
+    /// Prompt tokens fed between checks for cancellation: one of the model's batches, so a
+    /// stopped task stops within a batch's time (about a second on two CPU cores).
+    fn feed_chunk(&self) -> usize {
+        PREFILL_BATCH as usize
+    }
 }
 
 /// A model on a GPU (held as `&Gpu` or `Arc<Gpu>`).
@@ -50,6 +55,9 @@ impl<G: std::ops::Deref<Target = Gpu>> Decoder for GpuModel<G> {
     fn busies_the_cpu(&self) -> bool {
         self.gpu.is_cpu()
     }
+    fn feed_chunk(&self) -> usize {
+        self.model.prefill_batch() as usize
+    }
 }
 
 impl Decoder for CpuTransformer {
@@ -66,10 +74,6 @@ impl Decoder for CpuTransformer {
         true
     }
 }
-
-/// Prompt tokens fed between checks for cancellation: one batch, so a stopped task stops within
-/// a batch's time (about a second on two CPU cores).
-const FEED_CHUNK: usize = PREFILL_BATCH as usize;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GenerateError {
@@ -226,14 +230,15 @@ impl<D: Decoder> Generator<D> {
         };
         let to_feed = &before[reused..];
         let mut fed = 0;
-        for chunk in to_feed.chunks(FEED_CHUNK) {
+        let chunk_len = self.decoder.feed_chunk();
+        for chunk in to_feed.chunks(chunk_len) {
             if cancel.load(Ordering::SeqCst) {
                 return Ok(done(Finish::Cancelled, Vec::new(), String::new(), reused));
             }
             self.decoder.feed(chunk, self.cached.len() as u32)?;
             self.cached.extend_from_slice(chunk);
             fed += chunk.len();
-            if to_feed.len() > FEED_CHUNK {
+            if to_feed.len() > chunk_len {
                 on(Generating::Prompt {
                     done: fed,
                     total: to_feed.len(),
@@ -435,7 +440,7 @@ mod tests {
         let tok = tokenizer();
         let mut g = spelling(&tok, " ok");
         g.decoder.capacity = 1024;
-        let batch = FEED_CHUNK;
+        let batch = g.decoder.feed_chunk();
         // The fake model starts its text after token 0.
         let mut prompt = vec![7; 2 * batch + 10];
         prompt.push(0);

@@ -26,7 +26,8 @@ use itinero_engine::gpu::{
     tile_tuning, Blocking, CoopAttentionBlock, CoopShape, Gpu, RopeOrder, RopeParams, BATCH_TILE,
 };
 use itinero_engine::model::{
-    AttentionTuning, DecodeShape, Fusion, GpuTuning, HParams, PrefillTile, SliceMerge, Transformer,
+    AttentionTuning, DecodeShape, Fusion, GpuTuning, HParams, PrefillBatch, PrefillTile,
+    SliceMerge, Transformer, PREFILL_BATCH,
 };
 use itinero_engine::models::{KnownModel, GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
@@ -680,6 +681,71 @@ fn gemma3_prefill_attention_on_cooperative_matrices_matches_an_f64_cpu_pass() {
         8,
         256,
     );
+}
+
+/// A prompt of 300 tokens in one batch of 512 (a GPU's batch) and in batches of 128 (CPU
+/// drivers'), fused and separate: the same cache, so the same logits at the next position. Each
+/// token's products and attention are the same arithmetic in either batch, so they agree to the
+/// last bits; a batch that dropped or misplaced tokens past 128 would not.
+#[test]
+fn smollm2_prefill_in_batches_of_512_matches_batches_of_128() {
+    let gpu = common::gpu();
+    let vocab = HParams::from_gguf(&common::open(SMOLLM2_135M))
+        .unwrap()
+        .vocab;
+    let prompt: Vec<u32> = (0..301u32).map(|i| (i * 7919 + 13) % vocab).collect();
+    let (head, &last) = (&prompt[..300], &prompt[300]);
+    let auto = Transformer::load(gpu, common::open(SMOLLM2_135M), 16).unwrap();
+    assert_eq!(
+        auto.prefill_batch(),
+        if gpu.is_cpu() { PREFILL_BATCH } else { 512 },
+        "the batch a device gets by default"
+    );
+    for fusion in [Fusion::Fused, Fusion::Separate] {
+        let logits = [512, PREFILL_BATCH].map(|batch| {
+            let tuning = GpuTuning {
+                fusion,
+                prefill_batch: PrefillBatch::Tokens(batch),
+                ..GpuTuning::default()
+            };
+            let model =
+                Transformer::load_tuned(gpu, common::open(SMOLLM2_135M), 320, tuning).unwrap();
+            assert_eq!(model.prefill_batch(), batch);
+            model.feed(gpu, head, 0).unwrap();
+            model.step(gpu, last, 300).unwrap()
+        });
+        let largest = logits[1].iter().fold(1.0f32, |a, l| a.max(l.abs()));
+        let worst = logits[0]
+            .iter()
+            .zip(&logits[1])
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        eprintln!("{fusion:?}: 300 tokens in a batch of 512 against batches of 128: {worst:.2e}");
+        assert!(
+            worst <= 1e-5 * largest,
+            "{fusion:?}: a batch of 512 moves the logits by {worst} (largest {largest})"
+        );
+    }
+}
+
+/// A batch the device cannot bind, or out of range, is refused with the reason.
+#[test]
+fn prefill_batches_out_of_range_are_refused() {
+    let gpu = common::gpu();
+    for batch in [1, 5000] {
+        let tuning = GpuTuning {
+            prefill_batch: PrefillBatch::Tokens(batch),
+            ..GpuTuning::default()
+        };
+        let err = Transformer::load_tuned(gpu, common::open(SMOLLM2_135M), 16, tuning)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("a prefill batch of {batch} tokens")),
+            "{err}"
+        );
+        assert!(err.contains("2 to 4096"), "{err}");
+    }
 }
 
 /// As above for Gemma 3: its q/k norms, post-norms, GELU, sliding-window layers, and its

@@ -12,7 +12,9 @@ use itinero_engine::device::Device;
 use itinero_engine::gguf::{Gguf, TensorType};
 use itinero_engine::gpu::matvec_config::TIMED_THREADS_PER_ROW;
 use itinero_engine::gpu::{tile_tuning, KernelTime};
-use itinero_engine::model::{AttentionTuning, DecodeShape, Fusion, PrefillTile, SliceMerge};
+use itinero_engine::model::{
+    AttentionTuning, DecodeShape, Fusion, PrefillBatch, PrefillTile, SliceMerge, MAX_PREFILL_BATCH,
+};
 use itinero_engine::models;
 use itinero_engine::ollama_store::OllamaStore;
 use itinero_engine::synthetic::{self, Shape};
@@ -91,6 +93,11 @@ pub struct BenchArgs {
     /// compare them on one device.
     #[arg(long, default_value = "auto", value_parser = parse_decode_shape)]
     pub decode_shape: DecodeShape,
+    /// How many tokens a prefill batch holds: `auto` (512 on a GPU, or 256 or 128 where a
+    /// model's activations for 512 exceed a storage binding; 128 on CPU drivers) or a number
+    /// (2 to 4096), to compare batches on one device.
+    #[arg(long, default_value = "auto", value_parser = parse_prefill_batch)]
+    pub prefill_batch: PrefillBatch,
     #[arg(long)]
     pub json: bool,
 }
@@ -124,6 +131,18 @@ fn parse_tile(s: &str) -> Result<PrefillTile, String> {
         _ => Err(format!(
             "`{s}`: the prefill tile is auto, coop or one of {:?}",
             tile_tuning::CANDIDATES
+        )),
+    }
+}
+
+fn parse_prefill_batch(s: &str) -> Result<PrefillBatch, String> {
+    if s == "auto" {
+        return Ok(PrefillBatch::Auto);
+    }
+    match s.parse::<u32>() {
+        Ok(n) if (2..=MAX_PREFILL_BATCH).contains(&n) => Ok(PrefillBatch::Tokens(n)),
+        _ => Err(format!(
+            "`{s}`: a prefill batch is auto or 2 to {MAX_PREFILL_BATCH} tokens"
         )),
     }
 }
@@ -336,6 +355,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         decode_attention: args.decode_attention.into(),
         slice_merge: args.slice_merge.into(),
         decode_shape: args.decode_shape,
+        prefill_batch: args.prefill_batch,
         ..BenchOptions::default()
     };
     eprintln!("benchmarking {spec} (device: {device})");
@@ -386,8 +406,8 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
     );
     if let Some(work) = &report.gpu {
         println!(
-            "work:    a decode step {} dispatches, a prefill batch {}",
-            work.decode_dispatches, work.prefill_dispatches
+            "work:    a decode step {} dispatches, a prefill batch {} (of up to {} tokens)",
+            work.decode_dispatches, work.prefill_dispatches, work.prefill_batch
         );
         println!("tile:    prefill's products take {}", work.prefill_tile);
         println!("x:       decode's products take {}", work.decode_x);

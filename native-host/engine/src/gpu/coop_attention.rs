@@ -82,16 +82,16 @@ impl CoopAttentionBlock {
     }
 
     /// Workgroup memory for heads of `head_dim` and a workgroup of `invocations`: the staged
-    /// f16 queries, keys and values (each row 8 halves longer than the head), the tile's f32
-    /// scores (each row 4 longer), its f16 probabilities (8 longer), and a float an invocation
-    /// and two a row for the softmax.
+    /// f16 queries, and the tile's keys and then its values in one place (each row 8 halves
+    /// longer than the head), the tile's f32 scores (each row 4 longer), its f16 probabilities
+    /// (8 longer), and a float an invocation and two a row for the softmax.
     pub fn workgroup_bytes(self, head_dim: u32, invocations: u32) -> u64 {
         let (rows, keys, hd) = (
             u64::from(self.rows),
             u64::from(self.keys),
             u64::from(head_dim),
         );
-        (rows + 2 * keys) * (hd + 8) * 2
+        (rows + keys) * (hd + 8) * 2
             + rows * (keys + 4) * 4
             + rows * (keys + 8) * 2
             + 2 * u64::from(invocations) * 4

@@ -5,7 +5,8 @@
 //
 // Four subgroups share each tile. The scores S = Q·Kᵀ (BR × BK) are fragments of F×F, a
 // subgroup taking every fourth, summed in f32 over the head from the staged f16 queries (scaled)
-// and keys, and stored to workgroup memory. Every invocation then takes a part of one row's
+// and keys, and stored to workgroup memory; the tile's values then take the keys' place, so that
+// heads of 256 fit 48 KiB in blocks of 16×16 fragments. Every invocation then takes a part of one row's
 // scores: masked, the row's new maximum, the probabilities rounded to f16 for the next product,
 // their sum, and how much the row's output so far shrinks. The tile's output P·V (BR × HD) is
 // fragments too, a subgroup's at a time, passed through workgroup memory to the invocations that
@@ -33,8 +34,8 @@ const MASKED: f32 = -3.4028235e38;
 const F16_MAX: f32 = 65504.0;
 
 var<workgroup> qs: array<f16, BR * QS>;
-var<workgroup> ks: array<f16, BK * QS>;
-var<workgroup> vs: array<f16, BK * QS>;
+// The tile's keys; once the scores are stored, its values.
+var<workgroup> kv: array<f16, BK * QS>;
 // The tile's scores; then, a fragment of each subgroup at a time, its output.
 var<workgroup> ss: array<f32, max(BR * SS, 4u * F * F)>;
 var<workgroup> ps: array<f16, BR * PS>;
@@ -50,6 +51,24 @@ fn out_at(round: u32, n: u32, li: u32) -> vec2<u32> {
     let f = round * 4u + el / (F * F);
     let within = el % (F * F);
     return vec2<u32>((f / (HD / F)) * F + within / F, (f % (HD / F)) * F + within % F);
+}
+
+// Stages the keys (or the values) of the tile from key b into kv, in f16; keys at or past
+// `end`, the block's last, are loaded from it and masked by the softmax.
+fn stage(b: u32, end: u32, kv_head: u32, li: u32, keys: bool) {
+    for (var i = li; i < BK * HW; i += WG) {
+        let key = i / HW;
+        let w = i % HW;
+        let word = cache_word(min(b + key, end - 1u), kv_head, w);
+        var pair: vec2<f32>;
+        if (keys) {
+            pair = unpack2x16float(K[word]);
+        } else {
+            pair = unpack2x16float(V[word]);
+        }
+        kv[key * QS + 2u * w] = f16(pair.x);
+        kv[key * QS + 2u * w + 1u] = f16(pair.y);
+    }
 }
 
 @compute @workgroup_size(WG)
@@ -88,18 +107,7 @@ fn main(
     for (var b = keys.x; b < keys.y; b += BK) {
         // The queries are staged, and every invocation is done with the last tile.
         workgroupBarrier();
-        for (var i = li; i < BK * HW; i += WG) {
-            let key = i / HW;
-            let w = i % HW;
-            // Keys past the block's last are loaded from it and masked below.
-            let word = cache_word(min(b + key, keys.y - 1u), kv_head, w);
-            let k = unpack2x16float(K[word]);
-            let v = unpack2x16float(V[word]);
-            ks[key * QS + 2u * w] = f16(k.x);
-            ks[key * QS + 2u * w + 1u] = f16(k.y);
-            vs[key * QS + 2u * w] = f16(v.x);
-            vs[key * QS + 2u * w + 1u] = f16(v.y);
-        }
+        stage(b, keys.y, kv_head, li, true);
         workgroupBarrier();
         // S = Q·Kᵀ: A is the queries by dims, row-major; B the dims by keys, which is the
         // staged keys read column-major.
@@ -109,12 +117,15 @@ fn main(
             var s = zero;
             for (var d = 0u; d < HD; d += F) {
                 let a = coopLoadT<coop_matFxF<f16, A>>(&qs[r0 * QS + d], QS);
-                let kt = coopLoad<coop_matFxF<f16, B>>(&ks[k0 * QS + d], QS);
+                let kt = coopLoad<coop_matFxF<f16, B>>(&kv[k0 * QS + d], QS);
                 s = coopMultiplyAdd(a, kt, s);
             }
             coopStoreT(s, &ss[r0 * SS + k0], SS);
         }
+        // The scores are stored and the keys read: the values take their place, loaded while
+        // the softmax begins.
         workgroupBarrier();
+        stage(b, keys.y, kv_head, li, false);
         var most = MASKED;
         for (var j = part; j < BK; j += PER_ROW) {
             let t = b + j;
@@ -159,7 +170,7 @@ fn main(
             var o = zero;
             for (var k = 0u; k < BK; k += F) {
                 let a = coopLoadT<coop_matFxF<f16, A>>(&ps[r0 * PS + k], PS);
-                let v = coopLoadT<coop_matFxF<f16, B>>(&vs[k * QS + d0], QS);
+                let v = coopLoadT<coop_matFxF<f16, B>>(&kv[k * QS + d0], QS);
                 o = coopMultiplyAdd(a, v, o);
             }
             if (round > 0u) {

@@ -5,7 +5,7 @@ use crate::gpu::{Bound, Destination, Gpu, NormedInput, Output, StepUniform};
 
 use super::bind::{bind_layers, bind_layers_normed, Kernels, Shape};
 use super::scratch::Scratch;
-use super::tuning::{Products, PREFILL_BATCH};
+use super::tuning::Products;
 use super::weights::{Layer, Weights};
 use super::{HParams, ModelError};
 
@@ -40,16 +40,17 @@ impl Plan {
         Ok(Self { s, step, pass })
     }
 
-    /// Up to [`PREFILL_BATCH`] tokens a step, through the matrix-matrix kernels.
+    /// Up to `batch` tokens a step, through the matrix-matrix kernels.
     pub(super) fn prefill(
         gpu: &Gpu,
         k: &Kernels,
         p: &Products,
         shape: Shape<'_>,
         layers: &[Layer],
+        batch: u32,
     ) -> Result<Self, ModelError> {
-        let s = Scratch::new(gpu, shape.hp, PREFILL_BATCH);
-        let step = StepUniform::new(0, PREFILL_BATCH).buffer(gpu);
+        let s = Scratch::new(gpu, shape.hp, batch);
+        let step = StepUniform::new(0, batch).buffer(gpu);
         let pass = bind_layers(
             gpu,
             k,
@@ -58,10 +59,7 @@ impl Plan {
             layers,
             &s,
             &step,
-            |m, x, y, out| {
-                p.matmul
-                    .bind_output(gpu, m, x, y, &step, PREFILL_BATCH, out)
-            },
+            |m, x, y, out| p.matmul.bind_output(gpu, m, x, y, &step, batch, out),
         )?;
         Ok(Self { s, step, pass })
     }

@@ -5,8 +5,9 @@
 //! are read. The token embedding stays in the memory-mapped file: a step needs one row of it,
 //! which the CPU dequantises and uploads (Gemma's embedding alone is 170 MB).
 //!
-//! Every dispatch is bound once at load, twice over: for decode and for batches of up to
-//! [`PREFILL_BATCH`] tokens (the matrix-matrix kernels). A step then only writes the token
+//! Every dispatch is bound once at load, twice over: for decode and for batches of up to 512
+//! tokens on a GPU, [`PREFILL_BATCH`](super::PREFILL_BATCH) through CPU drivers (the
+//! matrix-matrix kernels; see `tuning::prefill_batch`). A step then only writes the token
 //! embeddings and the step uniform, and records what was bound. Decode records the next step's
 //! commands while the device runs this one: they do not depend on the token, and recording a
 //! few hundred dispatches is CPU time a step would otherwise wait for.
@@ -33,7 +34,7 @@ use crate::tensor_type::TensorType;
 
 use super::bind::{Kernels, Shape};
 use super::plan::Plan;
-use super::tuning::{self, Fusion, GpuTuning, Products, PREFILL_BATCH};
+use super::tuning::{self, Fusion, GpuTuning, Products};
 use super::variant::Variant;
 use super::weights::{Layer, Weights};
 use super::{HParams, ModelError};
@@ -48,6 +49,8 @@ pub struct Transformer {
     layers: Vec<Layer>,
     decode: Plan,
     prefill: Plan,
+    /// The most tokens a prefill batch holds.
+    prefill_batch: u32,
     /// The final norm and the output matrix on the decode activations.
     logits_pass: Vec<Bound>,
     logits: wgpu::Buffer,
@@ -111,7 +114,9 @@ impl Transformer {
         let weights = Weights::load(gpu, &gguf, &hp, &variant, capacity)?;
         let types = weights.matrix_types();
         let layers = &weights.layers;
-        let products = Products::choose(gpu, &types, hp.dim, variant.gate, layers, tuning)?;
+        let batch = tuning::prefill_batch(gpu, &hp, tuning.prefill_batch)?;
+        let products =
+            Products::choose(gpu, &types, (hp.dim, batch), variant.gate, layers, tuning)?;
         let GpuTuning {
             prefill_attention,
             decode_attention,
@@ -126,7 +131,7 @@ impl Transformer {
         let (attention, prefill_attention, decode_attention) = tuning::attention(
             gpu,
             &shape.attention(false),
-            prefill_attention,
+            (prefill_attention, batch),
             decode_attention,
         )?;
         // Fused decode leaves RoPE to attention where its kernel can rotate: a dispatch fewer a
@@ -150,12 +155,12 @@ impl Transformer {
         let rope = RopeParams::from_gguf(&gguf)?;
         let k = Kernels::new(gpu, rope, variant.gate, attention, merging)?;
         let decode = Plan::decode(gpu, &k, &products, shape, layers)?;
-        let prefill = Plan::prefill(gpu, &k, &products, shape, layers)?;
+        let prefill = Plan::prefill(gpu, &k, &products, shape, layers, batch)?;
         let logits = gpu.storage_f32("logits", hp.vocab as usize);
         let logits_readback = gpu.readback_buffer("logits read-back", logits.size());
         let logits_pass = decode.bind_logits(gpu, &k, &products, &hp, &weights, &logits)?;
         let embd_ty = gguf.tensor("token_embd.weight")?.info.ty;
-        tracing::info!(?hp, capacity, ?types, "model loaded");
+        tracing::info!(?hp, capacity, ?types, prefill_batch = batch, "model loaded");
         Ok(Self {
             gguf,
             hp,
@@ -166,6 +171,7 @@ impl Transformer {
             layers: weights.layers,
             decode,
             prefill,
+            prefill_batch: batch,
             logits_pass,
             logits,
             logits_readback,
@@ -177,6 +183,11 @@ impl Transformer {
             prefill_attention,
             decode_attention,
         })
+    }
+
+    /// The most tokens a prefill batch holds: [`Self::feed`] runs a prompt in batches of it.
+    pub fn prefill_batch(&self) -> u32 {
+        self.prefill_batch
     }
 
     /// How many dispatches one decode step records (its logits' included): what a step costs
@@ -283,11 +294,11 @@ impl Transformer {
     }
 
     /// Adds `tokens` at positions `pos..` to the KV cache without computing logits, in batches of
-    /// [`PREFILL_BATCH`]. Returns once the device has finished.
+    /// [`Self::prefill_batch`]. Returns once the device has finished.
     pub fn feed(&self, gpu: &Gpu, tokens: &[u32], pos: u32) -> Result<(), ModelError> {
         self.check_room(pos, tokens.len())?;
         let mut at = pos;
-        for batch in tokens.chunks(PREFILL_BATCH as usize) {
+        for batch in tokens.chunks(self.prefill_batch as usize) {
             let enc = self.start(gpu, &self.prefill, batch, at)?;
             gpu.queue().submit([enc.finish()]);
             at += batch.len() as u32;
@@ -300,8 +311,8 @@ impl Transformer {
         super::check_room(pos, tokens, self.capacity)
     }
 
-    /// Runs one token as [`Self::step`] does (with its logits), or up to [`PREFILL_BATCH`] as
-    /// one batch of [`Self::feed`], with a GPU timestamp after each dispatch: the device time
+    /// Runs one token as [`Self::step`] does (with its logits), or up to
+    /// [`Self::prefill_batch`] as one batch of [`Self::feed`], with a GPU timestamp after each dispatch: the device time
     /// per kernel (see [`Profiler`]). The KV cache gains the tokens as it would otherwise.
     pub fn profile(
         &self,
@@ -310,9 +321,10 @@ impl Transformer {
         pos: u32,
     ) -> Result<Vec<KernelTime>, ModelError> {
         let n = tokens.len();
-        if n == 0 || n > PREFILL_BATCH as usize {
+        let most = self.prefill_batch;
+        if n == 0 || n > most as usize {
             return Err(ModelError::Unsupported(format!(
-                "a profile runs 1 to {PREFILL_BATCH} tokens, not {n}"
+                "a profile runs 1 to {most} tokens, not {n}"
             )));
         }
         self.check_room(pos, n)?;

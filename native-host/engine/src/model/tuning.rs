@@ -15,12 +15,21 @@ use crate::tensor_type::TensorType;
 
 use super::decode_products::{DecodeProducts, NormedAsk};
 use super::weights::Layer;
-use super::ModelError;
+use super::{HParams, ModelError};
 use crate::gate::Gate;
 
-/// Tokens per prefill batch: enough that the weights' decoding is spread over many tokens, small
-/// enough that the batch's activations are a few megabytes even for an 8B model.
+/// Tokens per prefill batch on the CPU and through CPU drivers: enough that the weights'
+/// decoding is spread over many tokens, few enough that a cancelled task stops within a batch
+/// (about a second on two cores).
 pub const PREFILL_BATCH: u32 = 128;
+
+/// The batches a GPU's prefill tries, largest first: llama.cpp's 512 (its `n_ubatch`) gives a
+/// large GPU's products four times the workgroups of 128 and reads each weight once for four
+/// times the tokens; smaller ones where the activations of 512 exceed a storage binding.
+const GPU_PREFILL_BATCHES: [u32; 3] = [512, 256, PREFILL_BATCH];
+
+/// The most tokens a prefill batch may be asked to hold.
+pub const MAX_PREFILL_BATCH: u32 = 4096;
 
 /// Whether operations are fused into fewer dispatches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -102,6 +111,17 @@ pub enum SliceMerge {
     Dispatch,
 }
 
+/// How many tokens a prefill batch holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PrefillBatch {
+    /// On a GPU, 512 (or 256 or 128, the largest whose activations each fit a storage
+    /// binding); [`PREFILL_BATCH`] on CPU drivers.
+    #[default]
+    Auto,
+    /// This many (2 to [`MAX_PREFILL_BATCH`]): to compare batches on one device, and for tests.
+    Tokens(u32),
+}
+
 /// How the GPU pass is bound: each choice the model makes as it loads, or a forced one to
 /// compare on one device.
 #[derive(Debug, Clone, Copy, Default)]
@@ -112,6 +132,45 @@ pub struct GpuTuning {
     pub decode_attention: AttentionTuning,
     pub slice_merge: SliceMerge,
     pub decode_shape: DecodeShape,
+    pub prefill_batch: PrefillBatch,
+}
+
+/// The tokens of a prefill batch for a model of `hp` on `gpu`, as `asked`: an error where the
+/// batch asked for is out of range or its activations exceed what the device binds.
+pub(super) fn prefill_batch(
+    gpu: &Gpu,
+    hp: &HParams,
+    asked: PrefillBatch,
+) -> Result<u32, ModelError> {
+    // The widest activation a token has, in bytes (Scratch's buffers).
+    let widest = [hp.dim, hp.ffn, hp.heads * hp.head_dim, hp.kv_dim()]
+        .into_iter()
+        .max()
+        .map_or(0, |w| u64::from(w) * 4);
+    let limits = gpu.limits();
+    let bound = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
+    let fits = |tokens: u32| widest * u64::from(tokens) <= bound;
+    match asked {
+        PrefillBatch::Tokens(n) if !(2..=MAX_PREFILL_BATCH).contains(&n) => {
+            Err(ModelError::Unsupported(format!(
+                "a prefill batch of {n} tokens (2 to {MAX_PREFILL_BATCH})"
+            )))
+        }
+        PrefillBatch::Tokens(n) if !fits(n) => Err(ModelError::Unsupported(format!(
+            "a prefill batch of {n} tokens: its activations of {} bytes exceed the {bound} \
+             bytes {} binds",
+            widest * u64::from(n),
+            gpu.describe()
+        ))),
+        PrefillBatch::Tokens(n) => Ok(n),
+        PrefillBatch::Auto if gpu.is_cpu() => Ok(PREFILL_BATCH),
+        PrefillBatch::Auto => Ok(GPU_PREFILL_BATCHES
+            .into_iter()
+            .find(|&tokens| fits(tokens))
+            .unwrap_or(PREFILL_BATCH)),
+    }
 }
 
 impl Fusion {
@@ -139,11 +198,12 @@ pub(super) struct Products {
 
 impl Products {
     /// The kernels for matrices of `types` in a model of hidden size `dim`, as `tuning` asks;
-    /// decode's shape and prefill's tile are timed with the products of the first of `layers`.
+    /// decode's shape and prefill's tile (for batches of `batch` tokens) are timed with the
+    /// products of the first of `layers`.
     pub(super) fn choose(
         gpu: &Gpu,
         types: &[TensorType],
-        dim: u32,
+        (dim, batch): (u32, u32),
         gate: Gate,
         layers: &[Layer],
         tuning: GpuTuning,
@@ -169,7 +229,7 @@ impl Products {
         let layer = &layers[0];
         let (decode, normed) =
             DecodeProducts::choose(gpu, types, max_cols, layer, shapes, matmul, ask)?;
-        let prefill_tile = prefill_tile(gpu, tile, types, layers, fused)?;
+        let prefill_tile = prefill_tile(gpu, tile, types, layers, (fused, batch))?;
         let matmul = MatMul::with_blocking(gpu, types, prefill_tile.chosen)?;
         let joined = fused
             .then(|| JoinedMatMul::with_blocking(gpu, types, gate, prefill_tile.chosen))
@@ -185,13 +245,13 @@ impl Products {
 }
 
 /// Prefill's tile of tokens as `tile` asks; chosen on a GPU by timing the first layer's products
-/// as prefill binds them (joined where it joins them).
+/// as prefill binds them (joined where it `fused`), for a batch of `batch` tokens.
 fn prefill_tile(
     gpu: &Gpu,
     tile: PrefillTile,
     types: &[TensorType],
     layers: &[Layer],
-    fused: bool,
+    (fused, batch): (bool, u32),
 ) -> Result<TileChoice, ModelError> {
     let choice = match tile {
         PrefillTile::Fixed(1) => {
@@ -220,7 +280,7 @@ fn prefill_tile(
             }
             timed.push(&l.down);
             let candidates = tile_tuning::candidates(gpu);
-            tile_tuning::fastest(gpu, types, &timed, PREFILL_BATCH, &candidates)?
+            tile_tuning::fastest(gpu, types, &timed, batch, &candidates)?
         }
     };
     tracing::info!(tile = %choice.describe(), "prefill's tile of tokens");
@@ -228,16 +288,16 @@ fn prefill_tile(
 }
 
 /// Attention's kernels for layers of `shape` (its global layers': Gemma's local ones see fewer
-/// keys), for a batch and for decode as `prefill` and `decode` ask, with what was chosen for
-/// each; chosen on a GPU by timing late in a long prompt.
+/// keys), for a batch of `batch` tokens and for decode as `prefill` and `decode` ask, with what
+/// was chosen for each; chosen on a GPU by timing late in a long prompt.
 pub(super) fn attention(
     gpu: &Gpu,
     shape: &AttentionShape,
-    prefill: AttentionTuning,
+    (prefill, batch): (AttentionTuning, u32),
     decode: AttentionTuning,
 ) -> Result<(Attention, KernelChoice, KernelChoice), ModelError> {
     let base = Attention::new(gpu)?;
-    let batch = attention_kernel(gpu, &base, shape, prefill, PREFILL_BATCH)?;
+    let batch = attention_kernel(gpu, &base, shape, prefill, batch)?;
     let token = attention_kernel(gpu, &base, shape, decode, 1)?;
     tracing::info!(
         prefill = %batch.describe(),
