@@ -13,7 +13,7 @@ mod common;
 use half::{bf16, f16};
 use itinero_engine::gate::Gate;
 use itinero_engine::gguf::TensorType;
-use itinero_engine::gpu::{merge_tuning, tile_tuning};
+use itinero_engine::gpu::{coop_check, merge_tuning, tile_tuning};
 use itinero_engine::gpu::{
     record_pass, Attention, AttentionBlock, AttentionBuffers, AttentionForm, AttentionShape,
     AttentionSlices, Blocking, CoopShape, Destination, GpuError, GpuMatrix, JoinedMatMul, MatMul,
@@ -572,6 +572,59 @@ fn check_cooperative(blocking: Blocking, rng: &mut Rng) {
             F16_TOLERANCE,
             rng,
         );
+    }
+}
+
+/// The check a model makes of its products on cooperative matrices before it uses them: every
+/// type and shape passes it where the adapter has them, a matrix whose rows are not whole blocks
+/// included; and outputs that differ as a broken kernel's would fail it, by name.
+#[test]
+fn cooperative_products_pass_their_check_and_wrong_outputs_fail_it() {
+    let want: Vec<f32> = (0..256)
+        .map(|i| ((i * 37) % 101) as f32 / 50.0 - 1.0)
+        .collect();
+    let rounded: Vec<f32> = want.iter().map(|&w| f16::from_f32(w).to_f32()).collect();
+    assert!(coop_check::agree("rounded", &rounded, &want).unwrap() < 1e-3);
+    // One fragment's sums lost, and every output shifted by one.
+    let mut lost = want.clone();
+    lost[64..128].fill(0.0);
+    let mut shifted = want.clone();
+    shifted.rotate_left(1);
+    for (what, got) in [("lost", lost), ("shifted", shifted)] {
+        let err = coop_check::agree(what, &got, &want)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(what) && err.contains("portable kernel"),
+            "{err}"
+        );
+    }
+    let nan = vec![f32::NAN; want.len()];
+    assert!(coop_check::agree("nan", &nan, &want).is_err());
+
+    let gpu = common::gpu();
+    let shapes = CoopShape::all(gpu);
+    if shapes.is_empty() {
+        eprintln!(
+            "{} has no cooperative matrices: nothing more to check here",
+            gpu.describe()
+        );
+        return;
+    }
+    let mut rng = Rng(0x5eed_0012);
+    let matrices: Vec<GpuMatrix> = TYPES
+        .into_iter()
+        .map(|ty| {
+            let cols = if ty.block_elements() == 256 { 512 } else { 96 };
+            let data = random_rows(ty, 67, cols, &mut rng);
+            GpuMatrix::upload(gpu, "random", ty, 67, cols as u64, &data).unwrap()
+        })
+        .collect();
+    let refs: Vec<&GpuMatrix> = matrices.iter().collect();
+    for shape in shapes {
+        let worst =
+            coop_check::check_products(gpu, &TYPES, &refs, Blocking::Cooperative(shape)).unwrap();
+        eprintln!("{shape}: worst relative difference {worst:.1e}");
     }
 }
 

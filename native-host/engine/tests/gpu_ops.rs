@@ -19,6 +19,7 @@ mod common;
 use itinero_engine::gate::Gate;
 use itinero_engine::gguf::Architecture;
 use itinero_engine::gpu::attention_tuning::{self, AttentionKernel};
+use itinero_engine::gpu::coop_check;
 use itinero_engine::gpu::{
     record_pass, Attention, AttentionBlock, AttentionBuffers, AttentionForm, AttentionShape, Bound,
     CoopAttentionBlock, GatedActivation, Gpu, HeadNorms, KvStore, NewKeys, Output, RmsNorm, Rope,
@@ -635,6 +636,29 @@ fn attention_on_cooperative_matrices_matches_the_reference() {
             variants,
             Inputs::F16,
         );
+    }
+}
+
+/// The check a model makes of a batch's attention on cooperative matrices before it uses it:
+/// every block the device holds passes it, for the heads of SmolLM2, Llama 3 and Gemma 3.
+#[test]
+fn attention_on_cooperative_matrices_passes_its_check() {
+    let gpu = common::gpu();
+    let base = Attention::new(gpu).unwrap();
+    for (heads, kv_heads, head_dim) in [(9, 3, 64), (24, 8, 128), (4, 1, 256)] {
+        let shape = AttentionShape {
+            heads,
+            kv_heads,
+            head_dim,
+            capacity: 64,
+            window: None,
+            scale: 1.0 / (head_dim as f32).sqrt(),
+        };
+        for block in CoopAttentionBlock::all(gpu, head_dim) {
+            let worst = coop_check::check_attention(gpu, &base, &shape, block).unwrap();
+            eprintln!("{block}, heads of {head_dim}: relative difference {worst:.1e}");
+            assert!(worst < 1e-2);
+        }
     }
 }
 

@@ -17,6 +17,15 @@ pub enum GpuError {
     ReadBack { what: String, reason: String },
     #[error("matrix {name}: {reason}")]
     Shape { name: String, reason: String },
+    #[error(
+        "{what} on cooperative matrices differs from the portable kernel by {relative:.2e} of its \
+         output (at most {allowed:.0e}): this driver's cooperative matrices are not to be trusted"
+    )]
+    CooperativeMismatch {
+        what: String,
+        relative: f64,
+        allowed: f64,
+    },
     #[error("matrix {name}: a {ty} row of {row_bytes} bytes does not fit in one storage binding of {limit} bytes")]
     RowTooLarge {
         name: String,

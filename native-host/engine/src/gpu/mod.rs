@@ -24,7 +24,8 @@
 //!   pass for them and for decode's choices.
 //! - [`profile`]: GPU timestamps around each dispatch, for `models bench --profile`.
 //! - [`coop_attention`]: a prefill batch's attention in blocks of query rows on cooperative
-//!   matrices, where the adapter has them.
+//!   matrices, where the adapter has them; [`coop_check`] checks the kernels on them against
+//!   the portable ones before a model uses them.
 //! - [`norm`], [`rope`], [`softmax`], [`activation`], [`attention`], [`add`]: the other kernels of
 //!   a transformer block, each with the ggml semantics the reference logits were computed with.
 
@@ -36,6 +37,7 @@ pub mod attention_shape;
 pub mod attention_tuning;
 pub mod buffer;
 pub mod coop_attention;
+pub mod coop_check;
 pub mod coop_shape;
 pub mod device;
 mod error;

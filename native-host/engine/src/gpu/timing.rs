@@ -39,6 +39,8 @@ pub fn median_pass(gpu: &Gpu, label: &str, bound: &[Bound]) -> Result<Duration, 
 pub struct Choice<T> {
     pub chosen: T,
     pub timings: Vec<(T, Duration)>,
+    /// Why the fastest was not chosen, where it was not.
+    pub passed_over: Option<String>,
 }
 
 impl<T: Copy + Display> Choice<T> {
@@ -47,25 +49,75 @@ impl<T: Copy + Display> Choice<T> {
         Self {
             chosen,
             timings: Vec::new(),
+            passed_over: None,
         }
     }
 
     /// The fastest of `timings`; `None` when there are none.
     pub fn fastest(timings: Vec<(T, Duration)>) -> Option<Self> {
         let chosen = timings.iter().min_by_key(|(_, t)| *t)?.0;
-        Some(Self { chosen, timings })
+        Some(Self {
+            chosen,
+            timings,
+            passed_over: None,
+        })
+    }
+
+    /// The fastest of the timed candidates that `keep` keeps, with `why` the others were passed
+    /// over; `None` when it keeps none.
+    pub fn without(&self, keep: impl Fn(&T) -> bool, why: String) -> Option<Self> {
+        let chosen = self
+            .timings
+            .iter()
+            .filter(|(c, _)| keep(c))
+            .min_by_key(|(_, t)| *t)?
+            .0;
+        Some(Self {
+            chosen,
+            timings: self.timings.clone(),
+            passed_over: Some(why),
+        })
     }
 
     /// One line for logs and `models bench`: the choice and, when timed, each candidate's time.
     pub fn describe(&self) -> String {
+        let passed_over = self
+            .passed_over
+            .as_ref()
+            .map(|why| format!("; the fastest passed over: {why}"))
+            .unwrap_or_default();
         if self.timings.is_empty() {
-            return format!("{} (not timed)", self.chosen);
+            return format!("{} (not timed{passed_over})", self.chosen);
         }
         let each: Vec<String> = self
             .timings
             .iter()
             .map(|(c, t)| format!("{c}: {:.1} µs", t.as_secs_f64() * 1e6))
             .collect();
-        format!("{} (timed: {})", self.chosen, each.join(", "))
+        format!("{} (timed: {}{passed_over})", self.chosen, each.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_candidate_passed_over_leaves_the_fastest_of_the_rest_and_says_why() {
+        let ms = Duration::from_millis;
+        let choice = Choice::fastest(vec![(8u32, ms(3)), (16, ms(1)), (4, ms(2))]).unwrap();
+        assert_eq!(choice.chosen, 16);
+        let kept = choice
+            .without(|&c| c != 16, "16 failed its check".into())
+            .unwrap();
+        assert_eq!(kept.chosen, 4);
+        assert_eq!(kept.timings, choice.timings);
+        let line = kept.describe();
+        assert!(line.starts_with("4 (timed: 8: 3000.0 µs"), "{line}");
+        assert!(
+            line.ends_with("; the fastest passed over: 16 failed its check)"),
+            "{line}"
+        );
+        assert!(choice.without(|_| false, String::new()).is_none());
     }
 }

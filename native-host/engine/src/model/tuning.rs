@@ -4,6 +4,7 @@
 //! and some of it is measured as the model loads.
 
 use crate::gpu::attention_tuning::{self, AttentionKernel, KernelChoice};
+use crate::gpu::coop_check;
 use crate::gpu::merge_tuning::{self, MergeChoice, MergeSite};
 use crate::gpu::tile_tuning;
 use crate::gpu::{
@@ -263,28 +264,50 @@ fn prefill_tile(
         }
         PrefillTile::Fixed(t) => TileChoice::fixed(Blocking::Rows(t)),
         PrefillTile::Cooperative => {
-            TileChoice::fixed(Blocking::Cooperative(CoopShape::first(gpu)?))
+            let blocking = Blocking::Cooperative(CoopShape::first(gpu)?);
+            coop_check::check_products(gpu, types, &prefill_products(&layers[0], fused), blocking)?;
+            TileChoice::fixed(blocking)
         }
         PrefillTile::Auto if gpu.is_cpu() => TileChoice::fixed(Blocking::Rows(BATCH_TILE)),
         PrefillTile::Auto => {
-            let l = &layers[0];
-            let mut timed: Vec<&GpuMatrix> = Vec::new();
-            match (&l.qkv, fused) {
-                (Some(qkv), true) => timed.push(qkv),
-                _ => timed.extend([&l.wq, &l.wk, &l.wv]),
-            }
-            timed.push(&l.wo);
-            match (&l.gate_up, fused) {
-                (Some(gate_up), true) => timed.push(gate_up),
-                _ => timed.extend([&l.gate, &l.up]),
-            }
-            timed.push(&l.down);
+            let timed = prefill_products(&layers[0], fused);
             let candidates = tile_tuning::candidates(gpu);
-            tile_tuning::fastest(gpu, types, &timed, batch, &candidates)?
+            let choice = tile_tuning::fastest(gpu, types, &timed, batch, &candidates)?;
+            match choice.chosen {
+                Blocking::Cooperative(_) => {
+                    match coop_check::check_products(gpu, types, &timed, choice.chosen) {
+                        Ok(_) => choice,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "prefill keeps its portable products");
+                            choice
+                                .without(|b| matches!(b, Blocking::Rows(_)), e.to_string())
+                                .unwrap_or_else(|| TileChoice::fixed(Blocking::Rows(BATCH_TILE)))
+                        }
+                    }
+                }
+                Blocking::Rows(_) => choice,
+            }
         }
     };
     tracing::info!(tile = %choice.describe(), "prefill's tile of tokens");
     Ok(choice)
+}
+
+/// The first layer's products as prefill binds them (joined where it `fused`): what its tile is
+/// timed and checked with.
+fn prefill_products(l: &Layer, fused: bool) -> Vec<&GpuMatrix> {
+    let mut products: Vec<&GpuMatrix> = Vec::new();
+    match (&l.qkv, fused) {
+        (Some(qkv), true) => products.push(qkv),
+        _ => products.extend([&l.wq, &l.wk, &l.wv]),
+    }
+    products.push(&l.wo);
+    match (&l.gate_up, fused) {
+        (Some(gate_up), true) => products.push(gate_up),
+        _ => products.extend([&l.gate, &l.up]),
+    }
+    products.push(&l.down);
+    products
 }
 
 /// Attention's kernels for layers of `shape` (its global layers': Gemma's local ones see fewer
@@ -334,12 +357,30 @@ fn attention_kernel(
                 .first()
                 .copied()
                 .ok_or_else(|| CoopAttentionBlock::why_none(gpu, shape.head_dim))?;
+            if tokens > 1 {
+                coop_check::check_attention(gpu, base, shape, block)?;
+            }
             KernelChoice::fixed(AttentionKernel::Cooperative(block))
         }
         AttentionTuning::Auto if gpu.is_cpu() => KernelChoice::fixed(AttentionKernel::PerToken),
         AttentionTuning::Auto => {
             let candidates = attention_tuning::candidates(gpu, shape, tokens);
-            attention_tuning::fastest(gpu, base, shape, tokens, &candidates)?
+            let choice = attention_tuning::fastest(gpu, base, shape, tokens, &candidates)?;
+            let AttentionKernel::Cooperative(block) = choice.chosen else {
+                return Ok(choice);
+            };
+            match coop_check::check_attention(gpu, base, shape, block) {
+                Ok(_) => choice,
+                Err(e) => {
+                    tracing::warn!(error = %e, "attention keeps its portable kernels");
+                    choice
+                        .without(
+                            |k| !matches!(k, AttentionKernel::Cooperative(_)),
+                            e.to_string(),
+                        )
+                        .unwrap_or_else(|| KernelChoice::fixed(AttentionKernel::PerToken))
+                }
+            }
         }
     })
 }
