@@ -13,7 +13,8 @@ use itinero_engine::gguf::{Gguf, TensorType};
 use itinero_engine::gpu::matvec_config::TIMED_THREADS_PER_ROW;
 use itinero_engine::gpu::{tile_tuning, KernelTime};
 use itinero_engine::model::{
-    AttentionTuning, DecodeShape, Fusion, PrefillBatch, PrefillTile, SliceMerge, MAX_PREFILL_BATCH,
+    valid_prefill_batch, AttentionTuning, DecodeShape, Fusion, PrefillBatch, PrefillTile,
+    SliceMerge, MAX_PREFILL_BATCH, PREFILL_BATCH,
 };
 use itinero_engine::models;
 use itinero_engine::ollama_store::OllamaStore;
@@ -94,8 +95,8 @@ pub struct BenchArgs {
     #[arg(long, default_value = "auto", value_parser = parse_decode_shape)]
     pub decode_shape: DecodeShape,
     /// How many tokens a prefill batch holds: `auto` (512 on a GPU, or 256 or 128 where a
-    /// model's activations for 512 exceed a storage binding; 128 on CPU drivers) or a number
-    /// (2 to 4096), to compare batches on one device.
+    /// model's activations for 512 exceed a storage binding; 128 on CPU drivers) or a multiple
+    /// of 128 up to 4096, to compare batches on one device.
     #[arg(long, default_value = "auto", value_parser = parse_prefill_batch)]
     pub prefill_batch: PrefillBatch,
     #[arg(long)]
@@ -140,9 +141,10 @@ fn parse_prefill_batch(s: &str) -> Result<PrefillBatch, String> {
         return Ok(PrefillBatch::Auto);
     }
     match s.parse::<u32>() {
-        Ok(n) if (2..=MAX_PREFILL_BATCH).contains(&n) => Ok(PrefillBatch::Tokens(n)),
+        Ok(n) if valid_prefill_batch(n) => Ok(PrefillBatch::Tokens(n)),
         _ => Err(format!(
-            "`{s}`: a prefill batch is auto or 2 to {MAX_PREFILL_BATCH} tokens"
+            "`{s}`: a prefill batch is auto or a multiple of {PREFILL_BATCH} tokens up to \
+             {MAX_PREFILL_BATCH}"
         )),
     }
 }

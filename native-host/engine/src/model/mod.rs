@@ -33,8 +33,8 @@ pub use cpu_pass::CpuTransformer;
 pub use hparams::HParams;
 pub use transformer::Transformer;
 pub use tuning::{
-    AttentionTuning, DecodeShape, Fusion, GpuTuning, PrefillBatch, PrefillTile, SliceMerge,
-    MAX_PREFILL_BATCH, PREFILL_BATCH,
+    valid_prefill_batch, AttentionTuning, DecodeShape, Fusion, GpuTuning, PrefillBatch,
+    PrefillTile, SliceMerge, MAX_PREFILL_BATCH, PREFILL_BATCH,
 };
 
 use crate::gguf::GgufError;

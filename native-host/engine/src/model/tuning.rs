@@ -119,7 +119,8 @@ pub enum PrefillBatch {
     /// binding); [`PREFILL_BATCH`] on CPU drivers.
     #[default]
     Auto,
-    /// This many (2 to [`MAX_PREFILL_BATCH`]): to compare batches on one device, and for tests.
+    /// This many (a multiple of [`PREFILL_BATCH`], which every tile and block of tokens
+    /// divides, up to [`MAX_PREFILL_BATCH`]): to compare batches on one device, and for tests.
     Tokens(u32),
 }
 
@@ -134,6 +135,11 @@ pub struct GpuTuning {
     pub slice_merge: SliceMerge,
     pub decode_shape: DecodeShape,
     pub prefill_batch: PrefillBatch,
+}
+
+/// Whether a prefill batch may hold `tokens`: whole tiles and blocks of tokens, within bounds.
+pub fn valid_prefill_batch(tokens: u32) -> bool {
+    tokens.is_multiple_of(PREFILL_BATCH) && (PREFILL_BATCH..=MAX_PREFILL_BATCH).contains(&tokens)
 }
 
 /// The tokens of a prefill batch for a model of `hp` on `gpu`, as `asked`: an error where the
@@ -154,9 +160,10 @@ pub(super) fn prefill_batch(
         .min(limits.max_buffer_size);
     let fits = |tokens: u32| widest * u64::from(tokens) <= bound;
     match asked {
-        PrefillBatch::Tokens(n) if !(2..=MAX_PREFILL_BATCH).contains(&n) => {
+        PrefillBatch::Tokens(n) if !valid_prefill_batch(n) => {
             Err(ModelError::Unsupported(format!(
-                "a prefill batch of {n} tokens (2 to {MAX_PREFILL_BATCH})"
+                "a prefill batch of {n} tokens (a multiple of {PREFILL_BATCH} up to \
+                 {MAX_PREFILL_BATCH})"
             )))
         }
         PrefillBatch::Tokens(n) if !fits(n) => Err(ModelError::Unsupported(format!(
