@@ -127,10 +127,22 @@ pub fn fastest(
     };
     let step = StepUniform::new(pos, tokens).buffer(gpu);
     let mut timings = Vec::new();
+    let mut left_out = Vec::new();
     for &candidate in candidates {
-        let attention = match tokens {
-            1 => build(gpu, base, shape, AttentionKernel::PerToken, candidate)?,
-            _ => build(gpu, base, shape, candidate, AttentionKernel::PerToken)?,
+        let built = match tokens {
+            1 => build(gpu, base, shape, AttentionKernel::PerToken, candidate),
+            _ => build(gpu, base, shape, candidate, AttentionKernel::PerToken),
+        };
+        let attention = match built {
+            Ok(attention) => attention,
+            // Cooperative matrices are experimental in wgpu: a driver that will not compile
+            // them leaves the other kernels, not a model that will not load.
+            Err(e) if matches!(candidate, AttentionKernel::Cooperative(_)) => {
+                tracing::warn!(%candidate, error = %e, "left out of attention's kernels");
+                left_out.push(format!("{candidate}: {e}"));
+                continue;
+            }
+            Err(e) => return Err(e),
         };
         let bound = attention.bind(gpu, buffers, *shape, &step, tokens)?;
         timings.push((
@@ -138,10 +150,11 @@ pub fn fastest(
             timing::median_pass(gpu, "attention tuning", &bound)?,
         ));
     }
-    let choice = KernelChoice::fastest(timings).ok_or_else(|| GpuError::Shape {
+    let mut choice = KernelChoice::fastest(timings).ok_or_else(|| GpuError::Shape {
         name: "attention tuning".into(),
         reason: "no candidate to time".into(),
     })?;
+    choice.left_out = (!left_out.is_empty()).then(|| left_out.join("; "));
     tracing::debug!(timings = ?choice.timings, chosen = %choice.chosen, tokens, "attention timed");
     Ok(choice)
 }

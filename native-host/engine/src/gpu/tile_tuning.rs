@@ -48,21 +48,33 @@ pub fn fastest(
     let y = gpu.storage_f32("tuning y", (max_tokens * rows).max(1) as usize);
     let step = StepUniform::new(0, max_tokens).buffer(gpu);
     let mut timings = Vec::new();
+    let mut left_out = Vec::new();
     for &tile in candidates
         .iter()
         .filter(|t| max_tokens.is_multiple_of(t.tokens()))
     {
-        let matmul = MatMul::with_blocking(gpu, types, tile)?;
+        let matmul = match MatMul::with_blocking(gpu, types, tile) {
+            Ok(matmul) => matmul,
+            // Cooperative matrices are experimental in wgpu: a driver that will not compile
+            // them leaves the portable kernels, not a model that will not load.
+            Err(e) if matches!(tile, Blocking::Cooperative(_)) => {
+                tracing::warn!(%tile, error = %e, "left out of prefill's tiles");
+                left_out.push(format!("{tile}: {e}"));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let mut bound: Vec<Bound> = Vec::new();
         for m in matrices {
             bound.extend(matmul.bind(gpu, m, &x, &y, &step, max_tokens)?);
         }
         timings.push((tile, timing::median_pass(gpu, "tile tuning", &bound)?));
     }
-    let choice = TileChoice::fastest(timings).ok_or_else(|| GpuError::Shape {
+    let mut choice = TileChoice::fastest(timings).ok_or_else(|| GpuError::Shape {
         name: "tile tuning".into(),
         reason: format!("no tile of {candidates:?} divides a batch of {max_tokens} tokens"),
     })?;
+    choice.left_out = (!left_out.is_empty()).then(|| left_out.join("; "));
     tracing::debug!(timings = ?choice.timings, best = %choice.chosen, "prefill tiles timed");
     Ok(choice)
 }

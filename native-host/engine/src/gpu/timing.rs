@@ -39,8 +39,9 @@ pub fn median_pass(gpu: &Gpu, label: &str, bound: &[Bound]) -> Result<Duration, 
 pub struct Choice<T> {
     pub chosen: T,
     pub timings: Vec<(T, Duration)>,
-    /// Why the fastest was not chosen, where it was not.
-    pub passed_over: Option<String>,
+    /// Candidates left out of the choice and why: a kernel on cooperative matrices the driver
+    /// would not compile, or that failed its check against the portable one.
+    pub left_out: Option<String>,
 }
 
 impl<T: Copy + Display> Choice<T> {
@@ -49,7 +50,7 @@ impl<T: Copy + Display> Choice<T> {
         Self {
             chosen,
             timings: Vec::new(),
-            passed_over: None,
+            left_out: None,
         }
     }
 
@@ -59,12 +60,12 @@ impl<T: Copy + Display> Choice<T> {
         Some(Self {
             chosen,
             timings,
-            passed_over: None,
+            left_out: None,
         })
     }
 
-    /// The fastest of the timed candidates that `keep` keeps, with `why` the others were passed
-    /// over; `None` when it keeps none.
+    /// The fastest of the timed candidates that `keep` keeps, with `why` the others were left
+    /// out; `None` when it keeps none.
     pub fn without(&self, keep: impl Fn(&T) -> bool, why: String) -> Option<Self> {
         let chosen = self
             .timings
@@ -75,26 +76,26 @@ impl<T: Copy + Display> Choice<T> {
         Some(Self {
             chosen,
             timings: self.timings.clone(),
-            passed_over: Some(why),
+            left_out: Some(why),
         })
     }
 
     /// One line for logs and `models bench`: the choice and, when timed, each candidate's time.
     pub fn describe(&self) -> String {
-        let passed_over = self
-            .passed_over
+        let left_out = self
+            .left_out
             .as_ref()
-            .map(|why| format!("; the fastest passed over: {why}"))
+            .map(|why| format!("; left out: {why}"))
             .unwrap_or_default();
         if self.timings.is_empty() {
-            return format!("{} (not timed{passed_over})", self.chosen);
+            return format!("{} (not timed{left_out})", self.chosen);
         }
         let each: Vec<String> = self
             .timings
             .iter()
             .map(|(c, t)| format!("{c}: {:.1} µs", t.as_secs_f64() * 1e6))
             .collect();
-        format!("{} (timed: {}{passed_over})", self.chosen, each.join(", "))
+        format!("{} (timed: {}{left_out})", self.chosen, each.join(", "))
     }
 }
 
@@ -103,7 +104,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_candidate_passed_over_leaves_the_fastest_of_the_rest_and_says_why() {
+    fn a_candidate_left_out_leaves_the_fastest_of_the_rest_and_says_why() {
         let ms = Duration::from_millis;
         let choice = Choice::fastest(vec![(8u32, ms(3)), (16, ms(1)), (4, ms(2))]).unwrap();
         assert_eq!(choice.chosen, 16);
@@ -114,10 +115,7 @@ mod tests {
         assert_eq!(kept.timings, choice.timings);
         let line = kept.describe();
         assert!(line.starts_with("4 (timed: 8: 3000.0 µs"), "{line}");
-        assert!(
-            line.ends_with("; the fastest passed over: 16 failed its check)"),
-            "{line}"
-        );
+        assert!(line.ends_with("; left out: 16 failed its check)"), "{line}");
         assert!(choice.without(|_| false, String::new()).is_none());
     }
 }
