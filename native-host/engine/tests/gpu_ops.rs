@@ -20,6 +20,7 @@ use itinero_engine::gate::Gate;
 use itinero_engine::gguf::Architecture;
 use itinero_engine::gpu::attention_tuning::{self, AttentionKernel};
 use itinero_engine::gpu::coop_check;
+use itinero_engine::gpu::kernel::Kernel;
 use itinero_engine::gpu::{
     record_pass, Attention, AttentionBlock, AttentionBuffers, AttentionForm, AttentionShape, Bound,
     CoopAttentionBlock, GatedActivation, Gpu, HeadNorms, KvStore, NewKeys, Output, RmsNorm, Rope,
@@ -529,6 +530,22 @@ fn rope_settings_come_from_the_gguf() {
         (local.n_dims, local.freq_base, local.freq_scale),
         (256, 10_000.0, 1.0)
     );
+}
+
+/// A kernel the device will not build is an error naming it, and the device goes on building
+/// others: the error scopes that caught it are closed.
+#[test]
+fn a_kernel_that_does_not_compile_is_an_error_and_the_device_goes_on() {
+    let gpu = common::gpu();
+    let err = Kernel::new(
+        gpu,
+        "broken",
+        "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("broken"), "{err}");
+    Kernel::new(gpu, "fine", "@compute @workgroup_size(1) fn main() {}").unwrap();
 }
 
 /// Decode (one token), a prefill batch (each token seeing only the positions up to its own) and a

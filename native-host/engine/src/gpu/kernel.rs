@@ -202,14 +202,17 @@ pub(super) fn bind_group_of(
     })
 }
 
-/// Compiles `source` into a pipeline, capturing validation errors.
+/// Compiles `source` into a pipeline, its validation and internal errors returned as one.
 pub(super) fn compile(
     gpu: &Gpu,
     name: &str,
     source: &str,
     layout: Option<&wgpu::PipelineLayout>,
 ) -> Result<wgpu::ComputePipeline, GpuError> {
-    let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+    // A driver or shader backend that fails to build the pipeline reports an internal error,
+    // which uncaptured would end the process: both kinds become this kernel's error.
+    let internal = gpu.device.push_error_scope(wgpu::ErrorFilter::Internal);
+    let validation = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
     let module = gpu
         .device
         .create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -230,7 +233,8 @@ pub(super) fn compile(
             },
             cache: None,
         });
-    if let Some(error) = pollster::block_on(scope.pop()) {
+    let errors = [validation.pop(), internal.pop()].map(pollster::block_on);
+    if let Some(error) = errors.into_iter().flatten().next() {
         return Err(GpuError::Compile {
             what: name.to_owned(),
             message: error.to_string(),
