@@ -4,7 +4,8 @@
 //!
 //! Once prefill's products run on tensor cores, a long prompt's attention is what is left on the
 //! f32 units, and its two products are most of its work. The queries and probabilities are
-//! rounded to f16 for them, as llama.cpp's flash attention rounds them; the cache is f16 already.
+//! rounded to f16 for them, as flash attention on tensor cores rounds them; the cache is f16
+//! already.
 //! Decode keeps the other forms: its one token is too few rows for a fragment. Whether this is
 //! faster than the scalar blocks is timed as the model loads (`attention_tuning.rs`).
 

@@ -73,10 +73,14 @@ impl<T: Copy + Display> Choice<T> {
             .filter(|(c, _)| keep(c))
             .min_by_key(|(_, t)| *t)?
             .0;
+        let left_out = match &self.left_out {
+            Some(before) => format!("{before}; {why}"),
+            None => why,
+        };
         Some(Self {
             chosen,
             timings: self.timings.clone(),
-            left_out: Some(why),
+            left_out: Some(left_out),
         })
     }
 

@@ -13,6 +13,7 @@
 //! - `tuning`: fusion, prefill's tile of tokens, attention's kernels and where decode's attention
 //!   slices are merged, for the device; `decode_products`: decode's product kernels, their shape
 //!   timed on a GPU.
+//! - `prefill_batch`: how many tokens a prefill batch holds on the device.
 //! - `bind`, `plan`, `scratch`: the layers' dispatches bound once over their activations.
 
 mod bind;
@@ -23,6 +24,7 @@ mod gemma3;
 pub mod hparams;
 mod llama;
 mod plan;
+mod prefill_batch;
 mod scratch;
 pub mod transformer;
 mod tuning;
@@ -31,11 +33,9 @@ mod weights;
 
 pub use cpu_pass::CpuTransformer;
 pub use hparams::HParams;
+pub use prefill_batch::{valid_prefill_batch, PrefillBatch, MAX_PREFILL_BATCH, PREFILL_BATCH};
 pub use transformer::Transformer;
-pub use tuning::{
-    valid_prefill_batch, AttentionTuning, DecodeShape, Fusion, GpuTuning, PrefillBatch,
-    PrefillTile, SliceMerge, MAX_PREFILL_BATCH, PREFILL_BATCH,
-};
+pub use tuning::{AttentionTuning, DecodeShape, Fusion, GpuTuning, PrefillTile, SliceMerge};
 
 use crate::gguf::GgufError;
 use crate::gpu::GpuError;

@@ -7,7 +7,7 @@
 //!
 //! Every dispatch is bound once at load, twice over: for decode and for batches of up to 512
 //! tokens on a GPU, [`PREFILL_BATCH`](super::PREFILL_BATCH) through CPU drivers (the
-//! matrix-matrix kernels; see `tuning::prefill_batch`). A step then only writes the token
+//! matrix-matrix kernels; see `prefill_batch.rs`). A step then only writes the token
 //! embeddings and the step uniform, and records what was bound. Decode records the next step's
 //! commands while the device runs this one: they do not depend on the token, and recording a
 //! few hundred dispatches is CPU time a step would otherwise wait for.
@@ -34,6 +34,7 @@ use crate::tensor_type::TensorType;
 
 use super::bind::{Kernels, Shape};
 use super::plan::Plan;
+use super::prefill_batch;
 use super::tuning::{self, Fusion, GpuTuning, Products};
 use super::variant::Variant;
 use super::weights::{Layer, Weights};
@@ -114,7 +115,7 @@ impl Transformer {
         let weights = Weights::load(gpu, &gguf, &hp, &variant, capacity)?;
         let types = weights.matrix_types();
         let layers = &weights.layers;
-        let batch = tuning::prefill_batch(gpu, &hp, tuning.prefill_batch)?;
+        let batch = prefill_batch::for_model(gpu, &hp, tuning.prefill_batch)?;
         let products =
             Products::choose(gpu, &types, (hp.dim, batch), variant.gate, layers, tuning)?;
         let GpuTuning {

@@ -15,22 +15,10 @@ use crate::gpu::{
 use crate::tensor_type::TensorType;
 
 use super::decode_products::{DecodeProducts, NormedAsk};
+use super::prefill_batch::PrefillBatch;
 use super::weights::Layer;
-use super::{HParams, ModelError};
+use super::ModelError;
 use crate::gate::Gate;
-
-/// Tokens per prefill batch on the CPU and through CPU drivers: enough that the weights'
-/// decoding is spread over many tokens, few enough that a cancelled task stops within a batch
-/// (about a second on two cores).
-pub const PREFILL_BATCH: u32 = 128;
-
-/// The batches a GPU's prefill tries, largest first: llama.cpp's 512 (its `n_ubatch`) gives a
-/// large GPU's products four times the workgroups of 128 and reads each weight once for four
-/// times the tokens; smaller ones where the activations of 512 exceed a storage binding.
-const GPU_PREFILL_BATCHES: [u32; 3] = [512, 256, PREFILL_BATCH];
-
-/// The most tokens a prefill batch may be asked to hold.
-pub const MAX_PREFILL_BATCH: u32 = 4096;
 
 /// Whether operations are fused into fewer dispatches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -112,18 +100,6 @@ pub enum SliceMerge {
     Dispatch,
 }
 
-/// How many tokens a prefill batch holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PrefillBatch {
-    /// On a GPU, 512 (or 256 or 128, the largest whose activations each fit a storage
-    /// binding); [`PREFILL_BATCH`] on CPU drivers.
-    #[default]
-    Auto,
-    /// This many (a multiple of [`PREFILL_BATCH`], which every tile and block of tokens
-    /// divides, up to [`MAX_PREFILL_BATCH`]): to compare batches on one device, and for tests.
-    Tokens(u32),
-}
-
 /// How the GPU pass is bound: each choice the model makes as it loads, or a forced one to
 /// compare on one device.
 #[derive(Debug, Clone, Copy, Default)]
@@ -135,50 +111,6 @@ pub struct GpuTuning {
     pub slice_merge: SliceMerge,
     pub decode_shape: DecodeShape,
     pub prefill_batch: PrefillBatch,
-}
-
-/// Whether a prefill batch may hold `tokens`: whole tiles and blocks of tokens, within bounds.
-pub fn valid_prefill_batch(tokens: u32) -> bool {
-    tokens.is_multiple_of(PREFILL_BATCH) && (PREFILL_BATCH..=MAX_PREFILL_BATCH).contains(&tokens)
-}
-
-/// The tokens of a prefill batch for a model of `hp` on `gpu`, as `asked`: an error where the
-/// batch asked for is out of range or its activations exceed what the device binds.
-pub(super) fn prefill_batch(
-    gpu: &Gpu,
-    hp: &HParams,
-    asked: PrefillBatch,
-) -> Result<u32, ModelError> {
-    // The widest activation a token has, in bytes (Scratch's buffers).
-    let widest = [hp.dim, hp.ffn, hp.heads * hp.head_dim, hp.kv_dim()]
-        .into_iter()
-        .max()
-        .map_or(0, |w| u64::from(w) * 4);
-    let limits = gpu.limits();
-    let bound = limits
-        .max_storage_buffer_binding_size
-        .min(limits.max_buffer_size);
-    let fits = |tokens: u32| widest * u64::from(tokens) <= bound;
-    match asked {
-        PrefillBatch::Tokens(n) if !valid_prefill_batch(n) => {
-            Err(ModelError::Unsupported(format!(
-                "a prefill batch of {n} tokens (a multiple of {PREFILL_BATCH} up to \
-                 {MAX_PREFILL_BATCH})"
-            )))
-        }
-        PrefillBatch::Tokens(n) if !fits(n) => Err(ModelError::Unsupported(format!(
-            "a prefill batch of {n} tokens: its activations of {} bytes exceed the {bound} \
-             bytes {} binds",
-            widest * u64::from(n),
-            gpu.describe()
-        ))),
-        PrefillBatch::Tokens(n) => Ok(n),
-        PrefillBatch::Auto if gpu.is_cpu() => Ok(PREFILL_BATCH),
-        PrefillBatch::Auto => Ok(GPU_PREFILL_BATCHES
-            .into_iter()
-            .find(|&tokens| fits(tokens))
-            .unwrap_or(PREFILL_BATCH)),
-    }
 }
 
 impl Fusion {
@@ -283,7 +215,10 @@ fn prefill_tile(
             match choice.chosen {
                 Blocking::Cooperative(_) => {
                     match coop_check::check_products(gpu, types, &timed, choice.chosen) {
-                        Ok(_) => choice,
+                        Ok(relative) => {
+                            tracing::debug!(relative, "prefill's cooperative products checked");
+                            choice
+                        }
                         Err(e) => {
                             tracing::warn!(error = %e, "prefill keeps its portable products");
                             choice
@@ -377,7 +312,10 @@ fn attention_kernel(
                 return Ok(choice);
             };
             match coop_check::check_attention(gpu, base, shape, block) {
-                Ok(_) => choice,
+                Ok(relative) => {
+                    tracing::debug!(relative, "cooperative attention checked");
+                    choice
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "attention keeps its portable kernels");
                     choice
