@@ -6,16 +6,16 @@
 // Four subgroups share each tile. The scores S = Q·Kᵀ (BR × BK) are fragments of F×F, a
 // subgroup taking every fourth, summed in f32 over the head from the staged f16 queries (scaled)
 // and keys, and stored to workgroup memory; the tile's values then take the keys' place, so that
-// heads of 256 fit 48 KiB in blocks of 16×16 fragments. Every invocation then takes a part of one row's
-// scores: masked, the row's new maximum, the probabilities rounded to f16 for the next product,
-// their sum, and how much the row's output so far shrinks. The tile's output P·V (BR × HD) is
+// heads of 256 fit 48 KiB in blocks of 16×16 fragments. Every invocation then takes a part of
+// one row's scores: masked, the row's new maximum, the probabilities rounded to f16 for the next
+// product, their sum, and how much the row's output so far shrinks. The tile's output P·V (BR × HD) is
 // fragments too, a subgroup's at a time, passed through workgroup memory to the invocations that
 // keep them, each adding it to its own part of the output, rescaled (its E sums of each
 // subgroup's fragment: coop_block.wgsl's layout).
 //
-// The Rust side prepends the enables, F, SG, WG = 4·SG, HD (the head size), BR = RF·F query
-// rows, BK = KF·F keys, PER_ROW = WG / BR (invocations sharing a row's softmax) and
-// E = F·F / SG, and writes coop_matFxF with the size. Bindings and semantics in
+// The Rust side prepends the enables, F, SG, WG = 4·SG, HD (the head size), BR query rows and
+// BK keys (whole fragments, two at least), PER_ROW = WG / BR (invocations sharing a row's
+// softmax) and E = F·F / SG, and writes coop_matFxF with the size. Bindings and semantics in
 // attention_common.wgsl.
 
 @group(0) @binding(5) var<uniform> P: Params;
