@@ -7,30 +7,43 @@ use std::time::{Duration, Instant};
 use super::kernel::{record_pass, Bound};
 use super::{Gpu, GpuError};
 
-/// Times each recorded pass is repeated in one submission: long enough that the submission's
-/// own cost (tens of microseconds) does not decide.
+/// The most times a recorded pass is repeated in one submission, for short passes: enough that
+/// the submission's own cost (tens of microseconds) does not decide.
 const REPEATS: u32 = 8;
+/// A submission this long needs no more repeats: the submission's cost is a few percent of it.
+/// A long pass (a 3B model's products over a batch of 512 take milliseconds) is repeated less,
+/// so that timing it does not add seconds to the model's load.
+const ENOUGH: Duration = Duration::from_millis(2);
 /// Timed submissions after a warm-up one; the median counts.
 const SAMPLES: usize = 5;
 
 /// The median wall time of one pass over `bound` on `gpu`.
 pub fn median_pass(gpu: &Gpu, label: &str, bound: &[Bound]) -> Result<Duration, GpuError> {
-    let run = || -> Result<Duration, GpuError> {
+    let run = |repeats: u32| -> Result<Duration, GpuError> {
         let mut encoder = gpu
             .device()
             .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-        for _ in 0..REPEATS {
+        for _ in 0..repeats {
             record_pass(&mut encoder, label, bound);
         }
         let start = Instant::now();
         gpu.queue().submit([encoder.finish()]);
         gpu.wait()?;
-        Ok(start.elapsed() / REPEATS)
+        Ok(start.elapsed() / repeats)
     };
-    run()?;
-    let mut samples = (0..SAMPLES).map(|_| run()).collect::<Result<Vec<_>, _>>()?;
+    let repeats = repeats_for(run(1)?);
+    let mut samples = (0..SAMPLES)
+        .map(|_| run(repeats))
+        .collect::<Result<Vec<_>, _>>()?;
     samples.sort();
     Ok(samples[SAMPLES / 2])
+}
+
+/// Repeats of a pass that took `once` (warming up) for a submission of about [`ENOUGH`], from
+/// 1 to [`REPEATS`].
+fn repeats_for(once: Duration) -> u32 {
+    let fit = ENOUGH.as_nanos() / once.as_nanos().max(1);
+    u32::try_from(fit).unwrap_or(REPEATS).clamp(1, REPEATS)
 }
 
 /// A choice among candidates, and each candidate's median pass where they were timed (empty
@@ -106,6 +119,16 @@ impl<T: Copy + Display> Choice<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_pass_is_repeated_less_a_short_one_up_to_eight_times() {
+        let us = Duration::from_micros;
+        assert_eq!(repeats_for(us(10)), REPEATS);
+        assert_eq!(repeats_for(Duration::ZERO), REPEATS);
+        assert_eq!(repeats_for(us(500)), 4);
+        assert_eq!(repeats_for(us(1_500)), 1);
+        assert_eq!(repeats_for(us(13_000)), 1);
+    }
 
     #[test]
     fn a_candidate_left_out_leaves_the_fastest_of_the_rest_and_says_why() {
