@@ -181,4 +181,10 @@ impl Decoder for LoadedModel {
             LoadedModel::Cpu(c) => c.busies_the_cpu(),
         }
     }
+    fn feed_chunk(&self) -> usize {
+        match self {
+            LoadedModel::Gpu(g) => g.feed_chunk(),
+            LoadedModel::Cpu(c) => c.feed_chunk(),
+        }
+    }
 }

@@ -18,6 +18,8 @@ mod common;
 
 use common::gguf_writer::GgufWriter;
 use common::llama_cpp::{argmax, greedy_tokens_match, top_logits_match};
+use itinero_engine::device::{Device, LoadedModel};
+use itinero_engine::generate::Decoder;
 use itinero_engine::generate::GpuModel;
 use itinero_engine::gguf::{Architecture, Gguf, TensorType};
 use itinero_engine::gpu::attention_tuning::AttentionKernel;
@@ -701,6 +703,14 @@ fn smollm2_prefill_in_batches_of_512_matches_batches_of_128() {
         if gpu.is_cpu() { PREFILL_BATCH } else { 512 },
         "the batch a device gets by default"
     );
+    // Generation feeds a prompt a batch at a time, as the model the host loads says.
+    let tuning = GpuTuning {
+        prefill_batch: PrefillBatch::Tokens(256),
+        ..GpuTuning::default()
+    };
+    let loaded =
+        LoadedModel::load_tuned(Device::Gpu, common::open(SMOLLM2_135M), 16, tuning).unwrap();
+    assert_eq!(loaded.feed_chunk(), 256);
     for fusion in [Fusion::Fused, Fusion::Separate] {
         let logits = [512, PREFILL_BATCH].map(|batch| {
             let tuning = GpuTuning {
