@@ -7,7 +7,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use itinero_engine::bench::{self, BenchOptions, BenchReport};
+use itinero_engine::bench::{self, BenchOptions, BenchReport, GpuWork};
 use itinero_engine::device::Device;
 use itinero_engine::gguf::{Gguf, TensorType};
 use itinero_engine::gpu::matvec_config::TIMED_THREADS_PER_ROW;
@@ -341,25 +341,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         Some(d) => d,
         None => Device::from_env().map_err(anyhow::Error::msg)?,
     };
-    let opts = BenchOptions {
-        device,
-        prompt: args.prompt.max(1),
-        decode: args.decode.max(1),
-        runs: args.runs.max(1),
-        profile: args.profile,
-        fusion: match args.fusion {
-            FusionArg::Auto => Fusion::Auto,
-            FusionArg::Fused => Fusion::Fused,
-            FusionArg::Separate => Fusion::Separate,
-        },
-        tile: args.prefill_tile,
-        prefill_attention: args.prefill_attention.into(),
-        decode_attention: args.decode_attention.into(),
-        slice_merge: args.slice_merge.into(),
-        decode_shape: args.decode_shape,
-        prefill_batch: args.prefill_batch,
-        ..BenchOptions::default()
-    };
+    let opts = bench_options(args, device);
     eprintln!("benchmarking {spec} (device: {device})");
     let report = bench::run(&path, opts, &mut |what| eprintln!("  itinero: {what}…"))
         .with_context(|| format!("benchmarking {}", path.display()))?;
@@ -407,21 +389,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         report.load_ms
     );
     if let Some(work) = &report.gpu {
-        println!(
-            "work:    a decode step {} dispatches, a prefill batch {} (of up to {} tokens)",
-            work.decode_dispatches, work.prefill_dispatches, work.prefill_batch
-        );
-        println!("tile:    prefill's products take {}", work.prefill_tile);
-        println!("x:       decode's products take {}", work.decode_x);
-        println!(
-            "attend:  a prefill batch's attention: {}",
-            work.prefill_attention
-        );
-        println!("         decode's attention: {}", work.decode_attention);
-        println!(
-            "merge:   decode's attention slices are merged {}",
-            work.decode_merge
-        );
+        print_work(work);
     }
     let llama = |f: fn(&Reference) -> f64| reference.as_ref().map(f);
     let rows = [
@@ -474,6 +442,48 @@ pub fn run_bench(args: &BenchArgs) -> Result<bool> {
         }
     }
     Ok(true)
+}
+
+/// What the bench measures, as `args` ask, on `device`.
+fn bench_options(args: &BenchArgs, device: Device) -> BenchOptions {
+    BenchOptions {
+        device,
+        prompt: args.prompt.max(1),
+        decode: args.decode.max(1),
+        runs: args.runs.max(1),
+        profile: args.profile,
+        fusion: match args.fusion {
+            FusionArg::Auto => Fusion::Auto,
+            FusionArg::Fused => Fusion::Fused,
+            FusionArg::Separate => Fusion::Separate,
+        },
+        tile: args.prefill_tile,
+        prefill_attention: args.prefill_attention.into(),
+        decode_attention: args.decode_attention.into(),
+        slice_merge: args.slice_merge.into(),
+        decode_shape: args.decode_shape,
+        prefill_batch: args.prefill_batch,
+        ..BenchOptions::default()
+    }
+}
+
+/// What a GPU records and what the load chose (and timed) for each of its choices.
+fn print_work(work: &GpuWork) {
+    println!(
+        "work:    a decode step {} dispatches, a prefill batch {} (of up to {} tokens)",
+        work.decode_dispatches, work.prefill_dispatches, work.prefill_batch
+    );
+    println!("tile:    prefill's products take {}", work.prefill_tile);
+    println!("x:       decode's products take {}", work.decode_x);
+    println!(
+        "attend:  a prefill batch's attention: {}",
+        work.prefill_attention
+    );
+    println!("         decode's attention: {}", work.decode_attention);
+    println!(
+        "merge:   decode's attention slices are merged {}",
+        work.decode_merge
+    );
 }
 
 /// The kernels of a profile, longest total first, with their share of the device time.
