@@ -39,7 +39,7 @@ pub enum AttentionForm {
 
 impl AttentionForm {
     pub fn for_gpu(gpu: &Gpu) -> Self {
-        match (gpu.is_cpu(), Self::can_share(gpu)) {
+        match (gpu.chooses_cpu_kernels(), Self::can_share(gpu)) {
             (true, true) => Self::SharedLane,
             (true, false) => Self::Lane,
             (false, _) => Self::Workgroup,

@@ -23,11 +23,16 @@ pub struct GpuOptions {
     /// Pick the first adapter whose name contains this (case-insensitively) instead of ranking.
     pub adapter_name: Option<String>,
     pub power: PowerPreference,
+    /// Have a CPU driver choose its kernels as a GPU does (timed shapes, fused decode, batches
+    /// of 512, cooperative matrices where offered), so that the paths only a GPU takes run, and
+    /// are tested, on lavapipe before a GPU is at hand. Slow there: no user wants it.
+    pub choose_as_gpu: bool,
 }
 
 impl GpuOptions {
     /// All backends and the high-performance adapter, unless `WGPU_BACKEND` (e.g. `vulkan`, `gl`),
-    /// `WGPU_ADAPTER_NAME` or `WGPU_POWER_PREF` (`low`/`high`) say otherwise.
+    /// `WGPU_ADAPTER_NAME` or `WGPU_POWER_PREF` (`low`/`high`) say otherwise;
+    /// `ITINERO_GPU_CHOOSE_AS_GPU=1` sets [`choose_as_gpu`](Self::choose_as_gpu).
     pub fn from_env() -> Self {
         Self {
             backends: Backends::from_env().unwrap_or(Backends::PRIMARY | Backends::GL),
@@ -35,6 +40,7 @@ impl GpuOptions {
                 .ok()
                 .filter(|n| !n.is_empty()),
             power: PowerPreference::from_env().unwrap_or(PowerPreference::HighPerformance),
+            choose_as_gpu: std::env::var("ITINERO_GPU_CHOOSE_AS_GPU").is_ok_and(|v| v == "1"),
         }
     }
 }
@@ -48,6 +54,8 @@ pub struct Gpu {
     features: Features,
     /// The square sizes of cooperative matrix with f16 inputs and f32 sums the adapter offers.
     cooperative_sizes: Vec<u32>,
+    /// Whether the kernels are chosen for a CPU driver: see [`Gpu::chooses_cpu_kernels`].
+    cpu_kernels: bool,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -133,6 +141,7 @@ impl Gpu {
             ?cooperative_sizes,
             "GPU device opened"
         );
+        let cpu_kernels = info.device_type == DeviceType::Cpu && !options.choose_as_gpu;
         Ok(Self {
             device,
             queue,
@@ -140,6 +149,7 @@ impl Gpu {
             limits,
             features,
             cooperative_sizes,
+            cpu_kernels,
         })
     }
 
@@ -177,9 +187,17 @@ impl Gpu {
             .max()
     }
 
-    /// A CPU implementation (lavapipe, llvmpipe, WARP): kernels that suit a GPU are slow there.
+    /// A CPU implementation (lavapipe, llvmpipe, WARP), which runs on the cores the CPU engine
+    /// would use.
     pub fn is_cpu(&self) -> bool {
         self.info.device_type == DeviceType::Cpu
+    }
+
+    /// Whether the kernels are chosen as for a CPU driver, where those that suit a GPU are slow:
+    /// per-token lane forms and fixed shapes, untimed; not where
+    /// [`GpuOptions::choose_as_gpu`] asked otherwise.
+    pub fn chooses_cpu_kernels(&self) -> bool {
+        self.cpu_kernels
     }
 
     /// The most bytes one buffer bound to one kernel can hold.
@@ -293,6 +311,7 @@ mod tests {
             backends: Backends::all(),
             adapter_name: name.map(String::from),
             power,
+            choose_as_gpu: false,
         }
     }
 

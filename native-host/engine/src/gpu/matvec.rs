@@ -45,7 +45,7 @@ impl MatVec {
         let staged = max_cols.div_ceil(32) * 32;
         let fits =
             shader::staged_x_bytes(staged) <= gpu.limits().max_compute_workgroup_storage_size;
-        (!gpu.is_cpu() && config.threads_per_row > 1 && fits).then_some(staged)
+        (!gpu.chooses_cpu_kernels() && config.threads_per_row > 1 && fits).then_some(staged)
     }
 
     /// As [`with_config`](Self::with_config), staging x in workgroup memory for rows of up to

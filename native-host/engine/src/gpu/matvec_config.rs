@@ -31,7 +31,7 @@ pub struct MatVecConfig {
 impl MatVecConfig {
     /// The fastest known shape for `gpu`.
     pub fn for_gpu(gpu: &Gpu) -> Self {
-        if gpu.is_cpu() {
+        if gpu.chooses_cpu_kernels() {
             return Self {
                 workgroup_size: 64,
                 threads_per_row: 1,
@@ -50,7 +50,7 @@ impl MatVecConfig {
     /// The shapes decode's products are timed in as a model loads on a GPU
     /// (`model::decode_products`); on a CPU driver only its own, untimed.
     pub fn candidates(gpu: &Gpu) -> Vec<Self> {
-        if gpu.is_cpu() {
+        if gpu.chooses_cpu_kernels() {
             return vec![Self::for_gpu(gpu)];
         }
         Self::gpu_shapes(gpu)

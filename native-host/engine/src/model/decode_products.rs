@@ -73,7 +73,7 @@ impl DecodeProducts {
     /// On CPU drivers with subgroups, the matrix-matrix kernel with a tile of one token, for
     /// [`Self::choose`]: whether decode's products are that decides whether decode fuses.
     pub(super) fn matmul_for(gpu: &Gpu, types: &[TensorType]) -> Result<Option<MatMul>, GpuError> {
-        (gpu.is_cpu() && MatMul::can_share_x(gpu))
+        (gpu.chooses_cpu_kernels() && MatMul::can_share_x(gpu))
             .then(|| MatMul::new(gpu, types, 1))
             .transpose()
     }

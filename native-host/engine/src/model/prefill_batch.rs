@@ -62,7 +62,7 @@ pub(super) fn for_model(gpu: &Gpu, hp: &HParams, asked: PrefillBatch) -> Result<
             gpu.describe()
         ))),
         PrefillBatch::Tokens(n) => Ok(n),
-        PrefillBatch::Auto if gpu.is_cpu() => Ok(PREFILL_BATCH),
+        PrefillBatch::Auto if gpu.chooses_cpu_kernels() => Ok(PREFILL_BATCH),
         PrefillBatch::Auto => Ok(GPU_PREFILL_BATCHES
             .into_iter()
             .find(|&tokens| fits(tokens))

@@ -207,7 +207,9 @@ fn prefill_tile(
             coop_check::check_products(gpu, types, &prefill_products(&layers[0], fused), blocking)?;
             TileChoice::fixed(blocking)
         }
-        PrefillTile::Auto if gpu.is_cpu() => TileChoice::fixed(Blocking::Rows(BATCH_TILE)),
+        PrefillTile::Auto if gpu.chooses_cpu_kernels() => {
+            TileChoice::fixed(Blocking::Rows(BATCH_TILE))
+        }
         PrefillTile::Auto => {
             let timed = prefill_products(&layers[0], fused);
             let candidates = tile_tuning::candidates(gpu);
@@ -304,7 +306,9 @@ fn attention_kernel(
             }
             KernelChoice::fixed(AttentionKernel::Cooperative(block))
         }
-        AttentionTuning::Auto if gpu.is_cpu() => KernelChoice::fixed(AttentionKernel::PerToken),
+        AttentionTuning::Auto if gpu.chooses_cpu_kernels() => {
+            KernelChoice::fixed(AttentionKernel::PerToken)
+        }
         AttentionTuning::Auto => {
             let candidates = attention_tuning::candidates(gpu, shape, tokens);
             let choice = attention_tuning::fastest(gpu, base, shape, tokens, &candidates)?;
@@ -365,7 +369,9 @@ pub(super) fn slice_merge(
         SliceMerge::Product => {
             return Ok((Some(merging()?), MergeChoice::fixed(MergeSite::Product)))
         }
-        SliceMerge::Auto if !fused || gpu.is_cpu() => return fixed(MergeSite::Dispatch),
+        SliceMerge::Auto if !fused || gpu.chooses_cpu_kernels() => {
+            return fixed(MergeSite::Dispatch)
+        }
         SliceMerge::Auto => {}
     }
     if let Some(why) = why_not {
