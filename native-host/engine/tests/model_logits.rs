@@ -34,6 +34,17 @@ use itinero_engine::model::{
 use itinero_engine::models::{KnownModel, GEMMA3_270M, SMOLLM2_135M};
 use itinero_engine::quant::dequantize_to_vec;
 
+/// Prefill's kernels fixed rather than timed, for tests that compare two loads: where a GPU
+/// times them, two loads may keep different ones, and a batch on f16 cooperative matrices moves
+/// the logits by more than the comparison allows.
+fn fixed_prefill() -> GpuTuning {
+    GpuTuning {
+        tile: PrefillTile::Fixed(BATCH_TILE),
+        prefill_attention: AttentionTuning::PerToken,
+        ..GpuTuning::default()
+    }
+}
+
 fn load(model: KnownModel) -> Transformer {
     let gguf = common::open(model);
     Transformer::load(common::gpu(), gguf, 256).unwrap()
@@ -722,9 +733,7 @@ fn smollm2_prefill_in_batches_of_512_matches_batches_of_128() {
             let tuning = GpuTuning {
                 fusion,
                 prefill_batch: PrefillBatch::Tokens(batch),
-                tile: PrefillTile::Fixed(BATCH_TILE),
-                prefill_attention: AttentionTuning::PerToken,
-                ..GpuTuning::default()
+                ..fixed_prefill()
             };
             let model =
                 Transformer::load_tuned(gpu, common::open(SMOLLM2_135M), 320, tuning).unwrap();
@@ -984,13 +993,8 @@ fn a_profiled_step_times_every_kernel_and_leaves_the_same_cache() {
         return;
     }
     // Both take the fourth token as a decode step, one plain and one profiled, after the same
-    // prefill kernels: where a GPU times them, two loads may keep different ones, and a batch on
-    // f16 cooperative matrices moves the logits by more than profiling could.
-    let tuning = GpuTuning {
-        tile: PrefillTile::Fixed(BATCH_TILE),
-        prefill_attention: AttentionTuning::PerToken,
-        ..GpuTuning::default()
-    };
+    // prefill kernels.
+    let tuning = fixed_prefill();
     let [a, b] = [(); 2]
         .map(|()| Transformer::load_tuned(gpu, common::open(SMOLLM2_135M), 256, tuning).unwrap());
     let prompt = [1u32, 9690, 314, 253, 7791];
