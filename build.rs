@@ -53,7 +53,7 @@ fn run() -> Result<()> {
     // Each build stages in its own OUT_DIR: builds of two profiles may run this script at once.
     let staging = out_dir.join("extension");
     let raw = out_dir.join("raw-wasm");
-    for dir in [&staging, &raw] {
+    for dir in [&staging, &raw, &raw.join("mvp")] {
         if dir.exists() {
             std::fs::remove_dir_all(dir)
                 .with_context(|| format!("cannot clear {}", dir.display()))?;
@@ -63,22 +63,40 @@ fn run() -> Result<()> {
     let binaryen = Binaryen::find(&root)?;
     // Function names in the shipped modules, for CPU profiles (e.g. the extraction bench's).
     let names = std::env::var_os("ITINERO_WASM_NAMES").is_some();
-    for module in [Module::Content, Module::Ui] {
-        let wasm = compile_extension(&root, module, Features::Modern, &raw)?;
-        let pkg = staging.join("pkg").join(module.feature());
-        bindgen(&wasm, &pkg, Flavor::Web, names)?;
-        let shipped = pkg.join(format!("{}_bg.wasm", module.name()));
-        // Speed, not size: the observation walk runs in the content module on every step.
-        let mut opt: Vec<&std::ffi::OsStr> = vec![shipped.as_os_str(), "-O3".as_ref()];
-        if names {
-            opt.push("-g".as_ref());
-        }
-        opt.extend(["-o".as_ref(), shipped.as_os_str()]);
-        run_tool(&binaryen.wasm_opt, &opt)?;
-    }
-    // Only content scripts run in pages, whose CSP may forbid WebAssembly.
-    let wasm_mvp = compile_extension(&root, Module::Content, Features::Mvp, &raw)?;
-    wasm2js_fallback(&wasm_mvp, &staging.join("pkg-js"), &binaryen)?;
+    // The two feature sets build in their own target directories, so they build side by side:
+    // from a fresh clone each compiles its dependencies and std, minutes apiece on two cores, and
+    // the nested cargos take their jobs from the outer cargo's jobserver, so together they use
+    // no more cores than it allows.
+    let (modern, mvp) = std::thread::scope(|s| {
+        let modern = s.spawn(|| -> Result<()> {
+            for module in [Module::Content, Module::Ui] {
+                let wasm = compile_extension(&root, module, Features::Modern, &raw)?;
+                let pkg = staging.join("pkg").join(module.feature());
+                bindgen(&wasm, &pkg, Flavor::Web, names)?;
+                let shipped = pkg.join(format!("{}_bg.wasm", module.name()));
+                // Speed, not size: the observation walk runs in the content module on every step.
+                let mut opt: Vec<&std::ffi::OsStr> = vec![shipped.as_os_str(), "-O3".as_ref()];
+                if names {
+                    opt.push("-g".as_ref());
+                }
+                opt.extend(["-o".as_ref(), shipped.as_os_str()]);
+                run_tool(&binaryen.wasm_opt, &opt)?;
+            }
+            Ok(())
+        });
+        // Only content scripts run in pages, whose CSP may forbid WebAssembly.
+        let mvp = s.spawn(|| -> Result<()> {
+            let wasm_mvp =
+                compile_extension(&root, Module::Content, Features::Mvp, &raw.join("mvp"))?;
+            wasm2js_fallback(&wasm_mvp, &staging.join("pkg-js"), &binaryen)
+        });
+        (
+            modern.join().expect("the modern modules' build panicked"),
+            mvp.join().expect("the MVP module's build panicked"),
+        )
+    });
+    modern?;
+    mvp?;
     copy_static(&root, &staging)?;
     install(&staging, &root.join("dist/extension"))
 }

@@ -91,6 +91,20 @@ ensure_rust_lints() {
   fi
 }
 
+# Clippy's lints in the compile that builds the tests: clippy-driver as the workspace's compiler
+# wrapper, as `cargo clippy` sets it, but with code generated, so the dependencies compile once
+# (built) rather than twice (checked for clippy, then built for the tests) — on two cores
+# `cargo clippy` alone took 14 minutes. Only the workspace's own crates go through clippy-driver
+# (its MIR is left unoptimised for the lints; LLVM optimises as before). Warnings are errors.
+# Every cargo command after it must keep these, or the workspace's crates build again.
+lint_while_building() {
+  ensure_rust_lints
+  RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)"
+  export RUSTC_WORKSPACE_WRAPPER
+  # cargo-clippy's own encoding of `-- -D warnings`.
+  export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+}
+
 # rustup's cargo links through the system C compiler (`cc`), and two dependencies compile C with
 # the `cc` crate: rusqlite's bundled SQLite (libsqlite3-sys) and ring (rustls' cryptography, C and
 # assembly). Nothing needs make or pkg-config: the GPU libraries are loaded at run time.
