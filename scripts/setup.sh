@@ -93,8 +93,9 @@ ensure_rust_lints() {
 
 # Clippy's lints in the compile that builds the tests: clippy-driver as the workspace's compiler
 # wrapper, as `cargo clippy` sets it, but with code generated, so the dependencies compile once
-# (built) rather than twice (checked for clippy, then built for the tests) — on two cores
-# `cargo clippy` alone took 14 minutes. Only the workspace's own crates go through clippy-driver
+# (built) rather than twice (checked for clippy, then built for the tests) and the extension's
+# build script runs once: on two cores `cargo clippy` took 14 minutes before the build, about 7 of
+# them the extension's wasm. Only the workspace's own crates go through clippy-driver
 # (its MIR is left unoptimised for the lints; LLVM optimises as before). Warnings are errors.
 # Every cargo command after it must keep these, or the workspace's crates build again.
 lint_while_building() {
