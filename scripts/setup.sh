@@ -98,10 +98,20 @@ ensure_rust_lints() {
 # them the extension's wasm. Only the workspace's own crates go through clippy-driver
 # (its MIR is left unoptimised for the lints; LLVM optimises as before). Warnings are errors.
 # Every cargo command after it must keep these, or the workspace's crates build again.
+# `lint_while_building --path-crates` wraps every crate instead (RUSTC_WRAPPER), for a workspace
+# whose crates to lint are path dependencies, not members (the fuzz crates): registry crates are
+# built with --cap-lints allow, under which clippy-driver is plain rustc. The workspace wrapper
+# is unset then, since cargo would run it under the other.
 lint_while_building() {
   ensure_rust_lints
-  RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)"
-  export RUSTC_WORKSPACE_WRAPPER
+  local driver
+  driver="$(rustup which clippy-driver)"
+  if [ "${1:-}" = "--path-crates" ]; then
+    unset RUSTC_WORKSPACE_WRAPPER
+    export RUSTC_WRAPPER="$driver"
+  else
+    export RUSTC_WORKSPACE_WRAPPER="$driver"
+  fi
   # cargo-clippy's own encoding of `-- -D warnings`.
   export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 }
