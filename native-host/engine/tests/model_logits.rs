@@ -16,6 +16,10 @@
 
 mod common;
 
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
+
 use common::gguf_writer::GgufWriter;
 use common::llama_cpp::{argmax, greedy_tokens_match, top_logits_match};
 use itinero_engine::device::{Device, LoadedModel};
@@ -67,11 +71,51 @@ fn gelu_tanh(x: f64) -> f64 {
 /// graphs) independently of the GPU code: the logits of `ids` (only, since Gemma's output matrix
 /// is 262 144 rows) at every position of `prompt`.
 fn cpu_pass(g: &Gguf, prompt: &[u32], ids: &[Vec<u32>]) -> Vec<Vec<f64>> {
+    let hidden = hidden_states(g, prompt);
+    let hp = HParams::from_gguf(g).unwrap();
+    let embd = g.tensor("token_embd.weight").unwrap();
+    let bytes = embd.info.ty.bytes_for(u64::from(hp.dim)).unwrap() as usize;
+    let row = |t: u32| {
+        let data = &embd.data[t as usize * bytes..(t as usize + 1) * bytes];
+        dequantize_to_vec(embd.info.ty, data).unwrap()
+    };
+    hidden
+        .iter()
+        .zip(ids)
+        .map(|(h, ids)| {
+            ids.iter()
+                .map(|&t| row(t).iter().zip(h).map(|(&a, b)| f64::from(a) * b).sum())
+                .collect()
+        })
+        .collect()
+}
+
+/// The f64 pass's final hidden states (after the output norm), computed once per model file and
+/// prompt however many tests ask: a dozen of them check the same first positions of the same
+/// model, and each pass dequantises every weight and runs every product in f64 (a second or
+/// more of the two cores, which the tests running beside it on lavapipe need). Two tests asking
+/// at once wait for one pass rather than both running it.
+fn hidden_states(g: &Gguf, prompt: &[u32]) -> Arc<Vec<Vec<f64>>> {
+    type Passes = HashMap<(PathBuf, Vec<u32>), Arc<OnceLock<Arc<Vec<Vec<f64>>>>>>;
+    static PASSES: LazyLock<Mutex<Passes>> = LazyLock::new(Mutex::default);
+    let path = g.path().expect("the tests' models are files").to_path_buf();
+    let pass = Arc::clone(
+        PASSES
+            .lock()
+            .unwrap()
+            .entry((path, prompt.to_vec()))
+            .or_default(),
+    );
+    Arc::clone(pass.get_or_init(|| Arc::new(f64_pass(g, prompt))))
+}
+
+/// The pass [`hidden_states`] keeps.
+fn f64_pass(g: &Gguf, prompt: &[u32]) -> Vec<Vec<f64>> {
     let hp = HParams::from_gguf(g).unwrap();
     let gemma = hp.arch == Architecture::Gemma3;
     let rope = RopeParams::from_gguf(g).unwrap();
     let window = gemma.then(|| g.metadata().u32("gemma3.attention.sliding_window").unwrap());
-    let weights: std::collections::HashMap<String, Vec<f32>> = g
+    let weights: HashMap<String, Vec<f32>> = g
         .tensor_infos()
         .iter()
         .filter(|t| t.name != "token_embd.weight")
@@ -212,12 +256,7 @@ fn cpu_pass(g: &Gguf, prompt: &[u32], ids: &[Vec<u32>]) -> Vec<Vec<f64>> {
             }
             x.iter_mut().zip(&down).for_each(|(x, d)| *x += d);
         }
-        let h = rms_norm(&x, w("output_norm.weight"), hp.rms_eps);
-        let logits = ids[pos]
-            .iter()
-            .map(|&t| row(t).iter().zip(&h).map(|(a, b)| a * b).sum())
-            .collect();
-        out.push(logits);
+        out.push(rms_norm(&x, w("output_norm.weight"), hp.rms_eps));
     }
     out
 }
@@ -696,20 +735,22 @@ fn gemma3_prefill_attention_on_cooperative_matrices_matches_an_f64_cpu_pass() {
     );
 }
 
-/// A prompt of 300 tokens in one batch of 512 (a GPU's batch) and in batches of 128 (CPU
+/// A prompt of 150 tokens in one batch of 512 (a GPU's batch) and in batches of 128 (CPU
 /// drivers'), fused and separate: the same cache, so the same logits at the next position. Each
 /// token's products and attention are the same arithmetic in either batch, so they agree to the
-/// last bits; a batch that dropped or misplaced tokens past 128 would not. The prefill kernels are
-/// fixed: where a GPU times them, two loads may keep different ones (cooperative matrices round
-/// to f16), which is not what is checked here.
+/// last bits; a batch that dropped or misplaced tokens past 128 would not. 150 goes past the first
+/// batch of 128 and ends inside a tile of 8 rows, so a partial tile is checked in either; each
+/// token more costs lavapipe, which runs this in CI, a fifth of a second and checks nothing new.
+/// The prefill kernels are fixed: where a GPU times them, two loads may keep different ones
+/// (cooperative matrices round to f16), which is not what is checked here.
 #[test]
 fn smollm2_prefill_in_batches_of_512_matches_batches_of_128() {
     let gpu = common::gpu();
     let vocab = HParams::from_gguf(&common::open(SMOLLM2_135M))
         .unwrap()
         .vocab;
-    let prompt: Vec<u32> = (0..301u32).map(|i| (i * 7919 + 13) % vocab).collect();
-    let (head, &last) = (&prompt[..300], &prompt[300]);
+    let prompt: Vec<u32> = (0..151u32).map(|i| (i * 7919 + 13) % vocab).collect();
+    let (head, last) = prompt.split_at(150);
     let auto = Transformer::load(gpu, common::open(SMOLLM2_135M), 16).unwrap();
     assert_eq!(
         auto.prefill_batch(),
@@ -736,10 +777,10 @@ fn smollm2_prefill_in_batches_of_512_matches_batches_of_128() {
                 ..fixed_prefill()
             };
             let model =
-                Transformer::load_tuned(gpu, common::open(SMOLLM2_135M), 320, tuning).unwrap();
+                Transformer::load_tuned(gpu, common::open(SMOLLM2_135M), 160, tuning).unwrap();
             assert_eq!(model.prefill_batch(), batch);
             model.feed(gpu, head, 0).unwrap();
-            model.step(gpu, last, 300).unwrap()
+            model.step(gpu, last[0], 150).unwrap()
         });
         let largest = logits[1].iter().fold(1.0f32, |a, l| a.max(l.abs()));
         let worst = logits[0]
@@ -747,7 +788,7 @@ fn smollm2_prefill_in_batches_of_512_matches_batches_of_128() {
             .zip(&logits[1])
             .map(|(a, b)| (a - b).abs())
             .fold(0.0f32, f32::max);
-        eprintln!("{fusion:?}: 300 tokens in a batch of 512 against batches of 128: {worst:.2e}");
+        eprintln!("{fusion:?}: 150 tokens in a batch of 512 against batches of 128: {worst:.2e}");
         assert!(
             worst <= 1e-5 * largest,
             "{fusion:?}: a batch of 512 moves the logits by {worst} (largest {largest})"
