@@ -11,6 +11,8 @@
 //!   the file reader, the dequantiser and the kernels all describe tensors by.
 //! - [`quant`]: CPU dequantisation of every supported tensor type, block by block. It is the
 //!   reference the WGSL kernels are tested against, so it follows ggml's arithmetic.
+//!
+//!   These two, [`cpu`] and [`gate`] are the `itinero-kernels` crate's, re-exported here.
 //! - [`tokenizer`]: the model's tokenizer built from the GGUF (byte-level BPE with llama.cpp's
 //!   pre-tokenizers, and SentencePiece-style merging), giving llama.cpp's token ids.
 //! - [`chat`]: the GGUF's chat template rendered with minijinja the way Hugging Face renders it.
@@ -35,12 +37,12 @@
 //!   the KV cache kept across calls.
 //! - [`bench`]: prefill and decode speed, time to first token and memory on a model.
 
+pub use itinero_kernels::{cpu, gate, quant, tensor_type};
+
 pub mod bench;
 pub mod chat;
 pub mod constrain;
-pub mod cpu;
 pub mod device;
-pub mod gate;
 pub mod generate;
 pub mod gguf;
 pub mod gpu;
@@ -48,9 +50,7 @@ pub mod model;
 pub mod model_info;
 pub mod models;
 pub mod ollama_store;
-pub mod quant;
 pub mod rope;
 pub mod sample;
 pub mod synthetic;
-pub mod tensor_type;
 pub mod tokenizer;

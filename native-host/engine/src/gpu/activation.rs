@@ -4,13 +4,11 @@ use super::kernel::{grid_for, record_pass, Bound, Kernel};
 use super::{Gpu, GpuError};
 use crate::gate::Gate;
 
-impl Gate {
-    /// The `ACT` constant of the kernels that apply the gate themselves (`gated_act.wgsl`).
-    pub(super) fn wgsl_act(self) -> u32 {
-        match self {
-            Gate::SwiGlu => 0,
-            Gate::GeGlu => 1,
-        }
+/// The `ACT` constant of the kernels that apply the gate themselves (`gated_act.wgsl`).
+pub(super) fn wgsl_act(gate: Gate) -> u32 {
+    match gate {
+        Gate::SwiGlu => 0,
+        Gate::GeGlu => 1,
     }
 }
 

@@ -52,7 +52,7 @@ impl JoinedMatMul {
         blocking.check(gpu)?;
         let subgroup_x = MatMul::can_share_x(gpu);
         let subgroup = gpu.info().subgroup_min_size;
-        let act = gate.wgsl_act();
+        let act = super::activation::wgsl_act(gate);
         let slots = [
             Slot::Read,
             Slot::Read,

@@ -86,7 +86,7 @@ impl NormedMatVec {
                 ),
             });
         }
-        let act = gate.wgsl_act();
+        let act = super::activation::wgsl_act(gate);
         let slots = [
             Slot::Read,
             Slot::Read,

@@ -209,7 +209,7 @@ fn thread_time() -> Option<f64> {
 }
 
 /// Times each path's products on the shapes of SmolLM2-135M and Gemma 3 270M's matrices:
-/// `cargo test --release -p itinero-engine --lib cpu::product::tests::speed -- --ignored
+/// `cargo test --release -p itinero-kernels --lib cpu::product::tests::speed -- --ignored
 /// --nocapture`. `SPEED_TYPES` (`Q4_1,Q8_0`…) and `SPEED_TOKENS` (1 or 64) pick cases,
 /// `SPEED_THREADS` the pool's size (2), `SPEED_COPIES` how many copies of each matrix are
 /// cycled through (more than the caches hold, to time memory; one, to time the arithmetic).
