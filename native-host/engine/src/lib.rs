@@ -11,8 +11,6 @@
 //!   the file reader, the dequantiser and the kernels all describe tensors by.
 //! - [`quant`]: CPU dequantisation of every supported tensor type, block by block. It is the
 //!   reference the WGSL kernels are tested against, so it follows ggml's arithmetic.
-//!
-//!   These two, [`cpu`] and [`gate`] are the `itinero-kernels` crate's, re-exported here.
 //! - [`tokenizer`]: the model's tokenizer built from the GGUF (byte-level BPE with llama.cpp's
 //!   pre-tokenizers, and SentencePiece-style merging), giving llama.cpp's token ids.
 //! - [`chat`]: the GGUF's chat template rendered with minijinja the way Hugging Face renders it.
@@ -36,6 +34,9 @@
 //! - [`generate`]: the generation loop joining a forward pass, sampling and the constraint, with
 //!   the KV cache kept across calls.
 //! - [`bench`]: prefill and decode speed, time to first token and memory on a model.
+//!
+//! [`tensor_type`], [`quant`], [`cpu`] and [`gate`] are the `itinero-kernels` crate's (the part
+//! that differs per CPU, built and tested on its own), re-exported here under the same names.
 
 pub use itinero_kernels::{cpu, gate, quant, tensor_type};
 

@@ -739,8 +739,9 @@ fn gemma3_prefill_attention_on_cooperative_matrices_matches_an_f64_cpu_pass() {
 /// drivers'), fused and separate: the same cache, so the same logits at the next position. Each
 /// token's products and attention are the same arithmetic in either batch, so they agree to the
 /// last bits; a batch that dropped or misplaced tokens past 128 would not. 150 goes past the first
-/// batch of 128 and ends inside a tile of 8 rows, so a partial tile is checked in either; each
-/// token more costs lavapipe, which runs this in CI, a fifth of a second and checks nothing new.
+/// batch of 128 and ends inside a tile of 8 rows, so a partial tile is checked in either; more
+/// tokens check nothing new, and cost lavapipe, which runs this in CI, time (300 took a minute
+/// longer).
 /// The prefill kernels are fixed: where a GPU times them, two loads may keep different ones
 /// (cooperative matrices round to f16), which is not what is checked here.
 #[test]
