@@ -125,10 +125,7 @@ impl State {
             if self.failures[i] >= TRIES {
                 return Next::Model;
             }
-            let fill = matches!(
-                self.wants[i],
-                Want::Assign { .. } | Want::Pair { .. } | Want::Tick { .. } | Want::Choose { .. }
-            );
+            let fill = self.wants[i].fills_form();
             match ground::ground(&self.wants[i], step.observation, &page, &self.memory) {
                 Found::Satisfied => {
                     self.finished[i] = true;
@@ -277,12 +274,13 @@ impl<S: Strategy> Grounded<S> {
     }
 }
 
-/// Whether every want is an action the page can show done (no question, nothing unread).
+/// Whether every want is an action the page can show done (no question, nothing unread: a
+/// verb of no known reading may ask for a reply, "Summarise the article").
 fn asks_only_actions(wants: &[Want]) -> bool {
     !wants.is_empty()
         && wants
             .iter()
-            .all(|w| !matches!(w, Want::Answer(_) | Want::Unknown { .. }))
+            .all(|w| !matches!(w, Want::Answer(_) | Want::Unknown { .. } | Want::Act { .. }))
 }
 
 #[cfg(test)]

@@ -55,10 +55,37 @@ pub enum Want {
         query: String,
     },
     Answer(Question),
+    /// "Invite Chloe Varga", "Select Omar Ruiz": a verb that is no other reading's (or a
+    /// choice the page may not offer as an option), done by the control the verb names beside
+    /// the object, as a row's own button is. Where the page has no control of the verb's name,
+    /// it is the model's, as an unknown part is.
+    Act {
+        verb: String,
+        object: String,
+    },
     /// A part of the goal this reading does not understand: only a model can take it on.
     Unknown {
         text: String,
     },
+}
+
+impl Want {
+    /// Whether this puts a value in a form: such a want may be for a field the next page
+    /// shows (a two-step sign-in), so the wants after it are tried meanwhile.
+    pub fn fills_form(&self) -> bool {
+        match self {
+            Want::Assign { .. } | Want::Pair { .. } | Want::Tick { .. } | Want::Choose { .. } => {
+                true
+            }
+            Want::Act { verb, .. } => is_choosing(verb),
+            _ => false,
+        }
+    }
+}
+
+/// Verbs that choose among what a page offers before they press anything.
+pub(super) fn is_choosing(verb: &str) -> bool {
+    matches!(verb.to_lowercase().as_str(), "select" | "choose" | "pick")
 }
 
 /// A value the goal wants read off the page.
@@ -90,6 +117,7 @@ pub fn read(goal: &str) -> Vec<Want> {
                 continue;
             }
         }
+        let sentence = steps_of_summary(&sentence);
         let mut found_thing: Option<String> = None;
         for clause in clauses(&sentence) {
             // "In the help page, …": where the goal happens, not a step of it.
@@ -110,14 +138,29 @@ pub fn read(goal: &str) -> Vec<Want> {
                     wants.push(restore(click_of(&thing), &quoted));
                     continue;
                 }
+                // "… and click Invite for them": the control beside what was found.
+                if let Some(m) = re!(r"^(?:click|press|tap|hit|use)\s+(?:the\s+)?(.+?)\s+(?:button\s+)?(?:for|next\s+to|beside|by)\s+(?:it|that|them|him|her)$").captures(clause.trim()) {
+                    wants.push(restore(
+                        Want::Click {
+                            target: strip_role(&m[1]),
+                            ordinal: None,
+                            near: Some(entity_of(&thing)),
+                        },
+                        &quoted,
+                    ));
+                    continue;
+                }
                 wants.push(Want::Unknown {
                     text: unquote(&thing, &quoted),
                 });
             }
             let read = clause_wants(&clause);
             if read.is_empty() {
-                wants.push(Want::Unknown {
-                    text: unquote(&clause, &quoted),
+                wants.push(match verb_and_object(&clause) {
+                    Some(act) => restore(act, &quoted),
+                    None => Want::Unknown {
+                        text: unquote(&clause, &quoted),
+                    },
                 });
             }
             for want in read {
@@ -167,6 +210,62 @@ fn unquote(s: &str, quoted: &[String]) -> String {
     .to_owned()
 }
 
+/// "Buy the mug: add it to the cart, open the cart, …": the steps after the colon, their "it"
+/// the thing the summary names. A colon not followed by a verb (a field's value, a list) stays.
+fn steps_of_summary(sentence: &str) -> String {
+    let Some((head, steps)) = sentence.split_once(": ") else {
+        return sentence.to_owned();
+    };
+    let first = |s: &str| s.split_whitespace().next().unwrap_or("").to_lowercase();
+    let (head_verb, step_verb) = (first(head), first(steps));
+    if !VERBS.contains(&head_verb.as_str()) || !VERBS.contains(&step_verb.as_str()) {
+        return sentence.to_owned();
+    }
+    let object = head.trim()[head_verb.len()..].trim();
+    if object.is_empty() {
+        return steps.to_owned();
+    }
+    let topic = entity_of(object);
+    re!(r"\b(?:it|them)\b")
+        .replace_all(steps, regex::NoExpand(&format!("the {topic}")))
+        .into_owned()
+}
+
+/// An imperative no reading claims, "Invite Chloe Varga": its verb and what it is done to.
+fn verb_and_object(clause: &str) -> Option<Want> {
+    let c = re!(r"^(?:please\s+|now\s+|also\s+|first\s+|finally\s+|next\s+)+")
+        .replace(clause.trim(), "");
+    let m = re!(r"^([a-z]+)\s+(.+)$").captures(c.trim())?;
+    let verb = m[1].to_owned();
+    // Not an imperative: a sentence about someone, or a question the reading did not take.
+    let not_verbs = [
+        "i", "we", "you", "it", "they", "he", "she", "the", "a", "an", "my", "this", "that",
+        "there", "what", "which", "how", "when", "who", "where", "why", "is", "are", "do", "does",
+        "can", "could", "would", "should", "will", "if", "in", "on", "at", "to", "for",
+    ];
+    // Verbs that put values in place have readings of their own; one that none took is
+    // not a control to press.
+    let valued = [
+        "type", "enter", "write", "input", "put", "fill", "set", "change", "update", "make",
+        "sign", "log", "search", "look", "tell", "report", "give", "find", "read", "rate", "sort",
+        "turn", "switch", "enable", "disable", "tick", "check", "untick", "uncheck",
+    ];
+    let lower = verb.to_lowercase();
+    if not_verbs.contains(&lower.as_str()) || valued.contains(&lower.as_str()) {
+        return None;
+    }
+    // "Add Tariq Keller to the team": the team is where, not whom.
+    let object =
+        re!(r"\s+(?:to|into|from|on|in|onto)\s+(?:the|my|our|this|your)\s+\w+$").replace(&m[2], "");
+    let object = entity_of(&object);
+    // "Ask the shop when it ships", "say what people think": what is said, not an entity.
+    let reported = re!(r"\b(?:when|what|whether|if|how|why|where|who|which|that)\b");
+    if object.is_empty() || reported.is_match(&object) || object.split_whitespace().count() > 5 {
+        return None;
+    }
+    Some(Want::Act { verb, object })
+}
+
 fn restore(want: Want, quoted: &[String]) -> Want {
     let u = |s: &str| unquote(s, quoted);
     match want {
@@ -193,6 +292,10 @@ fn restore(want: Want, quoted: &[String]) -> Want {
         Want::Submit { label } => Want::Submit { label },
         Want::Search { query } => Want::Search { query: u(&query) },
         Want::Answer(q) => Want::Answer(restore_question(q, quoted)),
+        Want::Act { verb, object } => Want::Act {
+            verb,
+            object: u(&object),
+        },
         Want::Unknown { text } => Want::Unknown { text: u(&text) },
     }
 }
@@ -305,6 +408,7 @@ const VERBS: &[&str] = &[
     "read",
     "proceed",
     "continue",
+    "place",
 ];
 
 fn clauses(sentence: &str) -> Vec<String> {
@@ -437,12 +541,17 @@ fn assignments(list: &str, pattern: &str, value_first: bool) -> Vec<Want> {
         match pair.captures(piece.trim()) {
             Some(c) => {
                 let (field, value) = if value_first {
-                    (&c[2], &c[1])
+                    (c[2].to_owned(), c[1].to_owned())
                 } else {
-                    (&c[1], &c[2])
+                    (c[1].to_owned(), c[2].to_owned())
+                };
+                // "set the travelling to to Lublin": the first "to" is the field's own word.
+                let (field, value) = match re!(r"^to\s+(.+)$").captures(value.trim()) {
+                    Some(v) if !value_first => (format!("{field} to"), v[1].to_owned()),
+                    _ => (field, value),
                 };
                 out.push(Want::Assign {
-                    field: Some(strip_role(field)),
+                    field: Some(strip_role(&field)),
                     value: value.trim().to_owned(),
                 });
             }
@@ -633,7 +742,13 @@ fn choice_wants(c: &str) -> Vec<Want> {
             value: strip_role(&m[1]),
         }];
     }
-    if let Some(m) = re!(r"^(?:choose|select|pick|opt\s+for)\s+(.+)$").captures(c) {
+    if let Some(m) = re!(r"^(choose|select|pick)\s+(.+)$").captures(c) {
+        return vec![Want::Act {
+            verb: m[1].to_owned(),
+            object: strip_role(&m[2]),
+        }];
+    }
+    if let Some(m) = re!(r"^opt\s+for\s+(.+)$").captures(c) {
         return vec![Want::Choose {
             option: strip_role(&m[1]),
         }];
@@ -734,8 +849,18 @@ fn click_of(phrase: &str) -> Want {
     let phrase =
         re!(r"^(?:me\s+)?(?:the\s+)?\w+\s+(?:titled|named|called)\s+").replace(&phrase, "");
     let phrase = re!(r"^me\s+").replace(&phrase, "");
+    // "the article “Budget 2026”": the quoted name is the link's.
+    let phrase = re!(r"^(?:the\s+)?(?:article|message|email|mail|file|document|product|item|post|story|video|thread|issue|ticket|folder|page|link|entry|record|report)\s+(⟦\d+⟧)$").replace(&phrase, "$1");
     let mut target = phrase.trim().to_owned();
     let mut near = None;
+    // "budget.xlsx in the Contracts folder": the folder is opened first where it is closed.
+    if let Some(c) = re!(r"^(.+?)\s+(?:in|inside|under|within)\s+(?:the\s+|my\s+)?(.+?)\s+(?:folder|directory|section|group|category|panel|card|tab)$").captures(&target.clone()) {
+        return Want::Click {
+            target: strip_role(&c[1]),
+            ordinal: None,
+            near: Some(strip_role(&c[2])),
+        };
+    }
     if let Some(c) = re!(r"^(.+?)\s+(?:in the row (?:for|of|with)|in the (?:line|entry|card|item) (?:for|of)|next to|beside|for|of|from|by)\s+(.+)$").captures(&target.clone()) {
         target = c[1].to_owned();
         near = Some(strip_role(&c[2]));
@@ -760,9 +885,21 @@ fn is_question(sentence: &str) -> bool {
     re!(r"^(?:what|which|how|when|who|whom|where|is|are|does|do|tell me|find out|report|give me|read|look up)\b").is_match(sentence.trim())
 }
 
-/// The value a question sentence asks for.
+/// The value a question sentence asks for. "The price of the order in total" is the total:
+/// what the page labels so.
 fn question(sentence: &str) -> Option<Question> {
     let s = sentence.trim().trim_end_matches('?').trim();
+    let Some(c) = re!(r"^(.+?)\s+(?:in\s+total|altogether|overall|in\s+all)$").captures(s) else {
+        return question_of(s);
+    };
+    let mut q = question_of(&c[1])?;
+    if q.kind == AnswerKind::Price {
+        q.entity = "total".into();
+    }
+    Some(q)
+}
+
+fn question_of(s: &str) -> Option<Question> {
     let kind_of = |k: &str| match k.to_lowercase().as_str() {
         "price" | "cost" | "total" | "subtotal" | "amount" | "fee" | "balance" => AnswerKind::Price,
         "count" | "number" | "quantity" | "stock" | "how many" => AnswerKind::Count,
@@ -982,6 +1119,138 @@ mod tests {
         assert_eq!(
             read("How many Blue mugs are in stock?"),
             ask("Blue mugs", AnswerKind::Count)
+        );
+    }
+
+    #[test]
+    fn a_verb_no_reading_knows_is_done_by_the_control_of_its_name() {
+        let act = |verb: &str, object: &str| Want::Act {
+            verb: verb.into(),
+            object: object.into(),
+        };
+        assert_eq!(
+            read("Invite Viktor Ruiz."),
+            vec![act("Invite", "Viktor Ruiz")]
+        );
+        assert_eq!(
+            read("Select Chloe Iqbal."),
+            vec![act("Select", "Chloe Iqbal")]
+        );
+        assert_eq!(
+            read("Add Tariq Keller to the team."),
+            vec![act("Add", "Tariq Keller")]
+        );
+        assert_eq!(
+            read("Find Omar Okafor in the list and click Invite for them."),
+            vec![Want::Click {
+                target: "Invite".into(),
+                ordinal: None,
+                near: Some("Omar Okafor".into())
+            }]
+        );
+        // Not imperatives, or not done to an entity: left to the model as parts the reading
+        // does not know.
+        for goal in [
+            "I want something warm.",
+            "Ask the shop when order 1001 ships.",
+            "Say what people think.",
+        ] {
+            assert!(
+                matches!(read(goal).as_slice(), [Want::Unknown { .. }]),
+                "{goal}: {:?}",
+                read(goal)
+            );
+        }
+    }
+
+    #[test]
+    fn a_summary_before_a_colon_names_what_its_steps_call_it() {
+        let wants = read(
+            "Buy the water bottle: add it to the cart, open the cart, press Checkout, enter \
+             name \"Lena Haddad\" and city Leeds, and place the order.",
+        );
+        assert_eq!(
+            wants,
+            vec![
+                Want::Click {
+                    target: "add to cart".into(),
+                    ordinal: None,
+                    near: Some("water bottle".into())
+                },
+                Want::Click {
+                    target: "cart".into(),
+                    ordinal: None,
+                    near: None
+                },
+                Want::Click {
+                    target: "Checkout".into(),
+                    ordinal: None,
+                    near: None
+                },
+                Want::Pair {
+                    text: "name Lena Haddad".into()
+                },
+                Want::Pair {
+                    text: "city Leeds".into()
+                },
+                Want::Submit {
+                    label: Some("place order".into())
+                },
+            ]
+        );
+        // A colon before a value is no summary.
+        assert_eq!(
+            steps_of_summary("Set the title to: Weekly report"),
+            "Set the title to: Weekly report"
+        );
+    }
+
+    #[test]
+    fn a_folder_named_around_a_file_and_a_quoted_title_are_where_and_what_to_open() {
+        assert_eq!(
+            read("Open budget.xlsx in the Contracts folder."),
+            vec![Want::Click {
+                target: "budget.xlsx".into(),
+                ordinal: None,
+                near: Some("Contracts".into())
+            }]
+        );
+        assert_eq!(
+            read("Open the article \"Server upgrade 47\"."),
+            vec![Want::Click {
+                target: "Server upgrade 47".into(),
+                ordinal: None,
+                near: None
+            }]
+        );
+    }
+
+    #[test]
+    fn a_field_whose_name_ends_in_to_and_a_total_asked_in_other_words() {
+        assert_eq!(
+            read("Set the travelling to to Lublin and click Find trains."),
+            vec![
+                assign("travelling to", "Lublin"),
+                Want::Click {
+                    target: "Find trains".into(),
+                    ordinal: None,
+                    near: None
+                }
+            ]
+        );
+        assert_eq!(
+            read("What is the price of the order in total?"),
+            vec![Want::Answer(Question {
+                entity: "total".into(),
+                kind: AnswerKind::Price
+            })]
+        );
+        assert_eq!(
+            read("How many items are in the cart altogether?"),
+            vec![Want::Answer(Question {
+                entity: "cart".into(),
+                kind: AnswerKind::Count
+            })]
         );
     }
 }

@@ -137,8 +137,31 @@ pub fn ground(want: &Want, obs: &Observation, page: &Page, memory: &Memory) -> G
         Want::Submit { label } => submit(page, label.as_deref()),
         Want::Search { query } => search(obs, page, query, memory),
         Want::Answer(q) => read_answer(obs, page, q, memory),
+        Want::Act { verb, object } => act(obs, page, verb, object, memory),
         Want::Unknown { .. } => Grounded::Absent,
     }
+}
+
+/// A verb done to an object: the option itself where the verb chooses and the page offers
+/// it, else the control named by the verb beside the object (scrolling or paging to find the
+/// object when the page has rows of such controls, none beside it yet). A page with no
+/// control of the verb's name leaves it to the model.
+fn act(obs: &Observation, page: &Page, verb: &str, object: &str, memory: &Memory) -> Grounded {
+    if goal::is_choosing(verb) {
+        let chosen = choose(page, object);
+        if chosen != Grounded::Absent {
+            return chosen;
+        }
+    }
+    let controls = ranked(page, verb, &[Kind::Press])
+        .into_iter()
+        .filter(|(s, _)| *s >= 0.8)
+        .count();
+    // One such control and the object nowhere: no row of a list to look further down for.
+    if controls == 0 || (controls == 1 && anchors(page, object).is_empty()) {
+        return Grounded::Absent;
+    }
+    click(obs, page, verb, None, Some(object), memory)
 }
 
 fn typed_here(e: &Element, memory: &Memory) -> Option<String> {
