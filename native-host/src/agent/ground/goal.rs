@@ -545,9 +545,10 @@ fn assignments(list: &str, pattern: &str, value_first: bool) -> Vec<Want> {
                 } else {
                     (c[1].to_owned(), c[2].to_owned())
                 };
-                // "set the travelling to to Lublin": the first "to" is the field's own word.
-                let (field, value) = match re!(r"^to\s+(.+)$").captures(value.trim()) {
-                    Some(v) if !value_first => (format!("{field} to"), v[1].to_owned()),
+                // "set the travelling to to Lublin": the first "to" is the field's own word. A
+                // value written as one ("set the status to To do") keeps its capital.
+                let (field, value) = match value.trim().strip_prefix("to ") {
+                    Some(rest) if !value_first => (format!("{field} to"), rest.to_owned()),
                     _ => (field, value),
                 };
                 out.push(Want::Assign {
@@ -1237,6 +1238,10 @@ mod tests {
                     near: None
                 }
             ]
+        );
+        assert_eq!(
+            read("Set the status to To do."),
+            vec![assign("status", "To do")]
         );
         assert_eq!(
             read("What is the price of the order in total?"),
