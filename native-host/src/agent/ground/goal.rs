@@ -233,8 +233,7 @@ fn steps_of_summary(sentence: &str) -> String {
 
 /// An imperative no reading claims, "Invite Chloe Varga": its verb and what it is done to.
 fn verb_and_object(clause: &str) -> Option<Want> {
-    let c = re!(r"^(?:please\s+|now\s+|also\s+|first\s+|finally\s+|next\s+)+")
-        .replace(clause.trim(), "");
+    let c = without_lead_words(clause.trim());
     let m = re!(r"^([a-z]+)\s+(.+)$").captures(c.trim())?;
     let verb = m[1].to_owned();
     // Not an imperative: a sentence about someone, or a question the reading did not take.
@@ -589,13 +588,18 @@ fn clause_wants(clause: &str) -> Vec<Want> {
     let c = clause
         .trim()
         .trim_start_matches(|ch: char| !ch.is_alphanumeric() && ch != '⟦');
-    let c = re!(r"^(?:please\s+|now\s+|also\s+|first\s+|finally\s+|next\s+)+").replace(c, "");
+    let c = without_lead_words(c);
     let c = c.trim();
     [value_wants, choice_wants, action_wants]
         .iter()
         .map(|read| read(c))
         .find(|wants| !wants.is_empty())
         .unwrap_or_default()
+}
+
+/// "Please now open …" → "open …": words before a clause's verb that ask nothing of the page.
+fn without_lead_words(c: &str) -> std::borrow::Cow<'_, str> {
+    re!(r"^(?:please\s+|now\s+|also\s+|first\s+|finally\s+|next\s+)+").replace(c, "")
 }
 
 /// Values to put in place: sign-in credentials, a search, fields to fill or set, switches,
