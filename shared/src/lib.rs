@@ -8,6 +8,7 @@
 pub mod action;
 pub mod codec;
 pub mod envelope;
+pub mod input_format;
 pub mod matching;
 pub mod messages;
 pub mod observation;

@@ -12,7 +12,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use itinero_shared::messages::{Outcome, SecretField};
-use itinero_shared::{matching, Action, Fingerprint, Modifier, Target};
+use itinero_shared::{input_format, matching, Action, Fingerprint, Modifier, Target};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{
@@ -475,10 +475,17 @@ fn type_text(
             .ok()
             .and_then(|v| v.as_string())
             .unwrap_or_default();
-        let wanted = if clear {
-            text.to_owned()
-        } else {
-            format!("{before}{text}")
+        // A date or time field keeps only its own format: "14 March 2027" is typed as
+        // `2027-03-14`.
+        let input_type = el
+            .dyn_ref::<HtmlInputElement>()
+            .map(|i| i.type_())
+            .unwrap_or_default();
+        let formatted = input_format::as_input_value(&input_type, text);
+        let wanted = match formatted {
+            Some(v) => v,
+            None if clear => text.to_owned(),
+            None => format!("{before}{text}"),
         };
         set_native_value(el, &wanted)?;
         input_event(el, text);

@@ -359,6 +359,12 @@ struct Seen {
     has_children: bool,
 }
 
+/// A dialog, by its tag or its role: kept as a container, so that what it holds reads as one
+/// thing the page asks.
+fn is_dialog(seen: &Seen) -> bool {
+    seen.tag == "dialog" || matches!(seen.role.as_deref(), Some("dialog" | "alertdialog"))
+}
+
 /// Where an element is, as `Walk::place` worked it out.
 struct Place {
     /// Its box in this document's viewport coordinates (zero where it was not measured).
@@ -1025,8 +1031,7 @@ impl Walk<'_> {
     /// The element's own node, if it may become one (interactive elements, frames, shadow
     /// hosts and dialogs), described if it is interactive; and its hit test, left to `settle`.
     fn keep(&mut self, seen: &mut Seen, place: &Place, ctx: &Ctx) -> Option<DomNode> {
-        let may_keep =
-            place.interactive || seen.is_frame || seen.open_shadow || seen.tag == "dialog";
+        let may_keep = place.interactive || seen.is_frame || seen.open_shadow || is_dialog(seen);
         let mut node = may_keep.then(|| DomNode {
             tag: seen.tag.to_string(),
             rect: place.top_rect,
@@ -1163,8 +1168,11 @@ impl Walk<'_> {
         } else if place.interactive {
             node.children = inside;
             out.push(node);
-        } else if !inside.is_empty() && (seen.is_frame || seen.open_shadow || seen.tag == "dialog")
-        {
+        } else if !inside.is_empty() && (seen.is_frame || seen.open_shadow || is_dialog(seen)) {
+            // A dialog made of a `div` says so by its role: the agent confirms what it asks.
+            if seen.tag != "dialog" {
+                node.role = seen.role.clone();
+            }
             if !place.measured {
                 node.rect = ctx.doc.top_rect(seen.me.rect());
                 node.in_viewport = self.in_viewport(&node.rect);

@@ -66,6 +66,8 @@ struct State {
     memory: Memory,
     /// What was done, for the closing answer.
     done: Vec<String>,
+    /// Confirmations pressed after the last want (a deletion's "Are you sure?").
+    confirmations: u32,
 }
 
 struct Last {
@@ -173,6 +175,9 @@ impl State {
             }
         }
         if self.finished.iter().all(|f| *f) {
+            if let Some(confirm) = self.confirmation(step, &page) {
+                return confirm;
+            }
             let answer = if self.done.is_empty() {
                 "Everything the goal asks is already so on the page.".to_owned()
             } else {
@@ -188,6 +193,32 @@ impl State {
             )));
         }
         Next::Model
+    }
+}
+
+impl State {
+    /// A dialog that asks to confirm what the goal just had pressed: its confirming button,
+    /// twice at most (a dialog that stays after it is not one this can answer).
+    fn confirmation(&mut self, step: &Step<'_>, page: &Page) -> Option<Next> {
+        const MAX: u32 = 2;
+        let pressed: Vec<String> = self
+            .wants
+            .iter()
+            .filter_map(|w| match w {
+                Want::Click { target, .. } => Some(target.clone()),
+                Want::Act { verb, .. } => Some(verb.clone()),
+                _ => None,
+            })
+            .collect();
+        if self.confirmations >= MAX || pressed.is_empty() {
+            return None;
+        }
+        let c = ground::confirm::confirmation(step.observation, page, &pressed)?;
+        self.confirmations += 1;
+        self.done.push(c.why.clone());
+        Some(Next::Decided(Box::new(Decision::without_model(
+            c.action, NAME, c.why,
+        ))))
     }
 }
 

@@ -21,6 +21,26 @@ use itinero_shared::{Action, Target};
 pub struct Taken {
     pub action: Action,
     pub url: String,
+    /// What the page showed when the action was chosen ([`digest`]): the same action again on
+    /// a page that changed since (a counter's number, the next rows) is progress, not a loop.
+    pub page: u64,
+}
+
+/// What a page shows, as one number: its elements' texts, names, values and states and how
+/// far it is scrolled. Two observations with the same digest look the same to the agent.
+pub fn digest(obs: &Observation) -> u64 {
+    use std::hash::{Hash, Hasher};
+    fn walk(n: &DomNode, h: &mut impl Hasher) {
+        (&n.tag, &n.text, &n.name, &n.value, &n.states).hash(h);
+        for c in &n.children {
+            walk(c, h);
+        }
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    obs.url.hash(&mut h);
+    (obs.scroll_x.round() as i64, obs.scroll_y.round() as i64).hash(&mut h);
+    walk(&obs.root, &mut h);
+    h.finish()
 }
 
 /// What to do with a decided action.
@@ -281,6 +301,7 @@ pub fn check(goal: &str, action: &Action, obs: &Observation, taken: &[Taken]) ->
                     ..
                 },
             url,
+            ..
         }) = taken.last()
         {
             if *url == obs.url && *success && obs.find_indexed(target.index).is_some() {
@@ -305,7 +326,7 @@ pub fn check(goal: &str, action: &Action, obs: &Observation, taken: &[Taken]) ->
         .iter()
         .rev()
         .take(2)
-        .filter(|t| t.url == obs.url && same(&t.action, action))
+        .filter(|t| t.url == obs.url && t.page == digest(obs) && same(&t.action, action))
         .count();
     if repeats == 2 {
         return Verdict::Loop(
@@ -415,6 +436,7 @@ mod tests {
         let been = [Taken {
             action: Action::Back,
             url: "https://evil.test/earlier".into(),
+            page: 0,
         }];
         assert_eq!(
             verdict(&navigate("https://evil.test/again"), &been),
@@ -504,6 +526,7 @@ mod tests {
                 clear: true,
             },
             url: obs.url.clone(),
+            page: digest(&obs),
         };
         let done = Action::Done {
             answer: "searched".into(),
@@ -559,6 +582,7 @@ mod tests {
         let before = |url: &str| Taken {
             action: next.clone(),
             url: url.into(),
+            page: digest(&obs),
         };
         assert_eq!(check("g", &next, &obs, &[before(&obs.url)]), Verdict::Allow);
         assert!(matches!(
@@ -575,6 +599,16 @@ mod tests {
             ),
             Verdict::Allow
         );
+        // On the same address with what it shows changed since (a counter's number), it is
+        // progress too.
+        let changed = Taken {
+            page: digest(&obs) ^ 1,
+            ..before(&obs.url)
+        };
+        assert_eq!(
+            check("g", &next, &obs, &[changed.clone(), changed]),
+            Verdict::Allow
+        );
         // The same element under another index is still the same element.
         let mut moved = next.clone();
         if let Action::Click { target } = &mut moved {
@@ -583,6 +617,7 @@ mod tests {
         let earlier = Taken {
             action: moved,
             url: obs.url.clone(),
+            page: digest(&obs),
         };
         assert!(matches!(
             check("g", &next, &obs, &[earlier.clone(), earlier]),

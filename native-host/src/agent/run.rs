@@ -1014,6 +1014,7 @@ impl Run<'_> {
         self.taken.push(Taken {
             action,
             url: page.obs.url.clone(),
+            page: guards::digest(&page.obs),
         });
     }
 

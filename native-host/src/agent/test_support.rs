@@ -59,3 +59,29 @@ pub fn step<'a>(goal: &'a str, obs: &'a Observation) -> Step<'a> {
         progress: None,
     }
 }
+
+/// A piece of text with its box at `(x, y)`, as the content script puts text between elements.
+pub fn text_at(text: &str, x: f64, y: f64) -> DomNode {
+    DomNode {
+        tag: "#text".into(),
+        text: Some(text.into()),
+        rect: itinero_shared::observation::Rect {
+            x,
+            y,
+            width: 8.0 * text.len() as f64,
+            height: 16.0,
+        },
+        ..Default::default()
+    }
+}
+
+/// `node` with its box moved to `(x, y)`, 80 × 24.
+pub fn placed(mut node: DomNode, x: f64, y: f64) -> DomNode {
+    node.rect = itinero_shared::observation::Rect {
+        x,
+        y,
+        width: 80.0,
+        height: 24.0,
+    };
+    node
+}

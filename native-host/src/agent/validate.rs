@@ -25,6 +25,7 @@ const TEXT_INPUTS: &[&str] = &[
     "month",
     "week",
     "time",
+    "range",
 ];
 
 pub(super) fn takes_text(node: &DomNode) -> bool {

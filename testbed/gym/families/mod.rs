@@ -1,7 +1,9 @@
 //! The gym's task families, one theme a file: filling forms (`forms.rs`), pressing named
 //! controls (`clicks.rs`), choosing options (`choices.rs`), finding things in lists, trees and
 //! pages (`lists.rs`), reading a value back (`reading.rs`), flows over several pages
-//! (`flows.rs`), settings pages (`settings.rs`) and shopping pages (`shopping.rs`). Each family states its goal in several phrasings chosen by the seed.
+//! (`flows.rs`), settings pages (`settings.rs`), shopping pages (`shopping.rs`), fields that
+//! take their own format or controls (`widgets.rs`) and records side by side (`records.rs`).
+//! Each family states its goal in several phrasings chosen by the seed.
 
 mod choices;
 mod clicks;
@@ -9,8 +11,10 @@ mod flows;
 mod forms;
 mod lists;
 mod reading;
+mod records;
 mod settings;
 mod shopping;
+mod widgets;
 
 use maud::{html, Markup};
 
@@ -58,6 +62,14 @@ pub static FAMILIES: &[Family] = &[
     shopping::QUANTITY,
     shopping::SORT,
     shopping::TOTAL,
+    widgets::DATE_WORDS,
+    widgets::TIME_WORDS,
+    widgets::SLIDER,
+    widgets::COUNTER,
+    records::TABLE_LOOKUP,
+    records::EXTREME,
+    records::DELETE_CONFIRM,
+    records::FEED,
 ];
 
 /// The family called `name`.

@@ -89,30 +89,55 @@ pub(super) fn is_choosing(verb: &str) -> bool {
 }
 
 /// A value the goal wants read off the page.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Question {
-    /// What the value belongs to ("wool socks").
+    /// What the value belongs to ("wool socks"); for a question about the extreme of a list,
+    /// what kind of thing the list holds ("item", "scarf").
     pub entity: String,
     pub kind: AnswerKind,
+    /// The entity's property asked for by its name ("phone number", "city"): a table's
+    /// column or a label on the page says which value it is.
+    pub attribute: Option<String>,
+    /// "the cheapest item": the one of the list with the least (or most) of the kind.
+    pub extreme: Option<Extreme>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AnswerKind {
     Price,
     Count,
     Date,
     Time,
     Name,
+    #[default]
     Any,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extreme {
+    Least,
+    Most,
 }
 
 /// The goal's wants, in order.
 pub fn read(goal: &str) -> Vec<Want> {
-    let (text, quoted) = protect_quotes(goal);
+    // "May 2, 2027": the comma is the date's, not a list's.
+    let goal = re!(r"\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?),\s+(\d{4})\b")
+        .replace_all(goal, "$1 $2");
+    let (text, quoted) = protect_quotes(&goal);
     let mut wants = Vec::new();
     for (sentence, asks) in sentences(&text) {
         if asks || is_question(&sentence) {
             if let Some(q) = question(&sentence) {
+                wants.push(Want::Answer(restore_question(q, &quoted)));
+                continue;
+            }
+        }
+        // "Find the phone number of Rosa Dubois.": a question put as an order.
+        if re!(r"^(?:find|look\s+up|get|show\s+me)\b").is_match(&sentence)
+            && clauses(&sentence).len() == 1
+        {
+            if let Some(q) = attribute_question(sentence.trim().trim_end_matches('?')) {
                 wants.push(Want::Answer(restore_question(q, &quoted)));
                 continue;
             }
@@ -247,7 +272,8 @@ fn verb_and_object(clause: &str) -> Option<Want> {
     let valued = [
         "type", "enter", "write", "input", "put", "fill", "set", "change", "update", "make",
         "sign", "log", "search", "look", "tell", "report", "give", "find", "read", "rate", "sort",
-        "turn", "switch", "enable", "disable", "tick", "check", "untick", "uncheck",
+        "turn", "switch", "enable", "disable", "tick", "check", "untick", "uncheck", "move",
+        "drag", "slide", "adjust",
     ];
     let lower = verb.to_lowercase();
     if not_verbs.contains(&lower.as_str()) || valued.contains(&lower.as_str()) {
@@ -302,7 +328,8 @@ fn restore(want: Want, quoted: &[String]) -> Want {
 fn restore_question(q: Question, quoted: &[String]) -> Question {
     Question {
         entity: unquote(&q.entity, quoted),
-        kind: q.kind,
+        attribute: q.attribute.map(|a| unquote(&a, quoted)),
+        ..q
     }
 }
 
@@ -408,6 +435,10 @@ const VERBS: &[&str] = &[
     "proceed",
     "continue",
     "place",
+    "move",
+    "drag",
+    "slide",
+    "adjust",
 ];
 
 fn clauses(sentence: &str) -> Vec<String> {
@@ -476,6 +507,7 @@ const ROLE_WORDS: &[&str] = &[
     "radio",
     "toggle",
     "switch",
+    "slider",
     "dropdown",
     "drop down",
     "list",
@@ -512,7 +544,13 @@ pub(super) fn entity_of(object: &str) -> String {
     };
     // "Bob's message" is Bob; "the Quarterly report message" is the Quarterly report.
     let e = re!(r"(?:'s|’s)\s+\w+$").replace(&e, "").into_owned();
-    re!(r"\s+(?:message|email|mail|row|entry|item|record|post|comment|file|product|article|invoice)$")
+    // "the project Apollo" is Apollo.
+    let e = re!(
+        r"^(?:project|task|event|contact|user|account|ticket|playlist|board|team|post)\s+(\S.*)$"
+    )
+    .replace(&e, "$1")
+    .into_owned();
+    re!(r"\s+(?:message|email|mail|row|entry|item|record|post|comment|file|product|article|invoice|project|task|event|contact|user|account|ticket|playlist|board)$")
         .replace(&e, "")
         .trim()
         .to_owned()
@@ -572,7 +610,11 @@ fn pairs(list: &str) -> Vec<Want> {
     items(list)
         .into_iter()
         .map(|text| {
-            if let Some(c) = re!(r"^(.+?)\s*(?::|=|\bis\b|\bas\b|\bof\b)\s*(.+)$").captures(&text) {
+            // A colon between digits is a time's ("3:30 pm"), not a label's.
+            let labelled = re!(r"^(.*?[^\d\s])\s*:\s*(.+)$")
+                .captures(&text)
+                .or_else(|| re!(r"^(.+?)\s*(?:=|\bis\b|\bas\b|\bof\b)\s*(.+)$").captures(&text));
+            if let Some(c) = labelled {
                 Want::Assign {
                     field: Some(strip_role(&c[1])),
                     value: c[2].trim().to_owned(),
@@ -685,7 +727,8 @@ fn value_wants(c: &str) -> Vec<Want> {
     if let Some(m) = re!(r"^(?:type|enter|write|input|put|insert|give|use|fill\s+in|fill\s+out|provide)\s+(?:in\s+)?(.+)$").captures(c) {
         return pairs(&m[1]);
     }
-    if let Some(m) = re!(r"^(?:set|change|update|make)\s+(.+)$").captures(c) {
+    if let Some(m) = re!(r"^(?:set|change|update|make|move|drag|slide|adjust)\s+(.+)$").captures(c)
+    {
         let assigns = assignments(
             &m[1],
             r"^(?:the\s+|my\s+|your\s+)?(.+?)\s+(?:to|as|=|:)\s+(.+)$",
@@ -694,6 +737,17 @@ fn value_wants(c: &str) -> Vec<Want> {
         if !assigns.is_empty() {
             return assigns;
         }
+    }
+    // "Make it 3 children": a count of the thing.
+    if let Some(m) = re!(r"^make\s+it\s+(\d+)\s+(.+)$").captures(c) {
+        return vec![Want::Assign {
+            field: Some(strip_role(&m[2])),
+            value: m[1].to_owned(),
+        }];
+    }
+    // "Make the meeting time 11 pm": the field's name and its value, told apart by the page.
+    if let Some(m) = re!(r"^make\s+(?:the\s+|my\s+)(.+)$").captures(c) {
+        return pairs(&m[1]);
     }
     Vec::new()
 }
@@ -759,7 +813,7 @@ fn choice_wants(c: &str) -> Vec<Want> {
         }];
     }
     if let Some(m) =
-        re!(r"^(submit|send|save|confirm|post|place)\b(?:\s+(?:it|them|this|(?:the|my)\s+(\w+)))?$")
+        re!(r"^(submit|send|save|confirm|post|place|apply)\b(?:\s+(?:it|them|this|(?:the|my)\s+(\w+)))?$")
             .captures(c)
     {
         let verb = m[1].to_lowercase();
@@ -904,7 +958,92 @@ fn question(sentence: &str) -> Option<Question> {
     Some(q)
 }
 
+/// "Which product is the cheapest?", "What does the most expensive item cost?": the least
+/// or most of a list's prices, and what kind of thing the list holds ("item" for any).
+fn extreme_question(s: &str) -> Option<Question> {
+    let least = re!(
+        r"\b(?:cheapest|least\s+expensive|lowest[-\s]priced|lowest\s+price|costs?\s+(?:the\s+)?least)\b"
+    );
+    let most = re!(
+        r"\b(?:most\s+expensive|priciest|dearest|highest[-\s]priced|highest\s+price|costs?\s+(?:the\s+)?most)\b"
+    );
+    let extreme = if least.is_match(s) {
+        Extreme::Least
+    } else if most.is_match(s) {
+        Extreme::Most
+    } else {
+        return None;
+    };
+    let after = re!(
+        r"(?:cheapest|least\s+expensive|most\s+expensive|priciest|dearest|lowest[-\s]priced|highest[-\s]priced)\s+([a-z][a-z\s-]*?)(?:\s+(?:cost|costs|on|in|here|of|available|listed|sold|is|are|for|you|they|we|that)\b.*)?$"
+    );
+    let before = re!(
+        r"^(?:which|what)\s+(?:one\s+of\s+the\s+)?([a-z][a-z\s-]*?)\s+(?:is|are|costs?|has|have|sells?)\b"
+    );
+    let thing = after
+        .captures(s)
+        .or_else(|| before.captures(s))
+        .map_or_else(|| "item".to_owned(), |c| c[1].trim().to_owned());
+    let thing = if thing.is_empty() || thing == "one" {
+        "item".to_owned()
+    } else {
+        thing
+    };
+    Some(Question {
+        entity: entity_of(&thing),
+        kind: AnswerKind::Price,
+        extreme: Some(extreme),
+        ..Question::default()
+    })
+}
+
+/// "What is Nadia Lindqvist's phone number?", "Which city is Priya Varga in?", "the email of
+/// Ana Ruiz": an entity's property by its name, where the name is no kind of value this
+/// reading knows (a price, a date, a count are read by their form instead).
+fn attribute_question(s: &str) -> Option<Question> {
+    let asks =
+        r"(?:what\s+is|what's|whats|what\s+are|find|tell\s+me|give\s+me|look\s+up|show\s+me)";
+    let possessive =
+        Regex::new(&format!(r"(?i)^{asks}\s+(?:the\s+)?(.+?)(?:'s|’s)\s+(.+)$")).ok()?;
+    let of = Regex::new(&format!(r"(?i)^{asks}\s+the\s+(.+?)\s+(?:of|for)\s+(.+)$")).ok()?;
+    let placed = re!(
+        r"^(?:which|what)\s+(.+?)\s+(?:is|does|do|did|was)\s+(.+?)\s+(?:(?:work|works|live|lives|belong|belongs|sit|sits|come|comes|based|located)\s+)?(?:in|from|at|on|for|with|under)$"
+    );
+    let (entity, attribute) = if let Some(c) = possessive.captures(s) {
+        (c[1].to_owned(), c[2].to_owned())
+    } else if let Some(c) = placed.captures(s) {
+        (c[2].to_owned(), c[1].to_owned())
+    } else if let Some(c) = of.captures(s) {
+        (c[2].to_owned(), c[1].to_owned())
+    } else {
+        return None;
+    };
+    let attribute = strip_role(&attribute);
+    let last = attribute
+        .split_whitespace()
+        .last()
+        .unwrap_or("")
+        .to_lowercase();
+    let valued = [
+        "price", "cost", "total", "subtotal", "amount", "fee", "balance", "count", "quantity",
+        "stock", "date", "deadline", "day", "time", "name", "author", "sender", "owner",
+        "assignee",
+    ];
+    if valued.contains(&last.as_str()) || attribute.is_empty() {
+        return None;
+    }
+    let entity = entity_of(&entity);
+    (!entity.is_empty()).then_some(Question {
+        entity,
+        attribute: Some(attribute),
+        ..Question::default()
+    })
+}
+
 fn question_of(s: &str) -> Option<Question> {
+    if let Some(q) = extreme_question(s).or_else(|| attribute_question(s)) {
+        return Some(q);
+    }
     let kind_of = |k: &str| match k.to_lowercase().as_str() {
         "price" | "cost" | "total" | "subtotal" | "amount" | "fee" | "balance" => AnswerKind::Price,
         "count" | "number" | "quantity" | "stock" | "how many" => AnswerKind::Count,
@@ -919,6 +1058,7 @@ fn question_of(s: &str) -> Option<Question> {
                 &re!(r"^(?:one\s+|a\s+pair\s+of\s+|a\s+)").replace(entity.trim(), ""),
             ),
             kind,
+            ..Question::default()
         })
     };
     if let Some(c) = re!(r"(?:what|how\s+much)\s+(?:does|do|did|is|are|will)\s+(?:a\s+|the\s+)?(.+?)\s+(?:cost|costs|sell\s+for|go\s+for)$").captures(s) {
@@ -1107,6 +1247,7 @@ mod tests {
             vec![Want::Answer(Question {
                 entity: e.into(),
                 kind,
+                ..Question::default()
             })]
         };
         assert_eq!(
@@ -1115,7 +1256,12 @@ mod tests {
         );
         assert_eq!(
             read("How much is the cheapest scarf?"),
-            ask("cheapest scarf", AnswerKind::Price)
+            vec![Want::Answer(Question {
+                entity: "scarf".into(),
+                kind: AnswerKind::Price,
+                extreme: Some(Extreme::Least),
+                ..Question::default()
+            })]
         );
         assert_eq!(
             read("What is the due date of invoice 1042?"),
@@ -1251,15 +1397,118 @@ mod tests {
             read("What is the price of the order in total?"),
             vec![Want::Answer(Question {
                 entity: "total".into(),
-                kind: AnswerKind::Price
+                kind: AnswerKind::Price,
+                ..Question::default()
             })]
         );
         assert_eq!(
             read("How many items are in the cart altogether?"),
             vec![Want::Answer(Question {
                 entity: "cart".into(),
-                kind: AnswerKind::Count
+                kind: AnswerKind::Count,
+                ..Question::default()
             })]
+        );
+    }
+
+    #[test]
+    fn a_property_by_its_name_and_the_extreme_of_a_list_are_questions() {
+        let about = |e: &str, a: &str| {
+            vec![Want::Answer(Question {
+                entity: e.into(),
+                attribute: Some(a.into()),
+                ..Question::default()
+            })]
+        };
+        assert_eq!(
+            read("What is Nadia Lindqvist's phone number?"),
+            about("Nadia Lindqvist", "phone number")
+        );
+        assert_eq!(
+            read("Which city is Priya Varga in?"),
+            about("Priya Varga", "city")
+        );
+        assert_eq!(
+            read("What office city does Marek Dubois work from?"),
+            about("Marek Dubois", "office city")
+        );
+        assert_eq!(
+            read("Find the phone number of Rosa Dubois."),
+            about("Rosa Dubois", "phone number")
+        );
+        // A kind of value this reading knows is read by its form, as before.
+        assert_eq!(
+            read("What is the price of the desk lamp?"),
+            vec![Want::Answer(Question {
+                entity: "desk lamp".into(),
+                kind: AnswerKind::Price,
+                ..Question::default()
+            })]
+        );
+        // "Find X and …" is still a thing to find, not a question.
+        assert!(!matches!(
+            read("Find Omar Okafor in the list and click Invite for them").first(),
+            Some(Want::Answer(_))
+        ));
+        let extreme = |e: &str, x| {
+            vec![Want::Answer(Question {
+                entity: e.into(),
+                kind: AnswerKind::Price,
+                extreme: Some(x),
+                ..Question::default()
+            })]
+        };
+        assert_eq!(
+            read("Which item costs the least?"),
+            extreme("item", Extreme::Least)
+        );
+        assert_eq!(
+            read("Which product is the most expensive?"),
+            extreme("product", Extreme::Most)
+        );
+    }
+
+    #[test]
+    fn values_set_by_moving_making_and_applying() {
+        assert_eq!(
+            read("Move the volume slider to 80, then press Save."),
+            vec![
+                assign("volume", "80"),
+                Want::Click {
+                    target: "Save".into(),
+                    ordinal: None,
+                    near: None
+                }
+            ]
+        );
+        assert_eq!(
+            read("Change brightness to 90 and apply."),
+            vec![
+                assign("brightness", "90"),
+                Want::Submit {
+                    label: Some("apply".into())
+                }
+            ]
+        );
+        assert_eq!(read("Make it 3 children")[0], assign("children", "3"));
+        // A time's colon is not a label's, and a date's comma is not a list's.
+        assert_eq!(
+            read("Make the reminder time 3:30 pm")[0],
+            Want::Pair {
+                text: "reminder time 3:30 pm".into()
+            }
+        );
+        assert_eq!(
+            read("Enter May 2, 2027 as the departure date")[0],
+            assign("departure date", "May 2 2027")
+        );
+        assert_eq!(
+            read("Remove the project Granite."),
+            vec![Want::Click {
+                target: "remove".into(),
+                ordinal: None,
+                near: Some("Granite".into())
+            }]
         );
     }
 }

@@ -5,47 +5,21 @@
 //! `answer.rs`. The strategy that acts on these is `agent/grounded.rs`.
 
 pub mod answer;
+mod candidate;
+pub mod confirm;
+pub mod counter;
 pub mod goal;
+pub mod lookup;
 pub mod page;
 pub mod words;
 
 use itinero_shared::observation::{DomNode, Observation};
-use itinero_shared::{Action, ScrollDirection, Target};
+use itinero_shared::{input_format, Action, ScrollDirection, Target};
 
+use candidate::{named, target};
+pub use candidate::{Candidate, Grounded, SURE};
 use goal::{AnswerKind, Question, Want};
 use page::{Element, Kind, Page};
-
-/// A grounding this sure acts without asking a model.
-pub const SURE: f32 = 0.85;
-
-/// One possible next action for a want.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Candidate {
-    pub action: Action,
-    pub confidence: f32,
-    /// What it does, for the panel and the model: `type "alice" into "Username"`.
-    pub why: String,
-    /// Doing it fulfils the want (otherwise it only brings the want closer: opening a message
-    /// to delete it, scrolling to find it).
-    pub finishes: bool,
-}
-
-/// What the grounding makes of one want on this page.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Grounded {
-    /// Already so on the page (the field holds the value, the box is ticked).
-    Satisfied,
-    /// Actions that would do it, best first.
-    Candidates(Vec<Candidate>),
-    /// The value the question asks for, with the page's words around it.
-    Answer {
-        value: String,
-        quote: String,
-        confidence: f32,
-    },
-    /// Nothing on this page for it.
-    Absent,
-}
 
 /// What the strategy remembers of earlier steps that the page no longer shows.
 #[derive(Debug, Default, Clone)]
@@ -54,20 +28,6 @@ pub struct Memory {
     pub typed: Vec<(String, String)>,
     /// Moves made to find something not yet on the page (scrolls, next pages).
     pub searches: u32,
-}
-
-fn target(e: &Element) -> Option<Target> {
-    Some(Target {
-        index: e.node.index?,
-        fingerprint: e.node.fingerprint.clone()?,
-    })
-}
-
-fn named(e: &Element) -> String {
-    e.labels
-        .first()
-        .cloned()
-        .unwrap_or_else(|| e.node.tag.clone())
 }
 
 /// The best score of `phrase` against any of the element's names.
@@ -157,8 +117,13 @@ fn act(obs: &Observation, page: &Page, verb: &str, object: &str, memory: &Memory
         .into_iter()
         .filter(|(s, _)| *s >= 0.8)
         .count();
+    let anchored = anchors(page, object);
+    // Such controls only beyond the viewport's reach, one beside the object: scroll to them.
+    if controls == 0 && beyond_reach(obs, page, verb, &anchored).is_some() && !anchored.is_empty() {
+        return find_more(obs, page, memory);
+    }
     // One such control and the object nowhere: no row of a list to look further down for.
-    if controls == 0 || (controls == 1 && anchors(page, object).is_empty()) {
+    if controls == 0 || (controls == 1 && anchored.is_empty()) {
         return Grounded::Absent;
     }
     click(obs, page, verb, None, Some(object), memory)
@@ -183,7 +148,10 @@ fn put(e: &Element, value: &str, confidence: f32, memory: &Memory) -> Option<Can
             } else {
                 e.node.value.clone()
             };
-            if current.as_deref().map(str::trim) == Some(value.trim()) {
+            if current
+                .as_deref()
+                .is_some_and(|c| input_format::same_value(e.input_type(), c, value))
+            {
                 return None;
             }
             // A secret is named, never repeated: the reason reaches the panel and the store.
@@ -344,6 +312,9 @@ fn assign(page: &Page, field: Option<&str>, value: &str, memory: &Memory) -> Gro
     if let Some(e) = conventional(page, field) {
         return outcome(put(e, value, 0.9, memory));
     }
+    if let Some(stepped) = counter::step_to(page, field, value) {
+        return stepped;
+    }
     // Radio buttons: the one named like the value, in the group named like the field.
     let radios: Vec<(f32, &Element)> = ranked(page, value, &[Kind::Checkable])
         .into_iter()
@@ -386,17 +357,6 @@ fn assign(page: &Page, field: Option<&str>, value: &str, memory: &Memory) -> Gro
     } else {
         Grounded::Absent
     })
-}
-
-impl Grounded {
-    /// This when it is sure, else `other`.
-    fn sure_or(self, other: Grounded) -> Grounded {
-        match &self {
-            Grounded::Candidates(c) if c.first().is_some_and(|c| c.confidence >= SURE) => self,
-            Grounded::Satisfied => self,
-            _ => other,
-        }
-    }
 }
 
 /// "username alice": the longest start of the phrase that names a field on the page is the
@@ -538,19 +498,56 @@ fn anchors<'a>(page: &Page<'a>, entity: &str) -> Vec<(usize, &'a DomNode)> {
 /// How far a control sits from the entity: on its line is nearest, then what follows it in
 /// reading order (a card's button after its title), then what comes before.
 fn distance(e: &Element, anchors: &[(usize, &DomNode)]) -> usize {
+    distance_at(e.node, e.order, anchors)
+}
+
+/// How far a control sits from the nearest place the entity is named, on the screen: below
+/// it (a card's or a post's buttons under its title) is nearer than as far above it, and a
+/// column away counts too. It tells apart controls that reading order puts equally near: the
+/// last button of one post and the first of the next post's title.
+fn offset(e: &Element, anchors: &[(usize, &DomNode)]) -> f64 {
+    anchors
+        .iter()
+        .map(|(_, a)| {
+            let dy = e.node.rect.y - a.rect.y;
+            let vertical = if dy >= 0.0 { dy } else { -dy * 3.0 };
+            vertical + (e.node.rect.x - a.rect.x).abs()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// [`distance`] for any node at reading position `order`.
+fn distance_at(n: &DomNode, order: usize, anchors: &[(usize, &DomNode)]) -> usize {
     anchors
         .iter()
         .map(|(at, node)| {
-            if page::same_line(e.node, node) {
+            if page::same_line(n, node) {
                 0
-            } else if e.order > *at {
-                e.order - at
+            } else if order > *at {
+                order - at
             } else {
-                (at - e.order) * 3
+                (at - order) * 3
             }
         })
         .min()
         .unwrap_or(usize::MAX)
+}
+
+/// How near the entity the nearest control named `phrase` sits that is beyond the viewport's
+/// reach: the page shows it only as text, to be scrolled to before it can be pressed.
+fn beyond_reach(
+    obs: &Observation,
+    page: &Page,
+    phrase: &str,
+    anchors: &[(usize, &DomNode)],
+) -> Option<usize> {
+    let out_of_view =
+        |n: &DomNode| n.rect.y > obs.viewport.height || n.rect.y + n.rect.height < 0.0;
+    page.texts
+        .iter()
+        .filter(|t| out_of_view(t.node) && words::similarity(phrase, t.text) >= 0.95)
+        .map(|t| distance_at(t.node, t.order, anchors))
+        .min()
 }
 
 /// Controls named like the target, and how close each sits to the entity.
@@ -585,9 +582,24 @@ fn click(
                 .iter()
                 .map(|(s, e)| (distance(e, &anchors), *s, *e))
                 .collect();
-            by_distance.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+            by_distance.sort_by(|a, b| {
+                a.0.cmp(&b.0)
+                    .then(offset(a.2, &anchors).total_cmp(&offset(b.2, &anchors)))
+                    .then(b.1.total_cmp(&a.1))
+            });
+            // The entity's own control is further down, not yet within reach: scroll to it
+            // rather than press a neighbour's.
+            let nearest = by_distance.first().map_or(usize::MAX, |b| b.0);
+            if beyond_reach(obs, page, target_phrase, &anchors).is_some_and(|d| d < nearest) {
+                if let found @ Grounded::Candidates(_) = find_more(obs, page, memory) {
+                    return found;
+                }
+            }
             if let [(d, s, e), rest @ ..] = by_distance.as_slice() {
-                let alone = rest.first().is_none_or(|r| r.0 > *d);
+                // As near in reading order, the one clearly nearer on the screen is alone.
+                let alone = rest.first().is_none_or(|r| {
+                    r.0 > *d || offset(r.2, &anchors) > offset(e, &anchors) * 1.5 + 20.0
+                });
                 let conf = if alone { *s } else { s.min(0.6) };
                 // The others stay as choices for the model when this one is not sure.
                 let mut out: Vec<Candidate> = press(e, conf, true).into_iter().collect();
@@ -915,17 +927,27 @@ fn search(obs: &Observation, page: &Page, query: &str, memory: &Memory) -> Groun
 }
 
 fn read_answer(obs: &Observation, page: &Page, q: &Question, memory: &Memory) -> Grounded {
+    if let Some(which) = q.extreme {
+        return match lookup::extreme(page, &q.entity, which) {
+            Some(((value, quote), sure)) => Grounded::Answer {
+                value,
+                quote: clip(&quote),
+                confidence: if sure { 0.9 } else { 0.6 },
+            },
+            // No such thing priced here ("the cheapest scarf" on a page of socks): a search
+            // for the kind may list them.
+            None if !lookup::is_any_thing(&q.entity) => look_for(obs, page, &q.entity, memory),
+            None => Grounded::Absent,
+        };
+    }
     let anchors = anchors(page, &q.entity);
     if anchors.is_empty() {
         // The entity may be one search away.
-        if let Grounded::Candidates(mut c) = search(obs, page, &q.entity, memory) {
-            for x in &mut c {
-                x.finishes = false;
-                x.confidence = x.confidence.min(0.85);
-            }
-            return Grounded::Candidates(c);
-        }
-        return Grounded::Absent;
+        return look_for(obs, page, &q.entity, memory);
+    }
+    if let Some(attribute) = &q.attribute {
+        let found = lookup::by_attribute(page, &anchors, attribute);
+        return several_or_one(found);
     }
     if q.kind == AnswerKind::Any {
         return Grounded::Absent;
@@ -948,6 +970,26 @@ fn read_answer(obs: &Observation, page: &Page, q: &Question, memory: &Memory) ->
         }
     }
     answers.dedup_by(|a, b| a.0 == b.0);
+    several_or_one(answers)
+}
+
+/// A search for what a question is about, as a step towards its answer.
+fn look_for(obs: &Observation, page: &Page, what: &str, memory: &Memory) -> Grounded {
+    match search(obs, page, what, memory) {
+        Grounded::Candidates(mut c) => {
+            for x in &mut c {
+                x.finishes = false;
+                x.confidence = x.confidence.min(0.85);
+            }
+            Grounded::Candidates(c)
+        }
+        _ => Grounded::Absent,
+    }
+}
+
+/// One value found is the answer; several, each where the page says it, are a choice for the
+/// model.
+fn several_or_one(answers: Vec<(String, String)>) -> Grounded {
     match answers.as_slice() {
         [] => Grounded::Absent,
         [(value, quote)] => Grounded::Answer {
