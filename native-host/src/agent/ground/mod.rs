@@ -1,8 +1,10 @@
 //! Grounding: what the goal asks (`goal.rs`) found on the page (`page.rs`) by the names a
 //! person would use (`words.rs`), as ranked candidate actions each with a confidence. A
 //! candidate is only as sure as its match is unique: "Save" on a page with one Save button is
-//! sure; on a page with two it is a choice for the model. Values to read come from
-//! `answer.rs`. The strategy that acts on these is `agent/grounded.rs`.
+//! sure; on a page with two it is a choice for the model (`candidate.rs`). Values to read
+//! come from `answer.rs` by their form and from `lookup.rs` by where they sit; a count set by
+//! its buttons is `counter.rs`'s, a dialog's confirmation `confirm.rs`'s. The strategy that
+//! acts on these is `agent/grounded.rs`.
 
 pub mod answer;
 mod candidate;
