@@ -92,6 +92,15 @@ fn thanks(chrome: &Chrome, text: &str) -> Reply {
     Reply::Page(chrome.page("Thank you", html! { p role="status" { (text) } }))
 }
 
+/// A task of one page and nothing to send: a question read off it, a link followed to an
+/// address of its own.
+fn static_page(page: String) -> Site {
+    Box::new(move |hit| match hit.path.as_str() {
+        "" => Reply::Page(page.clone()),
+        _ => Reply::NotFound,
+    })
+}
+
 /// The usual one-page task: its page at the start, and a thank-you page for the form it sends
 /// to `action`.
 fn form_site(page: String, chrome: Chrome, action: &'static str, message: &'static str) -> Site {

@@ -4,15 +4,8 @@
 use maud::html;
 
 use super::super::page::{one, person, pick, price, Chrome, THINGS, TOPICS};
-use super::super::{answer_holds, Family, Reply, Spec};
-use super::say;
-
-fn static_page(page: String) -> Box<dyn Fn(&super::super::Hit) -> Reply + Send + Sync> {
-    Box::new(move |hit| match hit.path.as_str() {
-        "" => Reply::Page(page.clone()),
-        _ => Reply::NotFound,
-    })
-}
+use super::super::{answer_holds, Family, Spec};
+use super::{say, static_page};
 
 pub const PRICE: Family = Family {
     name: "read-price",

@@ -5,7 +5,7 @@ use maud::{html, PreEscaped};
 
 use super::super::page::{one, pick, price, Chrome, CITIES, FIRST, LAST, THINGS, TOPICS};
 use super::super::{answer_holds, Family, Reply, Spec};
-use super::{say, thanks};
+use super::{say, static_page, thanks};
 
 /// Distinct full names, as many as `n`.
 fn people(rng: &mut fastrand::Rng, n: usize) -> Vec<String> {
@@ -84,10 +84,7 @@ pub const TABLE_LOOKUP: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                _ => Reply::NotFound,
-            }),
+            site: static_page(page),
             check: Box::new(move |_, answer| answer_holds(answer, &value)),
         }
     },
@@ -146,10 +143,7 @@ pub const EXTREME: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                _ => Reply::NotFound,
-            }),
+            site: static_page(page),
             check: Box::new(move |_, answer| answer_holds(answer, &value)),
         }
     },

@@ -3,8 +3,8 @@
 use maud::html;
 
 use super::super::page::{one, pick, Chrome, THINGS};
-use super::super::{answer_holds, Family, Reply, Spec};
-use super::{form_site, posted, say};
+use super::super::{answer_holds, Family, Spec};
+use super::{form_site, posted, say, static_page};
 
 fn cents(rng: &mut fastrand::Rng) -> u32 {
     rng.u32(300..9000)
@@ -102,10 +102,7 @@ pub const SORT: Family = Family {
         Spec {
             goal,
             start: String::new(),
-            site: Box::new(move |hit| match hit.path.as_str() {
-                "" => Reply::Page(page.clone()),
-                _ => Reply::NotFound,
-            }),
+            site: static_page(page),
             check: Box::new(move |hits, _| {
                 hits.iter().any(|h| h.get("sort") == Some(want.as_str()))
             }),
