@@ -5,8 +5,9 @@
 //!
 //! Run: `cargo build --release -p itinero-host --features scripted && cargo bench --bench gym --
 //! [--backend none|smollm2|gemma|ollama:MODEL|openai:MODEL] [--seeds 0..3 | --held-out]
-//! [--families a,b] [--limit SECS] [--observe]`; `--observe` prints each task's start page as the
-//! agent observes it instead of running it. `--held-out` runs the seeds kept apart from development
+//! [--families a,b] [--limit SECS] [--observe] [--trace]`; `--observe` prints each task's start
+//! page as the agent observes it instead of running it, `--trace` what the panel showed of each
+//! failed run, step by step. `--held-out` runs the seeds kept apart from development
 //! (`gym::HELD_OUT` on, three a family unless `--seeds` gives a count from there).
 
 use std::collections::BTreeMap;
@@ -25,6 +26,8 @@ struct Args {
     limit: Duration,
     /// Print each task's start page as the agent observes it, instead of running it.
     observe: bool,
+    /// Print the panel's lines of each failed run.
+    trace: bool,
 }
 
 fn args() -> Result<Args> {
@@ -34,6 +37,7 @@ fn args() -> Result<Args> {
     let mut families: Vec<&'static gym::Family> = FAMILIES.iter().collect();
     let mut limit = Duration::from_secs(300);
     let mut observe = false;
+    let mut trace = false;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -56,6 +60,7 @@ fn args() -> Result<Args> {
                 limit = Duration::from_secs(it.next().context("--limit needs seconds")?.parse()?)
             }
             "--observe" => observe = true,
+            "--trace" => trace = true,
             "--bench" => {}
             other => bail!("unknown argument {other:?}"),
         }
@@ -69,6 +74,7 @@ fn args() -> Result<Args> {
         families,
         limit,
         observe,
+        trace,
     })
 }
 
@@ -166,6 +172,11 @@ async fn main() -> Result<()> {
                 o.strategies.join(","),
                 o.task.goal,
             );
+            if args.trace && !o.success {
+                for line in &o.lines {
+                    println!("    | {line}");
+                }
+            }
             outcomes.push(o);
         }
     }

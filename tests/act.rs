@@ -687,3 +687,60 @@ async fn a_page_that_never_settles_is_reported_not_waited_on() -> Result<()> {
         .await?;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_said_as_people_say_them_reach_fields_in_their_own_format() -> Result<()> {
+    let h = Harness::start().await?;
+    let tab = open(&h, "act/values.html").await?;
+    let obs = observe(&tab).await?;
+    // A text field that asks for a number's keyboard says so in the observation.
+    let tip = find(&obs.root, "tip").context("#tip")?;
+    assert!(
+        tip.attributes
+            .iter()
+            .any(|(k, v)| k == "inputmode" && v == "decimal"),
+        "{:?}",
+        tip.attributes
+    );
+    for (id, kind, value) in [
+        ("country", "select", "the UK"),
+        ("month", "select", "March"),
+        ("amount", "type", "$1,250.50"),
+        ("tip", "type", "twenty euros"),
+        ("phone", "type", "+44 20 7123 4567"),
+        ("date", "type", "14 March 2027"),
+    ] {
+        let mut action = json!({"kind": kind, "target": target(&obs, id)?});
+        if kind == "select" {
+            action["value"] = json!(value);
+        } else {
+            action["text"] = json!(value);
+            action["clear"] = json!(true);
+        }
+        let done = act(&tab, action).await?;
+        assert_eq!(done["kind"], "done", "{id} {value}: {done}");
+    }
+    // A name that no option goes by is still refused.
+    let unknown = act(
+        &tab,
+        json!({"kind": "select", "target": target(&obs, "country")?, "value": "Narnia"}),
+    )
+    .await?;
+    assert_eq!(unknown["kind"], "value_rejected", "{unknown}");
+    let values: Value = tab
+        .page
+        .run_js("return ['country','month','amount','tip','phone','date'].map(id => document.getElementById(id).value);")
+        .await?;
+    assert_eq!(
+        values,
+        json!([
+            "GB",
+            "03",
+            "1250.50",
+            "20",
+            "+44 20 7123 4567",
+            "2027-03-14"
+        ])
+    );
+    Ok(())
+}

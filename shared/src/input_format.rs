@@ -1,7 +1,8 @@
-//! Values as a person writes them, in the format a date or time field takes. A browser's
-//! `<input type="date">` keeps only `2027-03-14` and drops "14 March 2027" without a word,
-//! so the content script types the field's own format, and the host compares a field's value
-//! with the wanted one in the same format. Shared so that both read a value alike.
+//! Values as a person writes them, in the format a date, time or number field takes. A
+//! browser's `<input type="date">` keeps only `2027-03-14` and drops "14 March 2027" without a
+//! word, as a number field drops "$1,250" (`amount.rs` reads those), so the content script
+//! types the field's own format, and the host compares a field's value with the wanted one in
+//! the same format. Shared so that both read a value alike.
 
 /// A date as year, month and day; a time as hour and minute.
 type Date = (u32, u32, u32);
@@ -12,8 +13,19 @@ const MONTHS: [&str; 12] = [
     "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
 ];
 
+/// The format a field keeps, from its `type` and its `inputmode`: a text field that asks for a
+/// number's keyboard keeps a number, as a number field does.
+pub fn format_of<'a>(input_type: &'a str, inputmode: Option<&str>) -> &'a str {
+    let numeric = inputmode.is_some_and(|m| matches!(m.trim(), "decimal" | "numeric"));
+    if input_type == "text" && numeric {
+        "number"
+    } else {
+        input_type
+    }
+}
+
 /// `text` in the wire format of an input of type `input_type` (`date`, `time`, `month`,
-/// `datetime-local`), or `None` where the type has no such format or the text is no date or
+/// `datetime-local`; `number`, an amount without its currency or separators), or `None` where the type has no such format or the text is no date or
 /// time this reads (a field then gets the text as written, and says if it kept nothing).
 pub fn as_input_value(input_type: &str, text: &str) -> Option<String> {
     let text = text.trim();
@@ -23,6 +35,7 @@ pub fn as_input_value(input_type: &str, text: &str) -> Option<String> {
         "month" => month_of_year(text).map(|(y, m)| format!("{y:04}-{m:02}")),
         "datetime-local" => datetime(text)
             .map(|((y, mo, d), (h, mi))| format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}")),
+        "number" => crate::amount::plain(text),
         _ => None,
     }
 }
@@ -45,7 +58,8 @@ fn tokens(text: &str) -> Vec<String> {
         .collect()
 }
 
-fn month(word: &str) -> Option<u32> {
+/// The month (1–12) a name or a usual abbreviation of it says ("March", "mar", "Sept.").
+pub(crate) fn month(word: &str) -> Option<u32> {
     let w = word.trim_end_matches('.');
     if w.len() < 3 {
         return None;

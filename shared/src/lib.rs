@@ -6,6 +6,8 @@
 //! and tests can feed it any byte pattern they like.
 
 pub mod action;
+pub mod aliases;
+pub mod amount;
 pub mod codec;
 pub mod envelope;
 pub mod input_format;

@@ -29,6 +29,8 @@ pub struct Outcome {
     /// Steps by the strategy that decided them, e.g. `grounded`.
     pub strategies: Vec<String>,
     pub wall: Duration,
+    /// What the panel showed of the run, line by line (each step and why it was taken).
+    pub lines: Vec<String>,
 }
 
 /// Runs `task` from its start page: the goal typed into `panel`, questions from the agent
@@ -47,6 +49,7 @@ pub async fn run(
     let started = Instant::now();
     type_goal(panel, &task.goal).await?;
     let mut seen = 0;
+    let mut lines = Vec::new();
     let mut working = None;
     let (status, answer) = loop {
         let left = limit.saturating_sub(started.elapsed());
@@ -60,6 +63,7 @@ pub async fn run(
             Err(e) => return Err(e),
         };
         seen += p.lines.len();
+        lines.extend(p.lines);
         working = p.working;
         match p.shown {
             Some(Shown::Result(status, answer)) => break (status, answer),
@@ -69,6 +73,10 @@ pub async fn run(
         }
     };
     let wall = started.elapsed();
+    // The panel keeps earlier tasks' lines above this one's, which starts at its goal.
+    if let Some(at) = lines.iter().rposition(|l| l.ends_with(task.goal.as_str())) {
+        lines.drain(..at);
+    }
     tab.close().await.ok();
     let recorded = recorded_run(h, &task.goal).await?;
     Ok(Outcome {
@@ -81,5 +89,6 @@ pub async fn run(
         prompt_tokens: recorded.prompt_tokens,
         strategies: recorded.strategies,
         wall,
+        lines,
     })
 }

@@ -12,7 +12,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use itinero_shared::messages::{Outcome, SecretField};
-use itinero_shared::{input_format, matching, Action, Fingerprint, Modifier, Target};
+use itinero_shared::{aliases, input_format, matching, Action, Fingerprint, Modifier, Target};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{
@@ -476,12 +476,15 @@ fn type_text(
             .and_then(|v| v.as_string())
             .unwrap_or_default();
         // A date or time field keeps only its own format: "14 March 2027" is typed as
-        // `2027-03-14`.
+        // `2027-03-14`; a number field, and a text field that asks for a number's keyboard,
+        // get "$1,250" as `1250`.
         let input_type = el
             .dyn_ref::<HtmlInputElement>()
             .map(|i| i.type_())
             .unwrap_or_default();
-        let formatted = input_format::as_input_value(&input_type, text);
+        let inputmode = el.get_attribute("inputmode");
+        let format = input_format::format_of(&input_type, inputmode.as_deref());
+        let formatted = input_format::as_input_value(format, text);
         let wanted = match formatted {
             Some(v) => v,
             None if clear => text.to_owned(),
@@ -575,6 +578,28 @@ async fn select(win: &Window, doc: &Document, el: &Element, value: &str) -> Resu
             }
             labels.push(label);
         }
+        // "the UK" for *United Kingdom*: the one option the value is an everyday name of.
+        let aliased: Vec<u32> = (0..options.length())
+            .filter(|&i| {
+                options
+                    .item(i)
+                    .and_then(|o| o.dyn_into::<HtmlOptionElement>().ok())
+                    .is_some_and(|o| {
+                        !o.disabled() && aliases::same(value, &clean_text(&o.text(), 80))
+                    })
+            })
+            .collect();
+        if let [i] = aliased.as_slice() {
+            if let Some(opt) = options
+                .item(*i)
+                .and_then(|o| o.dyn_into::<HtmlOptionElement>().ok())
+            {
+                set_native_value(el, &opt.value())?;
+                event(el, "input");
+                event(el, "change");
+                return Ok(());
+            }
+        }
         return Err(Outcome::ValueRejected {
             reason: format!("no option {value:?}; options are: {}", labels.join(", ")),
         });
@@ -587,19 +612,32 @@ async fn select(win: &Window, doc: &Document, el: &Element, value: &str) -> Resu
         .or_else(|| el.get_attribute("aria-owns"))
         .and_then(|id| doc.get_element_by_id(&id))
         .unwrap_or_else(|| el.clone());
-    let found = scope
+    let listed: Vec<Element> = scope
         .query_selector_all("[role=option]")
         .ok()
-        .and_then(|list| {
+        .map(|list| {
             (0..list.length())
                 .filter_map(|i| list.item(i))
                 .filter_map(|n| n.dyn_into::<Element>().ok())
-                .find(|o| {
-                    clean_text(&super::dom::content_text(o), 80).to_lowercase() == wanted
-                        || o.get_attribute("data-value")
-                            .is_some_and(|v| v.to_lowercase() == wanted)
-                })
-        });
+                .collect()
+        })
+        .unwrap_or_default();
+    let text_of = |o: &Element| clean_text(&super::dom::content_text(o), 80);
+    let found = listed
+        .iter()
+        .find(|o| {
+            text_of(o).to_lowercase() == wanted
+                || o.get_attribute("data-value")
+                    .is_some_and(|v| v.to_lowercase() == wanted)
+        })
+        .or_else(|| {
+            let aliased: Vec<&Element> = listed
+                .iter()
+                .filter(|o| aliases::same(value, &text_of(o)))
+                .collect();
+            (aliased.len() == 1).then(|| aliased[0])
+        })
+        .cloned();
     match found {
         Some(option) => {
             click(&option);

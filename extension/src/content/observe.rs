@@ -1343,10 +1343,13 @@ impl Walk<'_> {
             }
         }
         // What a field is for (`username`, `current-password`, `one-time-code`): the sign-in
-        // form finder reads it.
+        // form finder reads it. A text field's `inputmode` says it keeps a number.
         if tag == "input" {
             if let Some(v) = non_empty(attrs.get("autocomplete")).filter(|v| v != "off") {
                 node.attributes.push(("autocomplete".to_owned(), v));
+            }
+            if let Some(v) = non_empty(attrs.get("inputmode")) {
+                node.attributes.push(("inputmode".to_owned(), v));
             }
         }
         node.states = semantics::states(el, attrs, tag, itype.as_deref(), &props);

@@ -206,7 +206,7 @@ impl State {
             .iter()
             .filter_map(|w| match w {
                 Want::Click { target, .. } => Some(target.clone()),
-                Want::Act { verb, .. } => Some(verb.clone()),
+                Want::Act { verb, .. } | Want::Every { verb, .. } => Some(verb.clone()),
                 _ => None,
             })
             .collect();

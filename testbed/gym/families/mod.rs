@@ -2,9 +2,11 @@
 //! controls (`clicks.rs`), choosing options (`choices.rs`), finding things in lists, trees and
 //! pages (`lists.rs`), reading a value back (`reading.rs`), flows over several pages
 //! (`flows.rs`), settings pages (`settings.rs`), shopping pages (`shopping.rs`), fields that
-//! take their own format or controls (`widgets.rs`) and records side by side (`records.rs`).
+//! take their own format or controls (`widgets.rs`), records side by side (`records.rs`),
+//! values as people say them (`spoken.rs`) and many items at a time (`batches.rs`).
 //! Each family states its goal in several phrasings chosen by the seed.
 
+mod batches;
 mod choices;
 mod clicks;
 mod flows;
@@ -14,6 +16,7 @@ mod reading;
 mod records;
 mod settings;
 mod shopping;
+mod spoken;
 mod widgets;
 
 use maud::{html, Markup};
@@ -70,6 +73,11 @@ pub static FAMILIES: &[Family] = &[
     records::EXTREME,
     records::DELETE_CONFIRM,
     records::FEED,
+    spoken::OPTION_WORDS,
+    spoken::AMOUNT,
+    widgets::CALENDAR,
+    batches::BULK_SELECT,
+    batches::LOAD_MORE,
 ];
 
 /// The family called `name`.

@@ -1,5 +1,6 @@
 //! Fields that take a value in their own format or by their own controls: a date or a time
-//! given in words, a slider, and a counter set with its − and + buttons.
+//! given in words, a slider, a counter set with its − and + buttons, and a date picked from a
+//! calendar a month at a time.
 
 use maud::{html, PreEscaped};
 
@@ -279,6 +280,119 @@ pub const COUNTER: Family = Family {
             check: Box::new(move |hits, _| {
                 posted(hits, "stay")
                     .is_some_and(|h| want.iter().all(|(k, v)| h.get(k) == Some(v.as_str())))
+            }),
+        }
+    },
+};
+
+/// An inline calendar: a month at a time, with buttons to the month before and after, its days
+/// as buttons; a day pressed is kept in a hidden input for the form and shown beside it.
+const CALENDAR_JS: &str = r#"
+document.querySelectorAll('[data-calendar]').forEach(cal => {
+  const names = ['January','February','March','April','May','June','July','August','September','October','November','December'];
+  const input = document.getElementById(cal.dataset.input);
+  const shown = document.getElementById(cal.dataset.shown);
+  const title = cal.querySelector('.month');
+  const grid = cal.querySelector('tbody');
+  let y = +cal.dataset.year, m = +cal.dataset.month;
+  const pad = n => String(n).padStart(2, '0');
+  function draw() {
+    title.textContent = names[m] + ' ' + y;
+    grid.textContent = '';
+    const first = (new Date(y, m, 1).getDay() + 6) % 7;
+    const days = new Date(y, m + 1, 0).getDate();
+    let row = grid.insertRow();
+    for (let i = 0; i < first; i++) row.insertCell();
+    for (let d = 1; d <= days; d++) {
+      if (row.cells.length === 7) row = grid.insertRow();
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = d;
+      if (cal.dataset.labels) b.setAttribute('aria-label', names[m] + ' ' + d + ', ' + y);
+      const iso = y + '-' + pad(m + 1) + '-' + pad(d);
+      if (input.value === iso) b.setAttribute('aria-pressed', 'true');
+      b.addEventListener('click', () => {
+        input.value = iso;
+        shown.textContent = d + ' ' + names[m] + ' ' + y;
+        draw();
+      });
+      row.insertCell().appendChild(b);
+    }
+  }
+  cal.querySelector('[data-step="-1"]').addEventListener('click', () => { m--; if (m < 0) { m = 11; y--; } draw(); });
+  cal.querySelector('[data-step="1"]').addEventListener('click', () => { m++; if (m > 11) { m = 0; y++; } draw(); });
+  draw();
+});
+"#;
+
+pub const CALENDAR: Family = Family {
+    name: "calendar",
+    build: |rng| {
+        let chrome = Chrome::new(rng);
+        let (label, name, button) = one(
+            rng,
+            &[
+                ("Check-in", "check_in", "Search"),
+                ("Departure", "departure", "Find flights"),
+                ("Appointment", "appointment", "Book"),
+                ("Delivery day", "delivery", "Continue"),
+            ],
+        );
+        let (year, month) = (2027, rng.u32(0..12));
+        let ahead = rng.u32(0..4);
+        let (ty, tm) = (year + (month + ahead) / 12, (month + ahead) % 12);
+        let day = rng.u32(1..29);
+        let iso = format!("{ty}-{:02}-{day:02}", tm + 1);
+        let month_name = MONTHS[tm as usize];
+        let written = say(
+            rng,
+            &[
+                format!("{day} {month_name} {ty}"),
+                format!("{month_name} {day}, {ty}"),
+            ],
+        );
+        let l = label.to_lowercase();
+        let goal = say(
+            rng,
+            &[
+                format!("Pick {written} as the {l} date and click {button}."),
+                format!("Set the {l} date to {written}, then press {button}."),
+                format!("Choose {written} for {l} and click {button}."),
+            ],
+        );
+        let guests = rng.u32(1..5).to_string();
+        let labels = rng.bool();
+        let page = chrome.page(
+            "Plan your trip",
+            html! {
+                form method="post" action="plan" {
+                    (field("Guests", "guests", "number", &guests))
+                    p { (label) " date: " span id="shown" { "not chosen" } }
+                    input type="hidden" id="picked" name=(name) value="";
+                    div data-calendar="" data-input="picked" data-shown="shown"
+                        data-year=(year) data-month=(month) data-labels=[labels.then_some("1")]
+                        role="group" aria-label={ (label) " calendar" } {
+                        button type="button" data-step="-1" aria-label="Previous month" { "‹" }
+                        " " strong class="month" {} " "
+                        button type="button" data-step="1" aria-label="Next month" { "›" }
+                        table {
+                            thead { tr { @for d in ["Mo", "Tu", "We", "Th", "Fr", "Sa", "Su"] { th { (d) } } } }
+                            tbody {}
+                        }
+                    }
+                    button type="submit" { (button) }
+                }
+                script { (PreEscaped(CALENDAR_JS)) }
+            },
+        );
+        Spec {
+            goal,
+            start: String::new(),
+            site: form_site(page, chrome, "plan", "Searching."),
+            check: Box::new(move |hits, _| {
+                posted(hits, "plan").is_some_and(|h| {
+                    h.get(name) == Some(iso.as_str()) && h.get("guests") == Some(guests.as_str())
+                })
             }),
         }
     },

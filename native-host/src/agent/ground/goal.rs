@@ -63,6 +63,12 @@ pub enum Want {
         verb: String,
         object: String,
     },
+    /// "Archive all the emails from Dana Lee": every row that names `near` ticked (and no
+    /// other), then the control `verb` names pressed for them together.
+    Every {
+        verb: String,
+        near: String,
+    },
     /// A part of the goal this reading does not understand: only a model can take it on.
     Unknown {
         text: String,
@@ -124,7 +130,12 @@ pub fn read(goal: &str) -> Vec<Want> {
     // "May 2, 2027": the comma is the date's, not a list's.
     let goal = re!(r"\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?),\s+(\d{4})\b")
         .replace_all(goal, "$1 $2");
+    // "Select every message from X and archive them" → "archive every message from X".
+    let goal = re!(r"\b(?:select|tick|check)\s+((?:all|every|each)\s+(?:of\s+)?(?:the\s+|my\s+)?(?:\w+\s+)?(?:from|by)\s+.+?)\s+and\s+(\w+(?:\s+as\s+\w+)?)\s+them\b")
+        .replace_all(&goal, "$2 $1");
     let (text, quoted) = protect_quotes(&goal);
+    // "$1,250.50": the commas are the number's thousands (a quoted value keeps its own).
+    let text = thousands(&text);
     let mut wants = Vec::new();
     for (sentence, asks) in sentences(&text) {
         if asks || is_question(&sentence) {
@@ -199,6 +210,14 @@ pub fn read(goal: &str) -> Vec<Want> {
         }
     }
     wants
+}
+
+/// A number's thousands separators taken out ("1,250.50" → "1250.50"), where the commas sit
+/// every three digits, so that the goal's lists are not split at them.
+fn thousands(goal: &str) -> String {
+    re!(r"\b\d{1,3}(?:,\d{3})+\b")
+        .replace_all(goal, |c: &regex::Captures| c[0].replace(',', ""))
+        .into_owned()
 }
 
 /// Quoted values stand in the text as `⟦n⟧` while it is split, so their own commas and "and"s
@@ -320,6 +339,10 @@ fn restore(want: Want, quoted: &[String]) -> Want {
         Want::Act { verb, object } => Want::Act {
             verb,
             object: u(&object),
+        },
+        Want::Every { verb, near } => Want::Every {
+            verb,
+            near: u(&near),
         },
         Want::Unknown { text } => Want::Unknown { text: u(&text) },
     }
@@ -632,7 +655,7 @@ fn clause_wants(clause: &str) -> Vec<Want> {
         .trim_start_matches(|ch: char| !ch.is_alphanumeric() && ch != '⟦');
     let c = without_lead_words(c);
     let c = c.trim();
-    [value_wants, choice_wants, action_wants]
+    [every_wants, value_wants, choice_wants, action_wants]
         .iter()
         .map(|read| read(c))
         .find(|wants| !wants.is_empty())
@@ -830,6 +853,23 @@ fn choice_wants(c: &str) -> Vec<Want> {
 
 /// Controls to press: adding to a cart, inbox actions, a row's action, clicks and opens.
 /// Empty when the clause is none of these.
+/// "Archive all the emails from X", "Mark every message from X as read": the rows of X, all
+/// of them, and one control for them together. Read ahead of the other readings, whose
+/// "mark … as read" is a box to tick.
+fn every_wants(c: &str) -> Vec<Want> {
+    if let Some(m) = re!(r"^(archive|delete|remove|trash|mark|star|flag|restore|mute|move|select)\s+(?:all|every|each)\s+(?:of\s+)?(?:the\s+|my\s+)?(?:\w+\s+)?(?:from|by)\s+(.+?)(?:\s+(as\s+\w+))?$").captures(c) {
+        let verb = match m.get(3) {
+            Some(r#as) => format!("{} {}", &m[1], r#as.as_str()),
+            None => m[1].to_owned(),
+        };
+        return vec![Want::Every {
+            verb: verb.to_lowercase(),
+            near: entity_of(&m[2]),
+        }];
+    }
+    Vec::new()
+}
+
 fn action_wants(c: &str) -> Vec<Want> {
     if let Some(m) = re!(r"^add\s+(?:the\s+|a\s+|an\s+|one\s+)?(.+?)\s+to\s+(?:the\s+|my\s+)?(cart|basket|bag|wishlist|favou?rites)$").captures(c) {
         return vec![Want::Click {
@@ -1509,6 +1549,42 @@ mod tests {
                 ordinal: None,
                 near: Some("Granite".into())
             }]
+        );
+    }
+
+    #[test]
+    fn every_row_of_one_sender_and_amounts_with_their_thousands() {
+        let every = |verb: &str| Want::Every {
+            verb: verb.into(),
+            near: "Dana Lee".into(),
+        };
+        assert_eq!(
+            read("Archive all the emails from Dana Lee."),
+            vec![every("archive")]
+        );
+        assert_eq!(
+            read("Select every message from Dana Lee and delete them."),
+            vec![every("delete")]
+        );
+        assert_eq!(
+            read("Mark all the messages from Dana Lee as read."),
+            vec![every("mark as read")]
+        );
+        assert_eq!(
+            read("Set the amount to $1,250.50, then click Send.")[0],
+            assign("amount", "$1250.50")
+        );
+        assert_eq!(
+            read("Enter 1,250 dollars as the budget")[0],
+            assign("budget", "1250 dollars")
+        );
+        // A quoted value keeps its commas.
+        assert_eq!(
+            read("Type \"1,000\" into the search box")[0],
+            Want::Assign {
+                field: Some("search".into()),
+                value: "1,000".into()
+            }
         );
     }
 }

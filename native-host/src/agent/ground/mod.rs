@@ -1,22 +1,26 @@
 //! Grounding: what the goal asks (`goal.rs`) found on the page (`page.rs`) by the names a
-//! person would use (`words.rs`), as ranked candidate actions each with a confidence. A
-//! candidate is only as sure as its match is unique: "Save" on a page with one Save button is
-//! sure; on a page with two it is a choice for the model (`candidate.rs`). Values to read
-//! come from `answer.rs` by their form and from `lookup.rs` by where they sit; a count set by
-//! its buttons is `counter.rs`'s, a dialog's confirmation `confirm.rs`'s. The strategy that
-//! acts on these is `agent/grounded.rs`.
+//! person would use (`words.rs`; an option's everyday name, the shared `aliases`), as ranked candidate
+//! actions each with a confidence. A candidate is only as sure as its match is unique: "Save"
+//! on a page with one Save button is sure; on a page with two it is a choice for the model
+//! (`candidate.rs`). Values to read come from `answer.rs` by their form and from `lookup.rs`
+//! by where they sit; a count set by its buttons is `counter.rs`'s, a date picked from a
+//! month's days `calendar.rs`'s, every row of one sender ticked for one action `every.rs`'s,
+//! a dialog's confirmation `confirm.rs`'s. The strategy that acts on these is
+//! `agent/grounded.rs`.
 
 pub mod answer;
+mod calendar;
 mod candidate;
 pub mod confirm;
 pub mod counter;
+mod every;
 pub mod goal;
 pub mod lookup;
 pub mod page;
 pub mod words;
 
 use itinero_shared::observation::{DomNode, Observation};
-use itinero_shared::{input_format, Action, ScrollDirection, Target};
+use itinero_shared::{aliases, input_format, Action, ScrollDirection, Target};
 
 use candidate::{named, target};
 pub use candidate::{Candidate, Grounded, SURE};
@@ -100,6 +104,7 @@ pub fn ground(want: &Want, obs: &Observation, page: &Page, memory: &Memory) -> G
         Want::Search { query } => search(obs, page, query, memory),
         Want::Answer(q) => read_answer(obs, page, q, memory),
         Want::Act { verb, object } => act(obs, page, verb, object, memory),
+        Want::Every { verb, near } => every::select(page, verb, near),
         Want::Unknown { .. } => Grounded::Absent,
     }
 }
@@ -150,10 +155,10 @@ fn put(e: &Element, value: &str, confidence: f32, memory: &Memory) -> Option<Can
             } else {
                 e.node.value.clone()
             };
-            if current
-                .as_deref()
-                .is_some_and(|c| input_format::same_value(e.input_type(), c, value))
-            {
+            if current.as_deref().is_some_and(|c| {
+                let format = input_format::format_of(e.input_type(), e.attr("inputmode"));
+                input_format::same_value(format, c, value)
+            }) {
                 return None;
             }
             // A secret is named, never repeated: the reason reaches the panel and the store.
@@ -178,13 +183,13 @@ fn put(e: &Element, value: &str, confidence: f32, memory: &Memory) -> Option<Can
             let (best, option) = e
                 .options
                 .iter()
-                .map(|o| (words::similarity(value, o), o.clone()))
+                .map(|o| (option_score(value, o), o.clone()))
                 .max_by(|a, b| a.0.total_cmp(&b.0))
                 .unwrap_or_else(|| (1.0, value.to_owned()));
             if e.node
                 .value
                 .as_deref()
-                .is_some_and(|v| words::similarity(&option, v) >= 0.95)
+                .is_some_and(|v| words::similarity(&option, v) >= 0.95 || aliases::same(&option, v))
             {
                 return None;
             }
@@ -309,7 +314,14 @@ fn assign(page: &Page, field: Option<&str>, value: &str, memory: &Memory) -> Gro
     let best = fields.first().map_or(0.0, |f| f.0);
     let second = fields.get(1).map_or(0.0, |f| f.0);
     if best >= 0.8 {
-        return outcome(put(fields[0].1, value, margin(best, second), memory));
+        let e = fields[0].1;
+        // A read-only date field is a calendar's: the calendar, once open, takes the date.
+        if e.has_state("readonly") {
+            if let Some(picked) = calendar::pick(page, value).or_else(|| calendar::open(e, value)) {
+                return picked;
+            }
+        }
+        return outcome(put(e, value, margin(best, second), memory));
     }
     if let Some(e) = conventional(page, field) {
         return outcome(put(e, value, 0.9, memory));
@@ -317,13 +329,25 @@ fn assign(page: &Page, field: Option<&str>, value: &str, memory: &Memory) -> Gro
     if let Some(stepped) = counter::step_to(page, field, value) {
         return stepped;
     }
-    // Radio buttons: the one named like the value, in the group named like the field.
-    let radios: Vec<(f32, &Element)> = ranked(page, value, &[Kind::Checkable])
+    if let Some(picked) = calendar::pick(page, value) {
+        return picked;
+    }
+    // Radio buttons: the one named like the value (or by its everyday name), in the group
+    // named like the field.
+    let mut radios: Vec<(f32, &Element)> = ranked(page, value, &[Kind::Checkable])
         .into_iter()
         .filter(|(s, e)| {
             *s >= 0.8 && e.input_type() == "radio" || e.node.role.as_deref() == Some("radio")
         })
         .collect();
+    if radios.is_empty() {
+        radios = page
+            .elements
+            .iter()
+            .filter(|e| is_radio(e) && e.labels.iter().any(|l| aliases::same(value, l)))
+            .map(|e| (0.95, e))
+            .collect();
+    }
     if !radios.is_empty() {
         // The group is the nearest text before a radio that names the field (its legend).
         let distance = |e: &Element| {
@@ -359,6 +383,22 @@ fn assign(page: &Page, field: Option<&str>, value: &str, memory: &Memory) -> Gro
     } else {
         Grounded::Absent
     })
+}
+
+fn is_radio(e: &Element) -> bool {
+    e.kind == Kind::Checkable
+        && (e.input_type() == "radio" || e.node.role.as_deref() == Some("radio"))
+}
+
+/// How well an option of a list says `value`: by its words, or as the everyday name of what
+/// it writes otherwise ("the UK" for *United Kingdom*) a little below a match of words.
+fn option_score(value: &str, option: &str) -> f32 {
+    let s = words::similarity(value, option);
+    if s < 0.9 && aliases::same(value, option) {
+        0.95
+    } else {
+        s
+    }
 }
 
 /// "username alice": the longest start of the phrase that names a field on the page is the
@@ -399,7 +439,7 @@ fn choose(page: &Page, option: &str) -> Grounded {
             let s = e
                 .options
                 .iter()
-                .map(|o| words::similarity(option, o))
+                .map(|o| option_score(option, o))
                 .fold(0.0, f32::max);
             (s >= 0.9).then_some((s, e))
         })
@@ -722,6 +762,29 @@ fn nth(page: &Page, phrase: &str, n: usize) -> Grounded {
 
 /// Something the goal names is not on the page: take an overlay away, open the next page of a
 /// list, or scroll further, in that order; nothing when none applies.
+/// A list's button for its next items: "Load more", "Show more", "See more articles", "More
+/// results" — not a menu's "More actions".
+fn asks_for_more(label: &str) -> bool {
+    const LEADS: &[&str] = &["load", "show", "see", "view", "display", "get"];
+    const THINGS: &[&str] = &[
+        "result", "article", "item", "post", "product", "story", "comment", "news", "review",
+        "event", "job", "listing", "entry", "message", "photo", "video", "answer",
+    ];
+    let w: Vec<String> = label
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.trim_end_matches('s').to_owned())
+        .collect();
+    let thing = |w: Option<&String>| w.is_none_or(|t| THINGS.contains(&t.as_str()));
+    match w.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        [lead, "more", ..] if LEADS.contains(lead) => w.len() <= 4 && thing(w.get(2)),
+        ["more"] => true,
+        ["more", _] => thing(w.get(1)),
+        _ => false,
+    }
+}
+
 fn find_more(obs: &Observation, page: &Page, memory: &Memory) -> Grounded {
     const MAX_SEARCHES: u32 = 8;
     if memory.searches >= MAX_SEARCHES {
@@ -811,9 +874,13 @@ fn find_more(obs: &Observation, page: &Page, memory: &Memory) -> Grounded {
             .collect(),
         );
     }
-    let load_more = ranked(page, "load more", &[Kind::Press]);
-    if let Some((s, e)) = load_more.first().filter(|(s, _)| *s >= 0.9) {
-        return Grounded::Candidates(candidate(e, *s, "more:").into_iter().collect());
+    let more: Vec<&Element> = page
+        .elements
+        .iter()
+        .filter(|e| e.kind == Kind::Press && e.labels.first().is_some_and(|l| asks_for_more(l)))
+        .collect();
+    if let [e] = more.as_slice() {
+        return Grounded::Candidates(candidate(e, 0.9, "more:").into_iter().collect());
     }
     // A scrolling list that has more below, else the page.
     if let Some(list) = page
@@ -1026,5 +1093,34 @@ fn clip(s: &str) -> String {
         s
     } else {
         format!("{}…", s.chars().take(140).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::asks_for_more;
+
+    #[test]
+    fn a_list_s_button_for_more_is_told_from_a_menu_s() {
+        for yes in [
+            "Load more",
+            "Show more",
+            "See more articles",
+            "More results",
+            "View more",
+            "More",
+        ] {
+            assert!(asks_for_more(yes), "{yes}");
+        }
+        for no in [
+            "More actions",
+            "More options",
+            "Show more like this one please",
+            "Learn more",
+            "Read more",
+            "Show less",
+        ] {
+            assert!(!asks_for_more(no), "{no}");
+        }
     }
 }
