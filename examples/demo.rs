@@ -5,6 +5,9 @@
 //! set: Ollama when it runs and has a model, else the built-in engine's small default model, on
 //! a real GPU where there is one and on the CPU otherwise.
 //!
+//! `demo [GOAL] [--start PATH]` types a goal of your own instead, on the shop's page at `PATH`
+//! (`shop/` by default: `shop/search?q=hat`, `shop/product/wool-socks`, `shop/cart`, …).
+//!
 //! If the agent asks for help or for approval, the demo says so and stops the task (a person
 //! would answer in the panel). It exits non-zero when the run stopped for a system reason (no
 //! model, the engine failed, the page could not be read, the host or browser was lost) — whether
@@ -17,8 +20,42 @@ use itinero::demo_shop::{DemoShop, ShopOptions};
 use itinero::harness::panel::{click, progress, type_goal, Shown};
 use itinero::harness::{Harness, LaunchOptions, PageExt, WAIT};
 
+/// The goal typed when none is given.
+const GOAL: &str = "What do wool socks cost?";
+
+/// The goal and the shop's page it starts on, from the command line.
+fn args() -> Result<(String, String)> {
+    let mut goal = None;
+    let mut start = "shop/".to_owned();
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--start" => {
+                start = it
+                    .next()
+                    .context("--start needs a page of the shop, e.g. shop/search?q=hat")?
+                    .trim_start_matches('/')
+                    .to_owned()
+            }
+            "-h" | "--help" => {
+                println!("usage: demo [GOAL] [--start PATH]   (default: {GOAL:?} on shop/)");
+                std::process::exit(0);
+            }
+            other if other.starts_with("--") => anyhow::bail!(
+                "unknown option {other:?}; usage: demo [GOAL] [--start PATH]"
+            ),
+            other if goal.is_none() => goal = Some(other.to_owned()),
+            other => anyhow::bail!(
+                "one goal at a time, in quotes: {other:?} is a second; usage: demo [GOAL] [--start PATH]"
+            ),
+        }
+    }
+    Ok((goal.unwrap_or_else(|| GOAL.to_owned()), start))
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<()> {
+    let (goal, start) = args()?;
     let display =
         std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
     let headless = !display || std::env::var_os("ITINERO_HEADLESS").is_some();
@@ -64,14 +101,13 @@ async fn main() -> Result<()> {
         panel.text_of("#host-pid").await?
     );
 
-    let shop_url = h.fixture_url("shop/");
+    let shop_url = h.fixture_url(&start);
     println!("==> opening the demo shop: {shop_url}");
     let tab = h.chromium.open(&shop_url).await?;
     tab.wait_for("document.readyState === 'complete'", WAIT)
         .await?;
-    let goal = "What do wool socks cost?";
     println!("==> typing a goal into the panel: {goal:?}");
-    type_goal(&panel, goal).await?;
+    type_goal(&panel, &goal).await?;
     let (status, answer) = follow(&panel).await?;
     println!("==> {status}: {answer}");
     let system = system_failure(&status, &answer);

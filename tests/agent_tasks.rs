@@ -488,3 +488,46 @@ async fn always_allow_on_this_site_is_remembered_for_the_next_task() -> Result<(
     assert_eq!(names, ["Ana", "Bo"]);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_s_questions_are_answered_off_the_shop_s_pages_with_no_model_step() -> Result<()> {
+    // The grounding in front of the scripted model, as in front of any other, and an empty
+    // script: a step that reached the model would find nothing to reply.
+    let s = Session::start_env(
+        ShopOptions::default(),
+        "shop/product/wool-socks",
+        axum::Router::new(),
+        vec![("ITINERO_GROUNDING".into(), "on".into())],
+    )
+    .await?;
+    s.script(vec![])?;
+    for (page, goal, answer) in [
+        (
+            "shop/product/wool-socks",
+            "What do these socks cost?",
+            "12.99 EUR",
+        ),
+        ("shop/product/sun-hat", "How much is it?", "24.50 EUR"),
+        (
+            "shop/",
+            "How much is the cheapest scarf?",
+            "Linen scarf (21.60 EUR)",
+        ),
+        (
+            "shop/",
+            "Which scarves do you have?",
+            "Silk scarf, Chunky scarf, Linen scarf",
+        ),
+    ] {
+        s.open(page).await?;
+        s.run(goal).await?;
+        expect_done(&s.h, &s.panel, answer).await?;
+    }
+    // The page's own socks were not searched for.
+    assert!(
+        !s.shop.searches().iter().any(|q| q.contains("these")),
+        "{:?}",
+        s.shop.searches()
+    );
+    Ok(())
+}

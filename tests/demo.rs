@@ -74,3 +74,22 @@ fn the_demo_runs_its_task_on_the_built_in_engine_on_the_cpu() -> Result<()> {
     eprintln!("the demo's run on the CPU: {decided} steps decided; {end}");
     Ok(())
 }
+
+#[test]
+fn a_mistyped_option_is_refused_with_the_usage_before_anything_starts() -> Result<()> {
+    let out = Command::new(demo_binary()?)
+        .args(["What do wool socks cost?", "--strat", "shop/"])
+        .output()
+        .context("running the demo")?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ensure!(!out.status.success(), "the demo took --strat");
+    ensure!(
+        stderr.contains("unknown option \"--strat\"") && stderr.contains("usage: demo"),
+        "{stderr}"
+    );
+    ensure!(
+        !String::from_utf8_lossy(&out.stdout).contains("starting"),
+        "the demo started Chromium first"
+    );
+    Ok(())
+}

@@ -106,6 +106,10 @@ pub struct Question {
     pub attribute: Option<String>,
     /// "the cheapest item": the one of the list with the least (or most) of the kind.
     pub extreme: Option<Extreme>,
+    /// "these socks", "this jacket", "it": what the page in view is about, never searched for.
+    pub here: bool,
+    /// "Which hats does the shop sell?": every thing of the kind the page shows, by name.
+    pub list: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -981,21 +985,62 @@ fn click_of(phrase: &str) -> Want {
 }
 
 fn is_question(sentence: &str) -> bool {
-    re!(r"^(?:what|which|how|when|who|whom|where|is|are|does|do|tell me|find out|report|give me|read|look up)\b").is_match(sentence.trim())
+    re!(r"^(?:what|which|how|when|who|whom|where|is|are|does|do|tell me|find out|report|give me|read|look up|list)\b").is_match(sentence.trim())
 }
 
 /// The value a question sentence asks for. "The price of the order in total" is the total:
 /// what the page labels so.
 fn question(sentence: &str) -> Option<Question> {
-    let s = sentence.trim().trim_end_matches('?').trim();
+    let s = sentence.trim().trim_end_matches(['?', '.']).trim();
+    if let Some(q) = list_question(s) {
+        return Some(q);
+    }
     let Some(c) = re!(r"^(.+?)\s+(?:in\s+total|altogether|overall|in\s+all)$").captures(s) else {
-        return question_of(s);
+        return question_of(s).map(deictic);
     };
     let mut q = question_of(&c[1])?;
     if q.kind == AnswerKind::Price {
         q.entity = "total".into();
     }
     Some(q)
+}
+
+/// "What do these socks cost?", "How much is it?": the entity is the page's own.
+fn deictic(mut q: Question) -> Question {
+    let entity = q.entity.trim().to_owned();
+    if let Some(c) = re!(r"^(?:this|these|that|those)\s+(.+)$").captures(&entity) {
+        q.entity = c[1].to_owned();
+        q.here = true;
+    } else if re!(r"^(?:it|this|that|they|them|these|those)$").is_match(&entity) {
+        q.entity = String::new();
+        q.here = true;
+    }
+    q
+}
+
+/// "Which hats does the shop sell?", "What scarves are there?", "List the hats": every
+/// thing of a kind, named by a plural.
+fn list_question(s: &str) -> Option<Question> {
+    let c =
+        re!(r"^(?:which|what)\s+(?:kinds?\s+of\s+)?([a-z]+s)\s+(?:does|do|did|can|are|is|will)\b")
+            .captures(s)
+            .or_else(|| {
+                re!(r"^list\s+(?:all\s+)?(?:of\s+)?(?:the\s+|your\s+)?([a-z]+s)\b").captures(s)
+            })?;
+    let kind = c[1].to_lowercase();
+    // "What does …", "Which is …": a plural only where it names the things.
+    if matches!(
+        kind.as_str(),
+        "is" | "was" | "has" | "does" | "this" | "its" | "us" | "yes"
+    ) {
+        return None;
+    }
+    Some(Question {
+        entity: kind,
+        kind: AnswerKind::Name,
+        list: true,
+        ..Default::default()
+    })
 }
 
 /// "Which product is the cheapest?", "What does the most expensive item cost?": the least
@@ -1586,5 +1631,28 @@ mod tests {
                 value: "1,000".into()
             }
         );
+    }
+
+    #[test]
+    fn the_page_s_own_thing_and_every_thing_of_a_kind_are_questions() {
+        let q = |g: &str| match &read(g)[..] {
+            [Want::Answer(q)] => q.clone(),
+            other => panic!("{g}: {other:?}"),
+        };
+        let socks = q("What do these socks cost?");
+        assert_eq!((socks.entity.as_str(), socks.here), ("socks", true));
+        let it = q("How much is it?");
+        assert_eq!((it.entity.as_str(), it.here), ("", true));
+        assert!(!q("What do wool socks cost?").here);
+        for g in [
+            "Which hats does the shop sell?",
+            "What scarves are there?",
+            "List the hats.",
+        ] {
+            let list = q(g);
+            assert!(list.list, "{g}");
+            assert!(list.entity.ends_with('s'), "{g}: {list:?}");
+        }
+        assert!(!q("Which city is Priya Varga in?").list);
     }
 }

@@ -1,6 +1,6 @@
 //! Values found by where they sit rather than by their form: an entity's property under the
-//! table column or after the label that names it ("Phone: …"), and the least or most of a
-//! list's prices with what each belongs to.
+//! table column or after the label that names it ("Phone: …"), the least or most of a list's
+//! prices with what each belongs to, and every thing of a kind a list links to.
 
 use std::cmp::Ordering;
 
@@ -8,11 +8,59 @@ use itinero_shared::observation::DomNode;
 
 use super::answer;
 use super::goal::{AnswerKind, Extreme};
-use super::page::{same_line, Page, Text};
+use super::page::{same_line, Kind, Page, Text};
 use super::words;
 
 /// A value and the page's words around it.
 pub type Found = (String, String);
+
+/// The names of the page's links to things of `kind` ("Sun hat", "Bobble hat" for "hats"), in
+/// the page's order: links whose name holds the kind's word and more (the category's own
+/// "Hats" link is not one of its things).
+pub fn of_kind(page: &Page, kind: &str) -> Vec<String> {
+    let size = words::words(kind).len();
+    let mut out: Vec<String> = Vec::new();
+    for e in &page.elements {
+        let Some(name) = e.labels.first() else {
+            continue;
+        };
+        let name = name.trim();
+        if e.kind == Kind::Press
+            && e.node.tag == "a"
+            && words::contains(name, kind)
+            && words::words(name).len() > size
+            && name.len() <= 60
+            && !out.iter().any(|o| o == name)
+        {
+            out.push(name.to_owned());
+        }
+    }
+    out
+}
+
+/// The names of the links of a list whose every entry shows a price (a shop's category page),
+/// in the page's order: the links with a price among the next two texts after them.
+pub fn priced(page: &Page) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in &page.elements {
+        let Some(name) = e.labels.first().map(|n| n.trim()) else {
+            continue;
+        };
+        let has_price = page
+            .texts_after(e.order, 3)
+            .any(|t| !answer::values(t.text, AnswerKind::Price).is_empty());
+        if e.kind == Kind::Press
+            && e.node.tag == "a"
+            && has_price
+            && answer::values(name, AnswerKind::Price).is_empty()
+            && !name.is_empty()
+            && !out.iter().any(|o| o == name)
+        {
+            out.push(name.to_owned());
+        }
+    }
+    out
+}
 
 /// Whether a label names the attribute: either holds all the other's words ("Office city" and
 /// "city", "Email" and "email address").

@@ -1009,10 +1009,77 @@ fn read_answer(obs: &Observation, page: &Page, q: &Question, memory: &Memory) ->
             None => Grounded::Absent,
         };
     }
-    let anchors = anchors(page, &q.entity);
+    if q.list {
+        // The kind's own page (a shop's category) lists them all; a page titled by the kind
+        // is that page, and its priced entries are its things.
+        let on_its_page = words::words(&obs.title)
+            .first()
+            .is_some_and(|w| words::words(&q.entity).first() == Some(w));
+        if !on_its_page {
+            let own: Vec<&Element> = page
+                .elements
+                .iter()
+                .filter(|e| {
+                    e.kind == Kind::Press
+                        && e.node.tag == "a"
+                        && e.labels
+                            .first()
+                            .is_some_and(|l| words::similarity(&q.entity, l) >= 0.95)
+                })
+                .collect();
+            if let [link] = own.as_slice() {
+                if memory.searches < 2 {
+                    if let Some(t) = target(link) {
+                        return Grounded::Candidates(vec![Candidate {
+                            why: format!("open {:?}, the page of all {}", named(link), q.entity),
+                            action: Action::Click { target: t },
+                            confidence: 0.9,
+                            finishes: false,
+                        }]);
+                    }
+                }
+            }
+        }
+        let mut names = lookup::of_kind(page, &q.entity);
+        if on_its_page {
+            for n in lookup::priced(page) {
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+        }
+        return match names.as_slice() {
+            // The kind may be one search away.
+            [] => look_for(obs, page, &q.entity, memory),
+            _ => Grounded::Answer {
+                value: names.join(", "),
+                quote: clip(&names.join(" · ")),
+                confidence: 0.9,
+            },
+        };
+    }
+    let anchors = if q.entity.is_empty() {
+        Vec::new()
+    } else {
+        anchors(page, &q.entity)
+    };
     if anchors.is_empty() {
-        // The entity may be one search away.
-        return look_for(obs, page, &q.entity, memory);
+        if !q.here {
+            // The entity may be one search away.
+            return look_for(obs, page, &q.entity, memory);
+        }
+        // "How much is it?" on the thing's own page: the page's one value of the kind.
+        let mut all: Vec<(String, String)> = page
+            .texts
+            .iter()
+            .flat_map(|t| {
+                answer::values(t.text, q.kind)
+                    .into_iter()
+                    .map(|v| (v, t.text.trim().to_owned()))
+            })
+            .collect();
+        all.dedup_by(|a, b| a.0 == b.0);
+        return several_or_one(all);
     }
     if let Some(attribute) = &q.attribute {
         let found = lookup::by_attribute(page, &anchors, attribute);
@@ -1039,6 +1106,11 @@ fn read_answer(obs: &Observation, page: &Page, q: &Question, memory: &Memory) ->
         }
     }
     answers.dedup_by(|a, b| a.0 == b.0);
+    // "these socks" on their own page: the first place that names them is the page's subject,
+    // the later ones its neighbours ("you may also like").
+    if q.here {
+        answers.truncate(1);
+    }
     several_or_one(answers)
 }
 

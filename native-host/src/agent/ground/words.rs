@@ -108,11 +108,32 @@ pub fn words(s: &str) -> Vec<String> {
     }
 }
 
-/// `socks` → `sock`, `entries` → `entry`; short words and `-ss` endings stay.
+/// Plurals that are not the singular and an `s` (those a shop or a form names things by).
+const IRREGULAR: &[(&str, &str)] = &[
+    ("scarves", "scarf"),
+    ("shelves", "shelf"),
+    ("knives", "knife"),
+    ("halves", "half"),
+    ("leaves", "leaf"),
+    ("loaves", "loaf"),
+    ("wolves", "wolf"),
+    ("children", "child"),
+    ("people", "person"),
+    ("men", "man"),
+    ("women", "woman"),
+    ("feet", "foot"),
+    ("teeth", "tooth"),
+    ("mice", "mouse"),
+];
+
+/// `socks` → `sock`, `entries` → `entry`, `scarves` → `scarf`; short words and `-ss` endings
+/// stay.
 fn singular(w: &str) -> String {
     let n = w.chars().count();
     if n > 4 && w.ends_with("ies") {
         format!("{}y", &w[..w.len() - 3])
+    } else if let Some((_, one)) = IRREGULAR.iter().find(|(many, _)| *many == w) {
+        (*one).to_owned()
     } else if n > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") {
         w[..w.len() - 1].to_owned()
     } else {
