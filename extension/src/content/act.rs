@@ -555,15 +555,19 @@ fn not_kept(after: &str, wanted: &str) -> String {
 async fn select(win: &Window, doc: &Document, el: &Element, value: &str) -> Result<(), Outcome> {
     let wanted = value.trim().to_lowercase();
     if let Some(select) = el.dyn_ref::<HtmlSelectElement>() {
-        let options = select.options();
+        let list = select.options();
+        let options: Vec<HtmlOptionElement> = (0..list.length())
+            .filter_map(|i| list.item(i))
+            .filter_map(|o| o.dyn_into::<HtmlOptionElement>().ok())
+            .collect();
+        let choose = |opt: &HtmlOptionElement| -> Result<(), Outcome> {
+            set_native_value(el, &opt.value())?;
+            event(el, "input");
+            event(el, "change");
+            Ok(())
+        };
         let mut labels = Vec::new();
-        for i in 0..options.length() {
-            let Some(opt) = options
-                .item(i)
-                .and_then(|o| o.dyn_into::<HtmlOptionElement>().ok())
-            else {
-                continue;
-            };
+        for opt in &options {
             let label = clean_text(&opt.text(), 80);
             if opt.value().to_lowercase() == wanted || label.to_lowercase() == wanted {
                 if opt.disabled() {
@@ -571,34 +575,17 @@ async fn select(win: &Window, doc: &Document, el: &Element, value: &str) -> Resu
                         reason: format!("option {label:?} is disabled"),
                     });
                 }
-                set_native_value(el, &opt.value())?;
-                event(el, "input");
-                event(el, "change");
-                return Ok(());
+                return choose(opt);
             }
             labels.push(label);
         }
         // "the UK" for *United Kingdom*: the one option the value is an everyday name of.
-        let aliased: Vec<u32> = (0..options.length())
-            .filter(|&i| {
-                options
-                    .item(i)
-                    .and_then(|o| o.dyn_into::<HtmlOptionElement>().ok())
-                    .is_some_and(|o| {
-                        !o.disabled() && aliases::same(value, &clean_text(&o.text(), 80))
-                    })
-            })
+        let aliased: Vec<&HtmlOptionElement> = options
+            .iter()
+            .filter(|o| !o.disabled() && aliases::same(value, &clean_text(&o.text(), 80)))
             .collect();
-        if let [i] = aliased.as_slice() {
-            if let Some(opt) = options
-                .item(*i)
-                .and_then(|o| o.dyn_into::<HtmlOptionElement>().ok())
-            {
-                set_native_value(el, &opt.value())?;
-                event(el, "input");
-                event(el, "change");
-                return Ok(());
-            }
+        if let [opt] = aliased.as_slice() {
+            return choose(opt);
         }
         return Err(Outcome::ValueRejected {
             reason: format!("no option {value:?}; options are: {}", labels.join(", ")),

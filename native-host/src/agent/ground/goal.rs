@@ -855,8 +855,6 @@ fn choice_wants(c: &str) -> Vec<Want> {
     Vec::new()
 }
 
-/// Controls to press: adding to a cart, inbox actions, a row's action, clicks and opens.
-/// Empty when the clause is none of these.
 /// "Archive all the emails from X", "Mark every message from X as read": the rows of X, all
 /// of them, and one control for them together. Read ahead of the other readings, whose
 /// "mark … as read" is a box to tick.
@@ -874,6 +872,8 @@ fn every_wants(c: &str) -> Vec<Want> {
     Vec::new()
 }
 
+/// Controls to press: adding to a cart, inbox actions, a row's action, clicks and opens.
+/// Empty when the clause is none of these.
 fn action_wants(c: &str) -> Vec<Want> {
     if let Some(m) = re!(r"^add\s+(?:the\s+|a\s+|an\s+|one\s+)?(.+?)\s+to\s+(?:the\s+|my\s+)?(cart|basket|bag|wishlist|favou?rites)$").captures(c) {
         return vec![Want::Click {

@@ -8,28 +8,23 @@ use itinero_shared::observation::DomNode;
 
 use super::answer;
 use super::goal::{AnswerKind, Extreme};
-use super::page::{same_line, Kind, Page, Text};
+use super::page::{same_line, Element, Kind, Page, Text};
 use super::words;
 
 /// A value and the page's words around it.
 pub type Found = (String, String);
 
-/// The names of the page's links to things of `kind` ("Sun hat", "Bobble hat" for "hats"), in
-/// the page's order: links whose name holds the kind's word and more (the category's own
-/// "Hats" link is not one of its things).
-pub fn of_kind(page: &Page, kind: &str) -> Vec<String> {
-    let size = words::words(kind).len();
+/// The names of the page's links that `keep` takes, in the page's order, each once.
+fn link_names(page: &Page, keep: impl Fn(&Element, &str) -> bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for e in &page.elements {
-        let Some(name) = e.labels.first() else {
+        let Some(name) = e.labels.first().map(|n| n.trim()) else {
             continue;
         };
-        let name = name.trim();
         if e.kind == Kind::Press
             && e.node.tag == "a"
-            && words::contains(name, kind)
-            && words::words(name).len() > size
-            && name.len() <= 60
+            && !name.is_empty()
+            && keep(e, name)
             && !out.iter().any(|o| o == name)
         {
             out.push(name.to_owned());
@@ -38,28 +33,23 @@ pub fn of_kind(page: &Page, kind: &str) -> Vec<String> {
     out
 }
 
+/// The names of the page's links to things of `kind` ("Sun hat", "Bobble hat" for "hats"), in
+/// the page's order: links whose name holds the kind's word and more (the category's own
+/// "Hats" link is not one of its things).
+pub fn of_kind(page: &Page, kind: &str) -> Vec<String> {
+    let size = words::words(kind).len();
+    link_names(page, |_, name| {
+        words::contains(name, kind) && words::words(name).len() > size && name.len() <= 60
+    })
+}
+
 /// The names of the links of a list whose every entry shows a price (a shop's category page),
-/// in the page's order: the links with a price among the next two texts after them.
+/// in the page's order: the links with a price among the next three texts after them.
 pub fn priced(page: &Page) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for e in &page.elements {
-        let Some(name) = e.labels.first().map(|n| n.trim()) else {
-            continue;
-        };
-        let has_price = page
-            .texts_after(e.order, 3)
-            .any(|t| !answer::values(t.text, AnswerKind::Price).is_empty());
-        if e.kind == Kind::Press
-            && e.node.tag == "a"
-            && has_price
-            && answer::values(name, AnswerKind::Price).is_empty()
-            && !name.is_empty()
-            && !out.iter().any(|o| o == name)
-        {
-            out.push(name.to_owned());
-        }
-    }
-    out
+    let price = |text: &str| !answer::values(text, AnswerKind::Price).is_empty();
+    link_names(page, |e, name| {
+        !price(name) && page.texts_after(e.order, 3).any(|t| price(t.text))
+    })
 }
 
 /// Whether a label names the attribute: either holds all the other's words ("Office city" and

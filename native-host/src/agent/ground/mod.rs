@@ -1,6 +1,6 @@
 //! Grounding: what the goal asks (`goal.rs`) found on the page (`page.rs`) by the names a
-//! person would use (`words.rs`; an option's everyday name, the shared `aliases`), as ranked candidate
-//! actions each with a confidence. A candidate is only as sure as its match is unique: "Save"
+//! person would use (`words.rs`; an option's everyday name, the shared `aliases`), as ranked
+//! candidate actions each with a confidence. A candidate is only as sure as its match is unique: "Save"
 //! on a page with one Save button is sure; on a page with two it is a choice for the model
 //! (`candidate.rs`). Values to read come from `answer.rs` by their form and from `lookup.rs`
 //! by where they sit; a count set by its buttons is `counter.rs`'s, a date picked from a
@@ -760,8 +760,6 @@ fn nth(page: &Page, phrase: &str, n: usize) -> Grounded {
     )
 }
 
-/// Something the goal names is not on the page: take an overlay away, open the next page of a
-/// list, or scroll further, in that order; nothing when none applies.
 /// A list's button for its next items: "Load more", "Show more", "See more articles", "More
 /// results" — not a menu's "More actions".
 fn asks_for_more(label: &str) -> bool {
@@ -785,6 +783,8 @@ fn asks_for_more(label: &str) -> bool {
     }
 }
 
+/// Something the goal names is not on the page: take an overlay away, open the next page of a
+/// list, or scroll further, in that order; nothing when none applies.
 fn find_more(obs: &Observation, page: &Page, memory: &Memory) -> Grounded {
     const MAX_SEARCHES: u32 = 8;
     if memory.searches >= MAX_SEARCHES {
