@@ -1,10 +1,13 @@
-//! Many items at a time: every message of one sender ticked and acted on together, and a list
-//! that shows its next items only when asked for more.
+//! Many items at a time: every message of one sender ticked and acted on together, or acted on
+//! row by row where each row has its own buttons, and a list that shows its next items only
+//! when asked for more.
+
+use std::sync::{Arc, Mutex};
 
 use maud::{html, PreEscaped};
 
 use super::super::page::{one, pick, Chrome, FIRST, LAST, TOPICS};
-use super::super::{Family, Reply, Spec};
+use super::super::{Family, Hit, Reply, Spec};
 use super::{form_site, posted, say, visited};
 
 pub const BULK_SELECT: Family = Family {
@@ -100,6 +103,150 @@ pub const BULK_SELECT: Family = Family {
                     want.sort();
                     h.get("do") == Some(verb) && ids == want
                 })
+            }),
+        }
+    },
+};
+
+/// Opens the page's confirmation before a row's form is sent; its Delete sends it.
+const CONFIRM_JS: &str = r#"
+const dialog = document.getElementById('sure');
+let pending = null;
+document.querySelectorAll('form.row').forEach(f => f.addEventListener('submit', e => {
+  if (e.submitter && e.submitter.value === 'delete' && f !== pending) {
+    e.preventDefault();
+    pending = f;
+    document.getElementById('who').textContent = f.dataset.from;
+    dialog.hidden = false;
+  }
+}));
+document.getElementById('yes').addEventListener('click', () => {
+  const button = pending.querySelector('button[value=delete]');
+  pending.requestSubmit(button);
+});
+document.getElementById('no').addEventListener('click', () => {
+  pending = null;
+  dialog.hidden = true;
+});
+"#;
+
+/// Every message of one sender acted on where each row has its own Archive and Delete (as
+/// words, or as icons named only for assistive technology), and a deletion may ask "Are you
+/// sure?" first; the inbox shows what is left after each.
+pub const ROW_ACTIONS: Family = Family {
+    name: "row-actions",
+    build: |rng| {
+        let chrome = Chrome::new(rng);
+        let senders: Vec<String> = pick(rng, FIRST, 3..4)
+            .into_iter()
+            .zip(pick(rng, LAST, 4..5))
+            .map(|(f, l)| format!("{f} {l}"))
+            .collect();
+        let who = senders[0].clone();
+        let mut rows: Vec<(String, String)> = Vec::new();
+        for (i, s) in senders.iter().enumerate() {
+            let n = if i == 0 {
+                rng.usize(2..4)
+            } else {
+                rng.usize(1..3)
+            };
+            for _ in 0..n {
+                rows.push((
+                    s.clone(),
+                    format!("{} {}", one(rng, TOPICS), rng.u32(2..99)),
+                ));
+            }
+        }
+        rng.shuffle(&mut rows);
+        let wanted: Vec<String> = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.0 == who)
+            .map(|(i, _)| (i + 1).to_string())
+            .collect();
+        let verb = one(rng, &["archive", "delete"]);
+        let goal = say(
+            rng,
+            &match verb {
+                "archive" => vec![
+                    format!("Archive all the emails from {who}."),
+                    format!("Archive every message from {who}."),
+                ],
+                _ => vec![
+                    format!("Delete all messages from {who}."),
+                    format!("Delete every email from {who}."),
+                    format!("Remove all the messages from {who}."),
+                ],
+            },
+        );
+        let icons = rng.bool();
+        let asks = rng.bool();
+        let gone: Arc<Mutex<Vec<usize>>> = Arc::default();
+        let inbox = {
+            let gone = gone.clone();
+            let chrome = chrome.clone();
+            move || {
+                let gone = gone.lock().unwrap();
+                chrome.page(
+                    "Inbox",
+                    html! {
+                        table {
+                            thead { tr { th { "From" } th { "Subject" } th { "" } } }
+                            tbody {
+                                @for (i, (from, subject)) in rows.iter().enumerate() {
+                                    @if !gone.contains(&(i + 1)) {
+                                        tr {
+                                            td { (from) }
+                                            td { (subject) }
+                                            td {
+                                                form.row method="post" action="act" data-from=(from) {
+                                                    input type="hidden" name="id" value=(i + 1);
+                                                    @if icons {
+                                                        button name="do" value="archive" aria-label="Archive" { "🗄" } " "
+                                                        button name="do" value="delete" aria-label="Delete" title="Delete" { "🗑" }
+                                                    } @else {
+                                                        button name="do" value="archive" { "Archive" } " "
+                                                        button name="do" value="delete" { "Delete" }
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        @if asks {
+                            div #sure role="dialog" aria-modal="true" aria-labelledby="sure-title" hidden {
+                                p #sure-title { "Delete this message from " span #who {} "? This cannot be undone." }
+                                button #no type="button" { "Cancel" } " "
+                                button #yes type="button" { "Delete" }
+                            }
+                            script { (PreEscaped(CONFIRM_JS)) }
+                        }
+                    },
+                )
+            }
+        };
+        Spec {
+            goal,
+            start: String::new(),
+            site: Box::new(move |hit| match hit.path.as_str() {
+                "" => Reply::Page(inbox()),
+                "act" if hit.post => {
+                    if let Some(id) = hit.get("id").and_then(|i| i.parse().ok()) {
+                        gone.lock().unwrap().push(id);
+                    }
+                    Reply::Redirect(String::new())
+                }
+                _ => Reply::NotFound,
+            }),
+            check: Box::new(move |hits, _| {
+                let acted: Vec<&Hit> = hits.iter().filter(|h| h.post && h.path == "act").collect();
+                let mut ids: Vec<&str> = acted.iter().filter_map(|h| h.get("id")).collect();
+                ids.sort();
+                let mut want: Vec<&str> = wanted.iter().map(String::as_str).collect();
+                want.sort();
+                acted.iter().all(|h| h.get("do") == Some(verb)) && ids == want
             }),
         }
     },

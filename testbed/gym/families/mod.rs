@@ -77,6 +77,7 @@ pub static FAMILIES: &[Family] = &[
     spoken::AMOUNT,
     widgets::CALENDAR,
     batches::BULK_SELECT,
+    batches::ROW_ACTIONS,
     batches::LOAD_MORE,
 ];
 

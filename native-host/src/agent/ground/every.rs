@@ -1,10 +1,15 @@
 //! One action for every row of one kind: "Archive all the emails from Dana Lee". Each row that
 //! names the entity has its box ticked, every other row's box is left unticked, and then the
 //! control the verb names is pressed once for them all, as a person does in a mail client.
+//! Where the rows have no boxes but each its own control ("Delete" on every row), that control
+//! is pressed on each of the entity's rows in turn, and a confirmation between two of them is
+//! answered.
 
+use itinero_shared::observation::Observation;
 use itinero_shared::Action;
 
 use super::candidate::{named, target, Candidate, Grounded};
+use super::confirm;
 use super::page::{same_line, Element, Kind, Page};
 use super::words;
 
@@ -35,9 +40,50 @@ fn set(e: &Element, checked: bool) -> Option<Candidate> {
     })
 }
 
+/// Whether a control's name is the verb's ("Delete"), or starts with it and goes on to say
+/// what it acts on ("Delete message from Dana Lee").
+fn is_verb(verb: &str, label: &str) -> bool {
+    words::similarity(verb, label) >= 0.8 || {
+        let (v, l) = (words::words(verb), words::words(label));
+        !v.is_empty() && l.len() > v.len() && l[..v.len()] == v[..]
+    }
+}
+
+/// The next press on a row of `near` that has its own control for the verb; the last such
+/// row's press finishes the want (a confirmation after it is the strategy's to answer).
+fn row_by_row(obs: &Observation, page: &Page, verb: &str, near: &str) -> Grounded {
+    let pressed = [verb.to_owned()];
+    if let Some(mut c) = confirm::confirmation(obs, page, &pressed) {
+        c.finishes = false;
+        return Grounded::Candidates(vec![c]);
+    }
+    let rows: Vec<&Element> = page
+        .elements
+        .iter()
+        .filter(|e| e.kind == Kind::Press && !e.node.occluded && !e.has_state("disabled"))
+        .filter(|e| e.labels.iter().any(|l| is_verb(verb, l)) && names(page, e, near))
+        .collect();
+    let Some(first) = rows.first() else {
+        return Grounded::Absent;
+    };
+    match target(first) {
+        Some(t) => Grounded::Candidates(vec![Candidate {
+            why: match rows.len() {
+                1 => format!("click {:?} on the last row of {near:?}", named(first)),
+                n => format!("click {:?} on a row of {near:?} ({n} left)", named(first)),
+            },
+            action: Action::Click { target: t },
+            confidence: 0.9,
+            finishes: rows.len() == 1,
+        }]),
+        None => Grounded::Absent,
+    }
+}
+
 /// The next tick (or untick) towards exactly the rows that name `near`, then the press of the
-/// control named `verb`; `Absent` when no row's box names it or no one control is named so.
-pub fn select(page: &Page, verb: &str, near: &str) -> Grounded {
+/// control named `verb`; where no row's box names `near`, the verb's control on each of its
+/// rows. `Absent` when neither is on the page or no one control is named so.
+pub fn select(obs: &Observation, page: &Page, verb: &str, near: &str) -> Grounded {
     let boxes: Vec<&Element> = page
         .elements
         .iter()
@@ -46,7 +92,7 @@ pub fn select(page: &Page, verb: &str, near: &str) -> Grounded {
     let (wanted, others): (Vec<&Element>, Vec<&Element>) =
         boxes.iter().partition(|e| names(page, e, near));
     if wanted.is_empty() {
-        return Grounded::Absent;
+        return row_by_row(obs, page, verb, near);
     }
     let todo = wanted
         .iter()
@@ -101,13 +147,17 @@ mod tests {
     use crate::agent::ground::page::Page;
     use crate::agent::ground::Grounded;
     use crate::agent::test_support::{element, page_of, placed, text_at};
+    use itinero_shared::observation::Observation;
     use itinero_shared::Action;
 
-    fn next(page: &Page) -> Option<(u32, Option<bool>)> {
-        match select(page, "archive", "Dana Lee") {
+    fn next(o: &Observation) -> Option<(u32, Option<bool>, bool)> {
+        let page = Page::read(o);
+        match select(o, &page, "archive", "Dana Lee") {
             Grounded::Candidates(c) => match &c[0].action {
-                Action::Check { target, checked } => Some((target.index, Some(*checked))),
-                Action::Click { target } => Some((target.index, None)),
+                Action::Check { target, checked } => {
+                    Some((target.index, Some(*checked), c[0].finishes))
+                }
+                Action::Click { target } => Some((target.index, None, c[0].finishes)),
                 _ => None,
             },
             _ => None,
@@ -141,13 +191,35 @@ mod tests {
             page_of("https://mail.example/", "Inbox", nodes)
         };
         let o = build(&ticked);
-        assert_eq!(next(&Page::read(&o)), Some((10, Some(true))));
+        assert_eq!(next(&o), Some((10, Some(true), false)));
         ticked[0] = true;
         ticked[2] = true;
         let o = build(&ticked);
-        assert_eq!(next(&Page::read(&o)), Some((11, Some(false))));
+        assert_eq!(next(&o), Some((11, Some(false), false)));
         ticked[1] = false;
         let o = build(&ticked);
-        assert_eq!(next(&Page::read(&o)), Some((1, None)));
+        assert_eq!(next(&o), Some((1, None, true)));
+    }
+
+    #[test]
+    fn rows_with_their_own_control_are_pressed_one_at_a_time() {
+        let build = |rows: &[&str]| {
+            let mut nodes = Vec::new();
+            for (i, who) in rows.iter().enumerate() {
+                let y = 40.0 + 30.0 * i as f64;
+                nodes.push(text_at(who, 0.0, y));
+                let mut b = placed(element(20 + i as u32, "button", None, None, "🗑"), 300.0, y);
+                b.name = Some("Archive".into());
+                nodes.push(b);
+            }
+            page_of("https://mail.example/", "Inbox", nodes)
+        };
+        // The first of Dana's two rows, then the last, which finishes.
+        let o = build(&["Omar Ruiz", "Dana Lee", "Dana Lee"]);
+        assert_eq!(next(&o), Some((21, None, false)));
+        let o = build(&["Omar Ruiz", "Dana Lee"]);
+        assert_eq!(next(&o), Some((21, None, true)));
+        let o = build(&["Omar Ruiz"]);
+        assert_eq!(next(&o), None);
     }
 }

@@ -5,8 +5,8 @@
 //! (`candidate.rs`). Values to read come from `answer.rs` by their form and from `lookup.rs`
 //! by where they sit; a count set by its buttons is `counter.rs`'s, a date picked from a
 //! month's days `calendar.rs`'s, every row of one sender ticked for one action `every.rs`'s,
-//! a dialog's confirmation `confirm.rs`'s. The strategy that acts on these is
-//! `agent/grounded.rs`.
+//! a dialog's confirmation `confirm.rs`'s, the way back to a site's front page `site.rs`'s.
+//! The strategy that acts on these is `agent/grounded.rs`.
 
 pub mod answer;
 mod calendar;
@@ -17,6 +17,7 @@ mod every;
 pub mod goal;
 pub mod lookup;
 pub mod page;
+mod site;
 pub mod words;
 
 use itinero_shared::observation::{DomNode, Observation};
@@ -104,7 +105,7 @@ pub fn ground(want: &Want, obs: &Observation, page: &Page, memory: &Memory) -> G
         Want::Search { query } => search(obs, page, query, memory),
         Want::Answer(q) => read_answer(obs, page, q, memory),
         Want::Act { verb, object } => act(obs, page, verb, object, memory),
-        Want::Every { verb, near } => every::select(page, verb, near),
+        Want::Every { verb, near } => every::select(obs, page, verb, near),
         Want::Unknown { .. } => Grounded::Absent,
     }
 }
@@ -1027,25 +1028,50 @@ fn read_answer(obs: &Observation, page: &Page, q: &Question, memory: &Memory) ->
                             .is_some_and(|l| words::similarity(&q.entity, l) >= 0.95)
                 })
                 .collect();
-            if let [link] = own.as_slice() {
-                if memory.searches < 2 {
-                    if let Some(t) = target(link) {
-                        return Grounded::Candidates(vec![Candidate {
-                            why: format!("open {:?}, the page of all {}", named(link), q.entity),
-                            action: Action::Click { target: t },
-                            confidence: 0.9,
-                            finishes: false,
-                        }]);
+            let open = |link: &Element, why: String| {
+                target(link).map(|t| {
+                    Grounded::Candidates(vec![Candidate {
+                        why,
+                        action: Action::Click { target: t },
+                        confidence: 0.9,
+                        finishes: false,
+                    }])
+                })
+            };
+            match own.as_slice() {
+                [link] if memory.searches < 2 => {
+                    let why = format!("open {:?}, the page of all {}", named(link), q.entity);
+                    if let Some(g) = open(link, why) {
+                        return g;
                     }
                 }
+                // Search results and a product's neighbours show some of the kind; the front
+                // page links to the page of them all.
+                [] if memory.searches == 0 => {
+                    if let Some(home) = site::front_page(&obs.url, page) {
+                        let why = format!(
+                            "open {:?}, the front page, to find the page of all {}",
+                            named(home),
+                            q.entity
+                        );
+                        if let Some(g) = open(home, why) {
+                            return g;
+                        }
+                    }
+                }
+                _ => {}
             }
         }
-        let mut names = lookup::of_kind(page, &q.entity);
-        if on_its_page {
-            for n in lookup::priced(page) {
-                if !names.contains(&n) {
-                    names.push(n);
-                }
+        // On the kind's own page its priced entries come in its order, then any other link
+        // that names the kind.
+        let mut names = if on_its_page {
+            lookup::priced(page)
+        } else {
+            Vec::new()
+        };
+        for n in lookup::of_kind(page, &q.entity) {
+            if !names.contains(&n) {
+                names.push(n);
             }
         }
         return match names.as_slice() {
