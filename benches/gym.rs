@@ -5,9 +5,11 @@
 //!
 //! Run: `cargo build --release -p itinero-host --features scripted && cargo bench --bench gym --
 //! [--backend none|smollm2|gemma|ollama:MODEL|openai:MODEL] [--seeds 0..3 | --held-out]
-//! [--families a,b] [--limit SECS] [--observe] [--trace]`; `--observe` prints each task's start
-//! page as the agent observes it instead of running it, `--trace` what the panel showed of each
-//! failed run, step by step. `--held-out` runs the seeds kept apart from development
+//! [--families a,b] [--limit SECS] [--clutter] [--observe] [--trace]`; `--clutter` serves every
+//! page with what real sites add around a task (a header's search and account links, a cookie
+//! banner, a newsletter sign-up), `--observe` prints each task's start page as the agent
+//! observes it instead of running it, `--trace` what the panel showed of each failed run, step
+//! by step. `--held-out` runs the seeds kept apart from development
 //! (`gym::HELD_OUT` on, three a family unless `--seeds` gives a count from there).
 
 use std::collections::BTreeMap;
@@ -28,6 +30,8 @@ struct Args {
     observe: bool,
     /// Print the panel's lines of each failed run.
     trace: bool,
+    /// Serve every page with a real site's clutter around the task.
+    clutter: bool,
 }
 
 fn args() -> Result<Args> {
@@ -38,6 +42,7 @@ fn args() -> Result<Args> {
     let mut limit = Duration::from_secs(300);
     let mut observe = false;
     let mut trace = false;
+    let mut clutter = false;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -61,6 +66,7 @@ fn args() -> Result<Args> {
             }
             "--observe" => observe = true,
             "--trace" => trace = true,
+            "--clutter" => clutter = true,
             "--bench" => {}
             other => bail!("unknown argument {other:?}"),
         }
@@ -75,6 +81,7 @@ fn args() -> Result<Args> {
         limit,
         observe,
         trace,
+        clutter,
     })
 }
 
@@ -124,7 +131,7 @@ fn host_env(backend: &str) -> Result<Vec<(String, String)>> {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<()> {
     let args = args()?;
-    let gym = Gym::new();
+    let gym = Gym::new().cluttered(args.clutter);
     let options = LaunchOptions {
         host_env: host_env(&args.backend)?,
         ..Default::default()
@@ -180,7 +187,12 @@ async fn main() -> Result<()> {
             outcomes.push(o);
         }
     }
-    println!("\nbackend {}, seeds {:?}", args.backend, args.seeds);
+    println!(
+        "\nbackend {}, seeds {:?}{}",
+        args.backend,
+        args.seeds,
+        if args.clutter { ", with clutter" } else { "" }
+    );
     let mut by_family: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
     for o in &outcomes {
         let e = by_family.entry(o.task.family).or_default();

@@ -6,11 +6,13 @@
 //! A task lives under `/gym/{id}/`: its pages come from its [`Spec`]'s site function, every
 //! request it gets is logged (`Hit`), and [`Gym::check`] runs the spec's check over the log.
 //! `families/` holds the families, one theme a file; `page.rs` the page chrome that varies
-//! with the seed; `runner.rs` runs a task through the real panel, host and browser.
+//! with the seed; `clutter.rs` what real sites add around a task, when asked for;
+//! `runner.rs` runs a task through the real panel, host and browser.
 //!
 //! Seeds below [`HELD_OUT`] are for development; from it on they are held apart and only
 //! reported (`cargo bench --bench gym -- --held-out`).
 
+mod clutter;
 mod families;
 mod page;
 pub mod runner;
@@ -101,11 +103,18 @@ struct Live {
 #[derive(Clone, Default)]
 pub struct Gym {
     tasks: Arc<Mutex<HashMap<u32, Live>>>,
+    clutter: bool,
 }
 
 impl Gym {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Every page served with what real sites add around a task (`clutter.rs`).
+    pub fn cluttered(mut self, on: bool) -> Self {
+        self.clutter = on;
+        self
     }
 
     /// Makes the task of `family` for `seed`; the same seed makes the same task.
@@ -193,6 +202,7 @@ impl Gym {
             (task.spec.site)(&hit)
         };
         match reply {
+            Reply::Page(html) if self.clutter => Html(clutter::around(&html)).into_response(),
             Reply::Page(html) => Html(html).into_response(),
             Reply::Redirect(to) => Redirect::to(&format!("/gym/{id}/{to}")).into_response(),
             Reply::NotFound => (axum::http::StatusCode::NOT_FOUND, "not found").into_response(),

@@ -44,11 +44,24 @@ pub fn of_kind(page: &Page, kind: &str) -> Vec<String> {
 }
 
 /// The names of the links of a list whose every entry shows a price (a shop's category page),
-/// in the page's order: the links with a price among the next three texts after them.
+/// in the page's order: the links with a price among the next three texts after them, before
+/// the next thing to press or fill (a menu's links side by side are not priced by the first
+/// entry after them).
 pub fn priced(page: &Page) -> Vec<String> {
     let price = |text: &str| !answer::values(text, AnswerKind::Price).is_empty();
     link_names(page, |e, name| {
-        !price(name) && page.texts_after(e.order, 3).any(|t| price(t.text))
+        let next = page
+            .elements
+            .iter()
+            .map(|x| x.order)
+            .filter(|o| *o > e.order)
+            .min()
+            .unwrap_or(usize::MAX);
+        !price(name)
+            && page
+                .texts_after(e.order, 3)
+                .take_while(|t| t.order < next)
+                .any(|t| price(t.text))
     })
 }
 
@@ -329,5 +342,31 @@ mod page_tests {
         assert_eq!(dear, "Sun hat (31.00 EUR)");
         let ((hat, _), _) = extreme(&page, "hat", Extreme::Least).unwrap();
         assert_eq!(hat, "Sun hat (31.00 EUR)");
+    }
+
+    #[test]
+    fn things_of_a_kind_by_their_links_and_a_category_s_priced_entries() {
+        let link = |i: u32, name: &str, y: f64| placed(element(i, "a", None, None, name), 10.0, y);
+        let obs = page_of(
+            "https://shop.example/?category=hats",
+            "Hats",
+            vec![
+                link(1, "Hats", 0.0),
+                link(2, "Scarves", 0.0),
+                link(3, "Sun hat", 40.0),
+                text_at("24.50 EUR", 200.0, 40.0),
+                link(4, "Knitted beanie", 70.0),
+                text_at("18.00 EUR", 200.0, 70.0),
+                link(5, "Sun hat", 100.0),
+                text_at("24.50 EUR", 200.0, 100.0),
+                link(6, "Hat care guide", 130.0),
+            ],
+        );
+        let page = Page::read(&obs);
+        // The category's own link is not one of its things; a repeat counts once.
+        assert_eq!(of_kind(&page, "hats"), ["Sun hat", "Hat care guide"]);
+        // Every link with a price after it, whatever its name.
+        assert_eq!(priced(&page), ["Sun hat", "Knitted beanie"]);
+        assert!(of_kind(&page, "gloves").is_empty());
     }
 }

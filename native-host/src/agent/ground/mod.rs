@@ -5,13 +5,15 @@
 //! (`candidate.rs`). Values to read come from `answer.rs` by their form and from `lookup.rs`
 //! by where they sit; a count set by its buttons is `counter.rs`'s, a date picked from a
 //! month's days `calendar.rs`'s, every row of one sender ticked for one action `every.rs`'s,
-//! a dialog's confirmation `confirm.rs`'s, the way back to a site's front page `site.rs`'s.
+//! a dialog's confirmation `confirm.rs`'s, a cookie banner's answer `consent.rs`'s, the way
+//! back to a site's front page `site.rs`'s.
 //! The strategy that acts on these is `agent/grounded.rs`.
 
 pub mod answer;
 mod calendar;
 mod candidate;
 pub mod confirm;
+mod consent;
 pub mod counter;
 mod every;
 pub mod goal;
@@ -84,13 +86,33 @@ fn ranked<'p, 'a>(page: &'p Page<'a>, phrase: &str, kinds: &[Kind]) -> Vec<(f32,
                 .any(|(t, o)| t >= s && o.path.len() > e.path.len() && o.path.starts_with(&e.path))
         })
         .collect();
-    v.into_iter()
+    let mut v: Vec<(f32, &Element)> = v
+        .into_iter()
         .zip(inner)
         .filter_map(|(x, keep)| keep.then_some(x))
-        .collect()
+        .collect();
+    // The site's chrome (its header's search, its footer's newsletter) gives way to the page's
+    // content where both are named alike: "the email field" is the form's, not the footer's.
+    let content = v
+        .iter()
+        .filter(|(_, e)| !e.in_site_chrome())
+        .map(|(s, _)| *s)
+        .fold(0.0, f32::max);
+    if content > 0.0 {
+        for (s, e) in &mut v {
+            if e.in_site_chrome() && *s <= content + 0.05 {
+                *s *= 0.7;
+            }
+        }
+        v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.order.cmp(&b.1.order)));
+    }
+    v
 }
 
 pub fn ground(want: &Want, obs: &Observation, page: &Page, memory: &Memory) -> Grounded {
+    if let Some(c) = consent::answer(page) {
+        return Grounded::Candidates(vec![c]);
+    }
     match want {
         Want::Assign { field, value } => assign(page, field.as_deref(), value, memory),
         Want::Pair { text } => pair(page, text, memory),
@@ -101,7 +123,7 @@ pub fn ground(want: &Want, obs: &Observation, page: &Page, memory: &Memory) -> G
             ordinal,
             near,
         } => click(obs, page, target, *ordinal, near.as_deref(), memory),
-        Want::Submit { label } => submit(page, label.as_deref()),
+        Want::Submit { label } => submit(page, label.as_deref(), memory),
         Want::Search { query } => search(obs, page, query, memory),
         Want::Answer(q) => read_answer(obs, page, q, memory),
         Want::Act { verb, object } => act(obs, page, verb, object, memory),
@@ -238,10 +260,19 @@ fn outcome(candidate: Option<Candidate>) -> Grounded {
 /// says the same.
 fn conventional<'p, 'a>(page: &'p Page<'a>, field: &str) -> Option<&'p Element<'a>> {
     let canon = words::canonical(field);
-    let unique = |v: Vec<&'p Element<'a>>| (v.len() == 1).then(|| v[0]);
+    let unique = |mut v: Vec<&'p Element<'a>>| {
+        keep_if_any(&mut v, |e| !e.in_site_chrome());
+        (v.len() == 1).then(|| v[0])
+    };
     match canon.as_str() {
         "password" => unique(page.elements.iter().filter(|e| e.is_secret()).collect()),
         "username" | "user" | "email" | "login" | "signin" => {
+            // Beside a password, the sign-in's own form: not the footer's newsletter email.
+            let secret_form = page
+                .elements
+                .iter()
+                .find(|e| e.is_secret())
+                .and_then(|s| form_of(&s.path));
             let by_hint = unique(
                 page.elements
                     .iter()
@@ -249,6 +280,7 @@ fn conventional<'p, 'a>(page: &'p Page<'a>, field: &str) -> Option<&'p Element<'
                         e.kind == Kind::Field
                             && (matches!(e.attr("autocomplete"), Some("username" | "email"))
                                 || e.input_type() == "email")
+                            && secret_form.is_none_or(|f| form_of(&e.path) == Some(f))
                     })
                     .collect(),
             );
@@ -296,11 +328,12 @@ fn by_value<'p, 'a>(page: &'p Page<'a>, value: &str) -> Option<&'p Element<'a>> 
     } else {
         ""
     };
-    let fits: Vec<&Element> = empty_fields
+    let mut fits: Vec<&Element> = empty_fields
         .iter()
         .copied()
         .filter(|e| kind.is_empty() || e.input_type() == kind)
         .collect();
+    keep_if_any(&mut fits, |e| !e.in_site_chrome());
     (fits.len() == 1).then(|| fits[0])
 }
 
@@ -722,6 +755,8 @@ fn nth(page: &Page, phrase: &str, n: usize) -> Grounded {
         groups.entry(key).or_default().push(e);
     }
     let mut groups: Vec<Vec<&Element>> = groups.into_values().filter(|g| g.len() >= 2).collect();
+    // "The third result" is never one of the site's own menus.
+    keep_if_any(&mut groups, |g| !g.iter().all(|e| e.in_site_chrome()));
     // A group named like the phrase wins; else the largest.
     groups.sort_by_key(|g| {
         let named = g.iter().filter(|e| score(phrase, e) >= 0.8).count();
@@ -918,7 +953,22 @@ fn find_more(obs: &Observation, page: &Page, memory: &Memory) -> Grounded {
     Grounded::Absent
 }
 
-fn submit(page: &Page, label: Option<&str>) -> Grounded {
+/// Keeps the elements that `keep` takes, where it takes any and leaves some out.
+fn keep_if_any<T>(items: &mut Vec<T>, keep: impl Fn(&T) -> bool) {
+    if items.len() > 1 && items.iter().any(&keep) {
+        items.retain(keep);
+    }
+}
+
+/// The path of the form an element sits in: its path up to its innermost `form`.
+fn form_of(path: &[String]) -> Option<&[String]> {
+    let at = path
+        .iter()
+        .rposition(|s| s.split('[').next() == Some("form"))?;
+    Some(&path[..=at])
+}
+
+fn submit(page: &Page, label: Option<&str>, memory: &Memory) -> Grounded {
     let press = |e: &Element, confidence: f32| -> Grounded {
         match target(e) {
             Some(t) => Grounded::Candidates(vec![Candidate {
@@ -938,12 +988,27 @@ fn submit(page: &Page, label: Option<&str>) -> Grounded {
             }
         }
     }
-    // The form's own button: the one submit button of the page.
-    let submits: Vec<&Element> = page
+    // The form's own button: the one submit button of the page, leaving out the site's
+    // chrome (its search, its newsletter) and, where forms remain, those the task has not
+    // typed into.
+    let mut submits: Vec<&Element> = page
         .elements
         .iter()
         .filter(|e| e.kind == Kind::Press && e.submits() && !e.has_state("disabled"))
         .collect();
+    keep_if_any(&mut submits, |e| !e.in_site_chrome());
+    keep_if_any(&mut submits, |e| {
+        let form = form_of(&e.path);
+        form.is_some()
+            && memory.typed.iter().any(|(path, _)| {
+                let typed: Vec<String> = path
+                    .split('>')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+                form_of(&typed) == form
+            })
+    });
     match submits.as_slice() {
         [e] => match press(e, 0.9) {
             // A button that is not the one the goal named only moves the form on.
@@ -958,7 +1023,7 @@ fn submit(page: &Page, label: Option<&str>) -> Grounded {
 }
 
 fn search(obs: &Observation, page: &Page, query: &str, memory: &Memory) -> Grounded {
-    let boxes: Vec<&Element> = page
+    let mut boxes: Vec<&Element> = page
         .elements
         .iter()
         .filter(|e| {
@@ -968,6 +1033,8 @@ fn search(obs: &Observation, page: &Page, query: &str, memory: &Memory) -> Groun
                     || e.labels.iter().any(|l| words::contains(l, "search")))
         })
         .collect();
+    // A page's own search before the site's (in its header).
+    keep_if_any(&mut boxes, |e| !e.in_site_chrome());
     let [e] = boxes.as_slice() else {
         return Grounded::Absent;
     };
@@ -1196,7 +1263,125 @@ fn clip(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::asks_for_more;
+    use super::{asks_for_more, assign, search, submit, Memory};
+    use crate::agent::ground::page::Page;
+    use crate::agent::ground::Grounded;
+    use crate::agent::test_support::{element, page_of, placed};
+    use itinero_shared::observation::DomNode;
+
+    /// An element at `path` (its ancestors' tags), as the content script's fingerprint says.
+    fn at(mut n: DomNode, path: &str, y: f64) -> DomNode {
+        if let Some(f) = n.fingerprint.as_mut() {
+            f.path = format!("html>body>{path}");
+        }
+        placed(n, 0.0, y)
+    }
+
+    fn chosen(g: Grounded) -> Option<(u32, bool)> {
+        match g {
+            Grounded::Candidates(c) => c
+                .first()
+                .and_then(|c| Some((c.action.target()?.index, c.confidence >= 0.8))),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn the_site_s_header_and_footer_give_way_to_the_page_s_own_fields_and_buttons() {
+        let o = page_of(
+            "https://shop.example/book",
+            "Book a table",
+            vec![
+                at(
+                    element(1, "input", Some("search"), None, "Search this site"),
+                    "header[0]>form[0]>input[0]",
+                    0.0,
+                ),
+                at(
+                    element(2, "button", None, None, "Search"),
+                    "header[0]>form[0]>button[0]",
+                    0.0,
+                ),
+                at(
+                    element(3, "input", Some("search"), None, "Search tables"),
+                    "main[0]>form[0]>input[0]",
+                    40.0,
+                ),
+                at(
+                    element(4, "input", Some("email"), None, "Email"),
+                    "main[0]>form[1]>input[0]",
+                    80.0,
+                ),
+                at(
+                    element(5, "button", None, None, "Book"),
+                    "main[0]>form[1]>button[0]",
+                    120.0,
+                ),
+                at(
+                    element(6, "input", Some("email"), None, "Email"),
+                    "footer[0]>form[0]>input[0]",
+                    600.0,
+                ),
+                at(
+                    element(7, "button", None, None, "Subscribe"),
+                    "footer[0]>form[0]>button[0]",
+                    600.0,
+                ),
+            ],
+        );
+        let page = Page::read(&o);
+        let memory = Memory::default();
+        assert_eq!(
+            chosen(search(&o, &page, "window seat", &memory)),
+            Some((3, true))
+        );
+        assert_eq!(
+            chosen(assign(&page, Some("email"), "ana@example.org", &memory)),
+            Some((4, true))
+        );
+        assert_eq!(
+            chosen(assign(&page, None, "ana@example.org", &memory)),
+            Some((4, true))
+        );
+        // The form typed into is the one sent.
+        let typed = Memory {
+            typed: vec![("html>body>main[0]>form[1]>input[0]".into(), "x".into())],
+            ..Memory::default()
+        };
+        assert_eq!(chosen(submit(&page, None, &typed)), Some((5, true)));
+        // A sign-in's user name is its own form's field, not the newsletter's email.
+        let o = page_of(
+            "https://app.example/login",
+            "Welcome back",
+            vec![
+                at(
+                    element(1, "input", Some("text"), None, "User"),
+                    "main[0]>form[0]>input[0]",
+                    40.0,
+                ),
+                at(
+                    element(2, "input", Some("password"), None, "Password"),
+                    "main[0]>form[0]>input[1]",
+                    80.0,
+                ),
+                at(
+                    element(3, "input", Some("email"), None, "Get our newsletter"),
+                    "footer[0]>form[0]>input[0]",
+                    600.0,
+                ),
+            ],
+        );
+        let signin = Page::read(&o);
+        assert_eq!(
+            chosen(assign(&signin, Some("username"), "jonas94", &memory)),
+            Some((1, true))
+        );
+        // The footer's own button, named, is still the footer's.
+        assert_eq!(
+            chosen(submit(&page, Some("subscribe"), &memory)),
+            Some((7, true))
+        );
+    }
 
     #[test]
     fn a_list_s_button_for_more_is_told_from_a_menu_s() {

@@ -65,6 +65,20 @@ impl Element<'_> {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
+    /// In the page's own chrome around its content (a site header, footer, navigation or
+    /// sidebar outside `main`, an article or a dialog): the site search, the newsletter's
+    /// email field, the footer's links, which a task on the page is seldom about.
+    pub fn in_site_chrome(&self) -> bool {
+        for segment in &self.path {
+            let tag = segment.split('[').next().unwrap_or("");
+            match tag {
+                "main" | "article" | "dialog" => return false,
+                "header" | "footer" | "nav" | "aside" => return true,
+                _ => {}
+            }
+        }
+        false
+    }
     /// Submits a form: a submit button, or an input of type submit.
     pub fn submits(&self) -> bool {
         matches!(self.node.input_type.as_deref(), Some("submit" | "image"))
