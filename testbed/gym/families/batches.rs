@@ -10,38 +10,49 @@ use super::super::page::{one, pick, Chrome, FIRST, LAST, TOPICS};
 use super::super::{Family, Hit, Reply, Spec};
 use super::{form_site, posted, say, visited};
 
+/// An inbox's rows, (sender, subject) in a seeded order: the first sender (returned) writes
+/// two or three, the others one or two each; and the 1-based places of the first sender's rows.
+/// `first` and `last` are how many first and last names the senders are made from.
+fn mailbox(
+    rng: &mut fastrand::Rng,
+    first: std::ops::Range<usize>,
+    last: std::ops::Range<usize>,
+) -> (String, Vec<(String, String)>, Vec<String>) {
+    let senders: Vec<String> = pick(rng, FIRST, first)
+        .into_iter()
+        .zip(pick(rng, LAST, last))
+        .map(|(f, l)| format!("{f} {l}"))
+        .collect();
+    let who = senders[0].clone();
+    let mut rows: Vec<(String, String)> = Vec::new();
+    for (i, s) in senders.iter().enumerate() {
+        let n = if i == 0 {
+            rng.usize(2..4)
+        } else {
+            rng.usize(1..3)
+        };
+        for _ in 0..n {
+            rows.push((
+                s.clone(),
+                format!("{} {}", one(rng, TOPICS), rng.u32(2..99)),
+            ));
+        }
+    }
+    rng.shuffle(&mut rows);
+    let wanted = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.0 == who)
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    (who, rows, wanted)
+}
+
 pub const BULK_SELECT: Family = Family {
     name: "bulk-select",
     build: |rng| {
         let chrome = Chrome::new(rng);
-        let senders: Vec<String> = pick(rng, FIRST, 3..5)
-            .into_iter()
-            .zip(pick(rng, LAST, 5..6))
-            .map(|(f, l)| format!("{f} {l}"))
-            .collect();
-        let who = senders[0].clone();
-        // The sender asked for writes two or three; the others one or two each.
-        let mut rows: Vec<(String, String)> = Vec::new();
-        for (i, s) in senders.iter().enumerate() {
-            let n = if i == 0 {
-                rng.usize(2..4)
-            } else {
-                rng.usize(1..3)
-            };
-            for _ in 0..n {
-                rows.push((
-                    s.clone(),
-                    format!("{} {}", one(rng, TOPICS), rng.u32(2..99)),
-                ));
-            }
-        }
-        rng.shuffle(&mut rows);
-        let wanted: Vec<String> = rows
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.0 == who)
-            .map(|(i, _)| (i + 1).to_string())
-            .collect();
+        let (who, rows, wanted) = mailbox(rng, 3..5, 5..6);
         let verb = one(rng, &["archive", "delete", "read"]);
         let goal = say(
             rng,
@@ -137,33 +148,7 @@ pub const ROW_ACTIONS: Family = Family {
     name: "row-actions",
     build: |rng| {
         let chrome = Chrome::new(rng);
-        let senders: Vec<String> = pick(rng, FIRST, 3..4)
-            .into_iter()
-            .zip(pick(rng, LAST, 4..5))
-            .map(|(f, l)| format!("{f} {l}"))
-            .collect();
-        let who = senders[0].clone();
-        let mut rows: Vec<(String, String)> = Vec::new();
-        for (i, s) in senders.iter().enumerate() {
-            let n = if i == 0 {
-                rng.usize(2..4)
-            } else {
-                rng.usize(1..3)
-            };
-            for _ in 0..n {
-                rows.push((
-                    s.clone(),
-                    format!("{} {}", one(rng, TOPICS), rng.u32(2..99)),
-                ));
-            }
-        }
-        rng.shuffle(&mut rows);
-        let wanted: Vec<String> = rows
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.0 == who)
-            .map(|(i, _)| (i + 1).to_string())
-            .collect();
+        let (who, rows, wanted) = mailbox(rng, 3..4, 4..5);
         let verb = one(rng, &["archive", "delete"]);
         let goal = say(
             rng,
