@@ -845,13 +845,14 @@ fn find_more(obs: &Observation, page: &Page, memory: &Memory) -> Grounded {
             );
         }
         for w in [
+            "reject all",
+            "only necessary",
             "accept all",
             "accept",
             "got it",
             "no thanks",
             "ok",
             "continue",
-            "reject all",
         ] {
             if let Some((_, e)) = ranked(page, w, &[Kind::Press])
                 .into_iter()
@@ -865,8 +866,12 @@ fn find_more(obs: &Observation, page: &Page, memory: &Memory) -> Grounded {
             }
         }
     }
-    // A consent or notice layer may hide the rest of the page from the observation.
+    // A consent or notice layer may hide the rest of the page from the observation; a
+    // consent layer is answered with the least it allows where it offers that.
     for w in [
+        "reject all",
+        "only necessary",
+        "necessary only",
         "accept all",
         "accept",
         "got it",
@@ -1263,7 +1268,7 @@ fn clip(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{asks_for_more, assign, search, submit, Memory};
+    use super::{asks_for_more, assign, find_more, search, submit, Memory};
     use crate::agent::ground::page::Page;
     use crate::agent::ground::Grounded;
     use crate::agent::test_support::{element, page_of, placed};
@@ -1284,6 +1289,31 @@ mod tests {
                 .and_then(|c| Some((c.action.target()?.index, c.confidence >= 0.8))),
             _ => None,
         }
+    }
+
+    #[test]
+    fn a_consent_layer_that_hides_the_page_is_answered_with_the_least_it_allows() {
+        let o = page_of(
+            "https://news.example/",
+            "News",
+            vec![
+                at(
+                    element(1, "button", None, None, "Accept all"),
+                    "div[0]>button[0]",
+                    300.0,
+                ),
+                at(
+                    element(2, "button", None, None, "Reject all"),
+                    "div[0]>button[1]",
+                    300.0,
+                ),
+            ],
+        );
+        let page = Page::read(&o);
+        assert_eq!(
+            chosen(find_more(&o, &page, &Memory::default())),
+            Some((2, true))
+        );
     }
 
     #[test]
