@@ -24,7 +24,7 @@ const NO: &[&str] = &[
     "cancel", "no", "close", "keep", "back", "go back", "not now",
 ];
 
-fn is_dialog(n: &DomNode) -> bool {
+pub(super) fn is_dialog(n: &DomNode) -> bool {
     n.tag == "dialog" || matches!(n.role.as_deref(), Some("dialog" | "alertdialog"))
 }
 

@@ -6,6 +6,7 @@ use itinero_shared::observation::DomNode;
 use itinero_shared::Action;
 
 use super::candidate::{named, target, Candidate};
+use super::confirm;
 use super::page::{Element, Kind, Page};
 use super::words;
 
@@ -52,10 +53,11 @@ pub fn answer(page: &Page) -> Option<Candidate> {
     if !page.nodes.iter().any(|n| n.occluded) {
         return None;
     }
-    let dialog = |n: &DomNode| {
-        n.tag == "dialog" || matches!(n.role.as_deref(), Some("dialog" | "alertdialog"))
-    };
-    if page.nodes.iter().any(|n| dialog(n) && !mentions_cookies(n)) {
+    if page
+        .nodes
+        .iter()
+        .any(|n| confirm::is_dialog(n) && !mentions_cookies(n))
+    {
         return None;
     }
     ANSWERS.iter().find_map(|a| {

@@ -60,7 +60,7 @@ fn row_by_row(obs: &Observation, page: &Page, verb: &str, near: &str) -> Grounde
     let rows: Vec<&Element> = page
         .elements
         .iter()
-        .filter(|e| e.kind == Kind::Press && !e.node.occluded && !e.has_state("disabled"))
+        .filter(|e| e.kind == Kind::Press && !e.has_state("disabled"))
         .filter(|e| e.labels.iter().any(|l| is_verb(verb, l)) && names(page, e, near))
         .collect();
     let Some(first) = rows.first() else {

@@ -50,13 +50,12 @@ pub fn of_kind(page: &Page, kind: &str) -> Vec<String> {
 pub fn priced(page: &Page) -> Vec<String> {
     let price = |text: &str| !answer::values(text, AnswerKind::Price).is_empty();
     link_names(page, |e, name| {
+        // Elements are in reading order: the first after `e` is the next.
         let next = page
             .elements
             .iter()
-            .map(|x| x.order)
-            .filter(|o| *o > e.order)
-            .min()
-            .unwrap_or(usize::MAX);
+            .find(|x| x.order > e.order)
+            .map_or(usize::MAX, |x| x.order);
         !price(name)
             && page
                 .texts_after(e.order, 3)

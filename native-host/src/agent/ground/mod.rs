@@ -1005,14 +1005,10 @@ fn submit(page: &Page, label: Option<&str>, memory: &Memory) -> Grounded {
     keep_if_any(&mut submits, |e| {
         let form = form_of(&e.path);
         form.is_some()
-            && memory.typed.iter().any(|(path, _)| {
-                let typed: Vec<String> = path
-                    .split('>')
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_owned)
-                    .collect();
-                form_of(&typed) == form
-            })
+            && memory
+                .typed
+                .iter()
+                .any(|(path, _)| form_of(&page::segments(path)) == form)
     });
     match submits.as_slice() {
         [e] => match press(e, 0.9) {

@@ -126,6 +126,15 @@ impl<'a> Page<'a> {
     }
 }
 
+/// A fingerprint's document path (`html>body>form[1]>button[0]`) as its segments, the form
+/// [`Element::path`] has.
+pub fn segments(path: &str) -> Vec<String> {
+    path.split('>')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Whether two boxes sit on one line (a table row, a list item): their vertical middles within
 /// the taller one's half height.
 pub fn same_line(a: &DomNode, b: &DomNode) -> bool {
@@ -224,13 +233,7 @@ fn walk<'a>(node: &'a DomNode, page: &mut Page<'a>, in_choice: Option<usize>) {
             path: node
                 .fingerprint
                 .as_ref()
-                .map(|f| {
-                    f.path
-                        .split('>')
-                        .filter(|s| !s.is_empty())
-                        .map(str::to_owned)
-                        .collect()
-                })
+                .map(|f| segments(&f.path))
                 .unwrap_or_default(),
             order: me,
         });
